@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/** Every error name the API answers with (API-REFERENCE.md §10). Clients switch on these. */
+export const ErrorName = z.enum([
+  'invalid_idempotency_key',
+  'validation_error',
+  'missing_api_key',
+  'restricted_api_key',
+  'invalid_api_key',
+  'email_above_quota',
+  'invalid_permission',
+  'suspended_api_key',
+  'not_found',
+  'method_not_allowed',
+  'concurrent_idempotent_requests',
+  'invalid_idempotent_request',
+  'resource_locked',
+  'invalid_attachment',
+  'invalid_from_address',
+  'invalid_access',
+  'invalid_parameter',
+  'invalid_region',
+  'missing_required_field',
+  'missing_required_parameter',
+  'daily_quota_exceeded',
+  'monthly_quota_exceeded',
+  'rate_limit_exceeded',
+  'security_error',
+  'application_error',
+  'internal_server_error',
+  'service_unavailable',
+]);
+export type ErrorName = z.infer<typeof ErrorName>;
+
+/** The body of every 4xx/5xx response. */
+export const ErrorBody = z.object({
+  statusCode: z.number().int(),
+  name: ErrorName,
+  message: z.string(),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;

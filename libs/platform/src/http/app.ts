@@ -1,0 +1,174 @@
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
+import type { Logger } from '../logger/logger.ts';
+import { ApiError } from '../errors/errors.ts';
+import type { Metrics } from './metrics.ts';
+
+export type ReadinessCheck = () => Promise<boolean> | boolean;
+
+export type HttpAppOptions = {
+  logger: Logger;
+  metrics: Metrics;
+  /** Named dependency checks for /readyz; any false (or a shutdown in progress) answers 503. */
+  readiness: Record<string, ReadinessCheck>;
+  bodyLimit?: string;
+  /** Mount the service's routes; runs after the common middleware and before the 404/error handlers. */
+  routes: (app: Express) => void;
+  /** Runs before the JSON body parser (the gateway authenticates and rate-limits first). */
+  before?: (app: Express) => void;
+};
+
+export type HttpApp = { app: Express; setShuttingDown: () => void };
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string;
+    log: Logger;
+  }
+}
+
+/**
+ * The express 5 app every service uses: request ids, per-request child logger, HTTP latency metric,
+ * JSON bodies, /healthz, /readyz, /metrics, then the service's routes, a JSON 404 and the one error
+ * middleware that answers every error as `{statusCode, name, message}`.
+ */
+export function createHttpApp(opts: HttpAppOptions): HttpApp {
+  const app = express();
+  let shuttingDown = false;
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const incoming = req.header('x-request-id');
+    req.id = incoming && incoming.length <= 128 ? incoming : randomUUID();
+    res.setHeader('x-request-id', req.id);
+    req.log = opts.logger.child({ request_id: req.id });
+    const end = opts.metrics.httpDuration.startTimer();
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path;
+      end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, boolean> = {};
+    await Promise.all(
+      Object.entries(opts.readiness).map(async ([name, check]) => {
+        try {
+          checks[name] = await check();
+        } catch {
+          checks[name] = false;
+        }
+      }),
+    );
+    const ready = !shuttingDown && Object.values(checks).every(Boolean);
+    res.status(ready ? 200 : 503).json({ ready, shutting_down: shuttingDown, checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('content-type', opts.metrics.registry.contentType);
+    res.send(await opts.metrics.registry.metrics());
+  });
+
+  opts.before?.(app);
+  app.use(express.json({ limit: opts.bodyLimit ?? '50mb', type: ['application/json', 'application/*+json'] }));
+  opts.routes(app);
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return {
+    app,
+    setShuttingDown: () => {
+      shuttingDown = true;
+    },
+  };
+}
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new ApiError(404, 'not_found', `Route ${req.method} ${req.path} not found`));
+};
+
+/** Maps every error to `{statusCode, name, message}`. A client mistake is never a 500. */
+export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+  const apiError = toApiError(err);
+  if (apiError.statusCode >= 500) req.log.error({ err }, 'request failed');
+  for (const [k, v] of Object.entries(apiError.headers)) res.setHeader(k, v);
+  if (res.headersSent) return;
+  res.status(apiError.statusCode).json(apiError.toBody());
+};
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  // body-parser errors carry a `type` and an HTTP status.
+  const e = err as { type?: string; status?: number; statusCode?: number } | null;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new ApiError(400, 'validation_error', 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new ApiError(413, 'validation_error', 'The request body is too large.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError(415, 'validation_error', 'Unsupported request body encoding.');
+    case 'request.aborted':
+      return new ApiError(400, 'validation_error', 'The request was aborted.');
+    default:
+      break;
+  }
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError(status, 'validation_error', 'The request could not be processed.');
+  }
+  return new ApiError(500, 'application_error', 'Internal server error. We are unable to process your request right now, please try again later.');
+}
+
+type Handlers = Partial<Record<'get' | 'post' | 'patch' | 'put' | 'delete', RequestHandler>>;
+
+/**
+ * Registers the handlers of one path and answers 405 `method_not_allowed` (with `allow`) for any other
+ * method on it.
+ */
+export function route(router: Router, path: string, handlers: Handlers): void {
+  const methods = Object.keys(handlers) as (keyof Handlers)[];
+  for (const m of methods) {
+    const h = handlers[m];
+    if (h) router[m](path, h);
+  }
+  const allow = methods.map((m) => m.toUpperCase()).join(', ');
+  router.all(path, (_req, res) => {
+    res.setHeader('allow', allow);
+    res.status(405).json({ statusCode: 405, name: 'method_not_allowed', message: `Method not allowed. Allowed: ${allow}` });
+  });
+}
+
+export type Listening = { server: http.Server; port: number; stop: (timeoutMs: number) => Promise<void> };
+
+/** Starts the HTTP server; `stop` stops accepting, lets in-flight requests finish, then cuts the rest. */
+export async function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Listening> {
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address();
+  const actual = typeof addr === 'object' && addr ? addr.port : port;
+  return {
+    server,
+    port: actual,
+    stop: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+        }, timeoutMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,2 @@
+export { infraFromEnv, dockerAvailable, type Infra } from './infra.ts';
+export { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
