@@ -1,4 +1,5 @@
-export { parseEnv, bool, port, positiveNumber, BaseEnv, ConfigError } from './config/config.ts';
+export { parseEnv, bool, port, positiveNumber, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
+export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
 export { createDb, pingDb, ensureDatabase, migrateToLatest, type DbOptions } from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';

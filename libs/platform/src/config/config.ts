@@ -38,15 +38,19 @@ export function positiveNumber(defaultValue: number) {
   return z.coerce.number().positive().default(defaultValue);
 }
 
-/** The variables every service reads: infrastructure URLs and isolation prefixes. */
+/** The variables every service reads. */
 export const BaseEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postline'),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
+});
+
+/** The variables of a service that talks to RabbitMQ. */
+export const BrokerEnv = z.object({
   AMQP_URL: z.string().url().default('amqp://guest:guest@127.0.0.1:5672'),
   BROKER_PREFIX: z
     .string()
     .regex(/^[a-z0-9_.-]+$/i)
     .default('postline'),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
 });

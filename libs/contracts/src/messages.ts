@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { DomainCapabilities, DomainStatus } from './events.ts';
+
+/**
+ * Envelope of every broker message (ARCHITECTURE.md "Messaging"). `type` is the routing key;
+ * `data` is validated against the catalog separately (see `parseMessage`).
+ */
+export const MessageEnvelope = z.object({
+  id: z.uuid(),
+  type: z.string().min(1),
+  version: z.number().int().min(1),
+  occurred_at: z.iso.datetime({ offset: true }),
+  /** null for messages that belong to no team. */
+  team_id: z.uuid().nullable(),
+  data: z.unknown(),
+});
+export type MessageEnvelope = z.infer<typeof MessageEnvelope>;
+
+/** Command `scheduler.set-timer`: publish `message` under `routing_key` at `due_at`. `key` names the timer. */
+export const TimerSet = z.object({
+  key: z.string().min(1).max(200),
+  due_at: z.iso.datetime({ offset: true }),
+  routing_key: z.string().min(1),
+  message: MessageEnvelope,
+});
+export type TimerSet = z.infer<typeof TimerSet>;
+
+/** Command `scheduler.cancel-timer`. */
+export const TimerCancel = z.object({ key: z.string().min(1).max(200) });
+export type TimerCancel = z.infer<typeof TimerCancel>;
+
+/**
+ * Internal event `internal.domain.state`: the whole current state of one domain, published on every change
+ * so that sender and inbound-smtp keep read models. Carries secrets: never delivered to customers.
+ */
+export const DomainState = z.object({
+  domain_id: z.uuid(),
+  team_id: z.uuid(),
+  name: z.string(),
+  status: DomainStatus,
+  capabilities: DomainCapabilities,
+  dkim_selector: z.string(),
+  /** Encrypted with POSTLINE_SECRET_KEY; only the sender decrypts it. */
+  dkim_private_key_encrypted: z.string(),
+  /** Full return-path (bounce) host, e.g. `send.example.com`. */
+  return_path: z.string(),
+  /** True once the domain is removed; read models drop it. */
+  deleted: z.boolean(),
+});
+export type DomainState = z.infer<typeof DomainState>;
