@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { FileMigrationProvider, Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import type { Logger } from '../logger/logger.ts';
+import { createLogger, type Logger } from '../logger/logger.ts';
 
 export type DbOptions = {
   url: string;
@@ -32,7 +32,7 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
 }
 
 /** Readiness probe: one round trip. */
-export async function pingDb(db: Kysely<unknown>): Promise<boolean> {
+export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
   try {
     await sql`select 1`.execute(db);
     return true;
@@ -69,13 +69,13 @@ export async function ensureDatabase(url: string): Promise<void> {
  * Applies every migration in `folder` (files `<yyyyMMddHHmm>_<name>.ts`) to the service's schema, creating
  * the schema first. Safe to run from several processes: kysely takes an advisory lock.
  */
-export async function migrateToLatest(
-  db: Kysely<unknown>,
+export async function migrateToLatest<DB>(
+  db: Kysely<DB>,
   opts: { schema: string; folder: string; logger?: Logger },
 ): Promise<void> {
   await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
   const migrator = new Migrator({
-    db,
+    db: db as Kysely<unknown>,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: opts.folder }),
     migrationTableSchema: opts.schema,
   });
@@ -84,4 +84,26 @@ export async function migrateToLatest(
     opts.logger?.info({ migration: r.migrationName, status: r.status }, 'migration');
   }
   if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * The body of every service's `migrate.ts` one-shot: create the database if missing, apply the service's
+ * migrations, close.
+ */
+export async function runMigrateCommand(opts: {
+  service: string;
+  url: string;
+  schema: string;
+  level: string;
+  migrate: (db: Kysely<unknown>, logger: Logger) => Promise<void>;
+}): Promise<void> {
+  const logger = createLogger({ service: `${opts.service}-migrate`, level: opts.level });
+  await ensureDatabase(opts.url);
+  const { db } = createDb<unknown>({ url: opts.url, schema: opts.schema, max: 1, applicationName: `${opts.service}-migrate` });
+  try {
+    await opts.migrate(db, logger);
+    logger.info('migrations applied');
+  } finally {
+    await db.destroy();
+  }
 }

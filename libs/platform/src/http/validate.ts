@@ -10,9 +10,18 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue?.path.join('.') ?? '';
-  if (issue?.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined && field !== '') {
+  if (issue?.code === 'invalid_type' && field !== '' && valueAt(input, issue.path) === undefined) {
     throw new ApiError(422, 'missing_required_field', `Missing \`${field}\` field.`);
   }
   const message = issue ? (field ? `Invalid \`${field}\`: ${issue.message}` : issue.message) : 'Invalid request';
   throw new ApiError(422, 'validation_error', message);
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
 }

@@ -1,0 +1,27 @@
+import type { RequestHandler, Response } from 'express';
+import { isUuid } from '../ids/ids.ts';
+import { ApiError } from '../errors/errors.ts';
+
+/** Set by the gateway on every forwarded request; owners trust it because only the gateway reaches them. */
+export const TEAM_HEADER = 'x-postline-team-id';
+
+/**
+ * Guards an owner's internal API: a request without the gateway's team header did not come through the
+ * gateway and is refused. The team is then available as `teamOf(res)`.
+ */
+export function requireTeam(): RequestHandler {
+  return (req, res, next) => {
+    const team = req.header(TEAM_HEADER);
+    if (!team || !isUuid(team)) {
+      throw new ApiError(401, 'missing_api_key', 'Internal API: requests must come through the API gateway.');
+    }
+    res.locals.teamId = team;
+    next();
+  };
+}
+
+export function teamOf(res: Response): string {
+  const team = (res.locals as { teamId?: string }).teamId;
+  if (!team) throw new Error('requireTeam did not run');
+  return team;
+}

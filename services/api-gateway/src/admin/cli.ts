@@ -1,0 +1,87 @@
+// Operator commands (the runtime contract):
+//   npm run admin -- team create --name NAME              → {"team_id":"…","api_key":"pl_…"}
+//   npm run admin -- team disable --team ID               → {"team_id":"…","access_enabled":false}
+//   npm run admin -- team enable --team ID                → {"team_id":"…","access_enabled":true}
+//   npm run admin -- team set-rate-limit --team ID --per-second N
+import { parseArgs } from 'node:util';
+import { createDb, ensureDatabase, isUuid, newId } from '@postline/platform';
+import { loadConfig, SCHEMA } from '../config.ts';
+import { insertApiKey } from '../db/api-keys.ts';
+import { migrate } from '../db/migrate.ts';
+import type { GatewayDb } from '../db/schema.ts';
+import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
+import { generateApiKeyToken } from '../domain/api-key-token.ts';
+
+class UsageError extends Error {}
+
+const USAGE = `usage:
+  team create --name NAME
+  team disable --team ID
+  team enable --team ID
+  team set-rate-limit --team ID --per-second N`;
+
+async function main(argv: string[]): Promise<Record<string, unknown>> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, team: { type: 'string' }, 'per-second': { type: 'string' } },
+  });
+  const [noun, verb] = positionals;
+  if (noun !== 'team' || !verb) throw new UsageError(USAGE);
+
+  const config = loadConfig();
+  await ensureDatabase(config.DATABASE_URL);
+  const { db } = createDb<GatewayDb>({ url: config.DATABASE_URL, schema: SCHEMA, max: 1 });
+  try {
+    await migrate(db);
+    const teamId = () => {
+      if (!values.team || !isUuid(values.team)) throw new UsageError('--team must be a team id');
+      return values.team;
+    };
+    switch (verb) {
+      case 'create': {
+        const name = values.name?.trim();
+        if (!name) throw new UsageError('--name is required');
+        const token = generateApiKeyToken();
+        const team = await db.transaction().execute(async (trx) => {
+          const t = await insertTeam(trx, { id: newId(), name });
+          await insertApiKey(trx, {
+            id: newId(),
+            team_id: t.id,
+            name: 'Default',
+            permission: 'full_access',
+            domain_id: null,
+            token_hash: token.hash,
+            token_last4: token.last4,
+          });
+          return t;
+        });
+        return { team_id: team.id, api_key: token.token };
+      }
+      case 'disable':
+      case 'enable': {
+        const id = teamId();
+        if (!(await setTeamAccess(db, id, verb === 'enable'))) throw new UsageError(`no team ${id}`);
+        return { team_id: id, access_enabled: verb === 'enable' };
+      }
+      case 'set-rate-limit': {
+        const id = teamId();
+        const n = Number(values['per-second']);
+        if (!Number.isInteger(n) || n < 1) throw new UsageError('--per-second must be a positive integer');
+        if (!(await setTeamRateLimit(db, id, n))) throw new UsageError(`no team ${id}`);
+        return { team_id: id, rate_limit_per_second: n };
+      }
+      default:
+        throw new UsageError(USAGE);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+try {
+  process.stdout.write(`${JSON.stringify(await main(process.argv.slice(2)))}\n`);
+} catch (err) {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = err instanceof UsageError ? 2 : 1;
+}

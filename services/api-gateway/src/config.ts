@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { BaseEnv, parseEnv, port } from '@postline/platform';
+
+const Url = z.string().url();
+
+/** Every variable the api-gateway reads. */
+export const Env = BaseEnv.extend({
+  API_PORT: port(3000),
+  REDIS_URL: Url.default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_.-]+$/i)
+    .default('postline'),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  PUBLIC_BASE_URL: Url.default('http://localhost:3000'),
+  SENDER_URL: Url.default('http://127.0.0.1:3101'),
+  INBOUND_SMTP_URL: Url.default('http://127.0.0.1:3102'),
+  WEBHOOK_DISPATCHER_URL: Url.default('http://127.0.0.1:3103'),
+  DOMAIN_VERIFIER_URL: Url.default('http://127.0.0.1:3105'),
+});
+export type Env = z.infer<typeof Env>;
+
+export const SCHEMA = 'gateway';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Env> {
+  return parseEnv(Env, env);
+}

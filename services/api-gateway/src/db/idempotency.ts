@@ -1,0 +1,60 @@
+import { sql, type Kysely } from 'kysely';
+import type { GatewayDb, IdempotencyRecord } from './schema.ts';
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'existing'; record: IdempotencyRecord };
+
+/**
+ * Claims (team, key) for a new request, or returns the record already there. An expired record is taken
+ * over as if new, and so is one left in flight for minutes by a gateway that died mid-request (the key
+ * is forwarded to the owner, which deduplicates on it, so the retry cannot send twice). The claim is a single statement so two concurrent requests cannot both win.
+ */
+export async function claimIdempotencyKey(
+  db: Kysely<GatewayDb>,
+  input: { teamId: string; key: string; requestHash: string; ttlSeconds: number },
+): Promise<Claim> {
+  const claimed = await sql<{ key: string }>`
+    insert into idempotency_keys (team_id, key, request_hash, state, expires_at)
+    values (${input.teamId}, ${input.key}, ${input.requestHash}, 'in_flight', now() + make_interval(secs => ${input.ttlSeconds}))
+    on conflict (team_id, key) do update
+      set request_hash = excluded.request_hash, state = 'in_flight', response_status = null,
+          response_headers = null, response_body = null, created_at = now(), expires_at = excluded.expires_at
+      where idempotency_keys.expires_at <= now()
+         or (idempotency_keys.state = 'in_flight' and idempotency_keys.created_at < now() - interval '2 minutes')
+    returning key`.execute(db);
+  if (claimed.rows.length > 0) return { kind: 'claimed' };
+  const record = await db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('team_id', '=', input.teamId)
+    .where('key', '=', input.key)
+    .executeTakeFirst();
+  // Deleted in between (released after a failure): try once more as new.
+  if (!record) return claimIdempotencyKey(db, input);
+  return { kind: 'existing', record };
+}
+
+export async function completeIdempotencyKey(
+  db: Kysely<GatewayDb>,
+  input: { teamId: string; key: string; status: number; headers: Record<string, string>; body: Buffer },
+): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ state: 'done', response_status: input.status, response_headers: input.headers, response_body: input.body })
+    .where('team_id', '=', input.teamId)
+    .where('key', '=', input.key)
+    .execute();
+}
+
+/** Forgets a claim whose request never reached its owner, so the client can retry with the same key. */
+export async function releaseIdempotencyKey(db: Kysely<GatewayDb>, teamId: string, key: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('team_id', '=', teamId).where('key', '=', key).where('state', '=', 'in_flight').execute();
+}
+
+export async function pruneIdempotencyKeys(db: Kysely<GatewayDb>, limit = 1000): Promise<number> {
+  const r = await sql`
+    delete from idempotency_keys where ctid in (
+      select ctid from idempotency_keys where expires_at <= now() limit ${limit})`.execute(db);
+  return Number(r.numAffectedRows ?? 0n);
+}

@@ -1,0 +1,68 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | undefined, never>;
+
+export type TeamsTable = {
+  id: string;
+  name: string;
+  access_enabled: Generated<boolean>;
+  /** Per-team override of RATE_LIMIT_PER_SECOND; null uses the default. */
+  rate_limit_per_second: number | null;
+  created_at: CreatedAt;
+};
+
+export type ApiKeysTable = {
+  id: string;
+  team_id: string;
+  name: string;
+  permission: 'full_access' | 'sending_access';
+  /** Only with sending_access: the one domain this key may send from. */
+  domain_id: string | null;
+  /** SHA-256 (hex) of the whole token; the token itself is never stored. */
+  token_hash: string;
+  token_last4: string;
+  created_at: CreatedAt;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+};
+
+export type RequestLogsTable = {
+  id: string;
+  team_id: string;
+  api_key_id: string | null;
+  endpoint: string;
+  method: string;
+  response_status: number;
+  user_agent: string | null;
+  request_body: unknown;
+  response_body: unknown;
+  created_at: CreatedAt;
+};
+
+export type IdempotencyKeysTable = {
+  team_id: string;
+  key: string;
+  /** SHA-256 of the method, path and canonical JSON body. */
+  request_hash: string;
+  state: 'in_flight' | 'done';
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  /** The exact response bytes, replayed as they were. */
+  response_body: Buffer | null;
+  created_at: CreatedAt;
+  expires_at: Date;
+};
+
+/** Only the gateway's own tables: another service's tables cannot be typed here. */
+export type GatewayDb = {
+  teams: TeamsTable;
+  api_keys: ApiKeysTable;
+  request_logs: RequestLogsTable;
+  idempotency_keys: IdempotencyKeysTable;
+};
+
+export type Team = Selectable<TeamsTable>;
+export type ApiKey = Selectable<ApiKeysTable>;
+export type NewRequestLog = Insertable<RequestLogsTable>;
+export type IdempotencyRecord = Selectable<IdempotencyKeysTable>;

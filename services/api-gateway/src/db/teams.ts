@@ -1,0 +1,21 @@
+import type { Kysely } from 'kysely';
+import type { GatewayDb, Team } from './schema.ts';
+
+export async function insertTeam(db: Kysely<GatewayDb>, team: { id: string; name: string }): Promise<Team> {
+  return db.insertInto('teams').values({ ...team, rate_limit_per_second: null }).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Returns false when no team has that id. */
+export async function setTeamAccess(db: Kysely<GatewayDb>, id: string, enabled: boolean): Promise<boolean> {
+  const r = await db.updateTable('teams').set({ access_enabled: enabled }).where('id', '=', id).executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
+export async function setTeamRateLimit(db: Kysely<GatewayDb>, id: string, perSecond: number | null): Promise<boolean> {
+  const r = await db
+    .updateTable('teams')
+    .set({ rate_limit_per_second: perSecond })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from '@jest/globals';
+import { bearerToken, generateApiKeyToken } from './api-key-token.ts';
+import { canonicalJson, requestHash, validIdempotencyKey } from './idempotency.ts';
+import { scrubBody } from './scrub.ts';
+import { isSendingRoute, ownerOf } from './routes.ts';
+
+describe('api key tokens', () => {
+  it('are pl_-prefixed, random, and stored as sha256', () => {
+    const a = generateApiKeyToken();
+    const b = generateApiKeyToken();
+    expect(a.token.startsWith('pl_')).toBe(true);
+    expect(a.token).not.toBe(b.token);
+    expect(a.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(a.hash).not.toContain(a.token.slice(3));
+  });
+  it('reads only a Bearer authorization', () => {
+    expect(bearerToken('Bearer pl_x')).toBe('pl_x');
+    expect(bearerToken('bearer   pl_x ')).toBe('pl_x');
+    expect(bearerToken('Basic abc')).toBeUndefined();
+    expect(bearerToken('Bearer ')).toBeUndefined();
+    expect(bearerToken(undefined)).toBeUndefined();
+  });
+});
+
+describe('idempotency', () => {
+  it('hashes the same body with another key order the same, and another body differently', () => {
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe('{"a":[{"c":3,"d":2}],"b":1}');
+    expect(requestHash('POST', '/emails', { a: 1, b: 2 })).toBe(requestHash('post', '/emails', { b: 2, a: 1 }));
+    expect(requestHash('POST', '/emails', { a: 1 })).not.toBe(requestHash('POST', '/emails', { a: 2 }));
+    expect(requestHash('POST', '/emails', { a: 1 })).not.toBe(requestHash('POST', '/emails/batch', { a: 1 }));
+  });
+  it('accepts keys of 1 to 256 characters', () => {
+    expect(validIdempotencyKey('')).toBe(false);
+    expect(validIdempotencyKey('k')).toBe(true);
+    expect(validIdempotencyKey('k'.repeat(256))).toBe(true);
+    expect(validIdempotencyKey('k'.repeat(257))).toBe(false);
+  });
+});
+
+describe('scrubBody', () => {
+  it('removes secrets and attachment contents', () => {
+    const out = scrubBody({ token: 'pl_secret', nested: { signing_secret: 'whsec_x' }, attachments: [{ content: 'AAAA', filename: 'a.pdf' }] });
+    expect(JSON.stringify(out)).not.toContain('pl_secret');
+    expect(JSON.stringify(out)).not.toContain('whsec_x');
+    expect(JSON.stringify(out)).not.toContain('AAAA');
+    expect(JSON.stringify(out)).toContain('a.pdf');
+  });
+});
+
+describe('routes', () => {
+  it('maps families to their owners', () => {
+    expect(ownerOf('/emails/receiving/abc')).toBe('inbound-smtp');
+    expect(ownerOf('/emails/abc/cancel')).toBe('sender');
+    expect(ownerOf('/emailsx')).toBeUndefined();
+    expect(ownerOf('/domains/1/verify')).toBe('domain-verifier');
+    expect(ownerOf('/webhooks')).toBe('webhook-dispatcher');
+    expect(ownerOf('/contacts/a+b@x.com')).toBe('sender');
+  });
+  it('lets a sending key only send', () => {
+    expect(isSendingRoute('POST', '/emails')).toBe(true);
+    expect(isSendingRoute('POST', '/emails/batch')).toBe(true);
+    expect(isSendingRoute('GET', '/emails')).toBe(false);
+    expect(isSendingRoute('POST', '/domains')).toBe(false);
+  });
+});

@@ -1,0 +1,22 @@
+import { sha256Hex } from '@postline/platform';
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** JSON with object keys sorted, so that the same body sent with another key order hashes the same. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
+
+export function requestHash(method: string, path: string, body: unknown): string {
+  return sha256Hex(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`);
+}
+
+/** 1–256 characters, as the reference allows. */
+export function validIdempotencyKey(key: string): boolean {
+  return key.length >= 1 && key.length <= 256;
+}

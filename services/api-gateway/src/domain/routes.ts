@@ -1,0 +1,27 @@
+/** The services a gateway route family is forwarded to. */
+export type Owner = 'sender' | 'inbound-smtp' | 'webhook-dispatcher' | 'domain-verifier';
+
+const FAMILIES: [RegExp, Owner][] = [
+  [/^\/emails\/receiving(\/|$)/, 'inbound-smtp'],
+  [/^\/emails(\/|$)/, 'sender'],
+  [/^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|contact-properties)(\/|$)/, 'sender'],
+  [/^\/domains(\/|$)/, 'domain-verifier'],
+  [/^\/webhooks(\/|$)/, 'webhook-dispatcher'],
+];
+
+export function ownerOf(path: string): Owner | undefined {
+  return FAMILIES.find(([re]) => re.test(path))?.[1];
+}
+
+/** The only routes a sending_access key may call. */
+export function isSendingRoute(method: string, path: string): boolean {
+  return method === 'POST' && (path === '/emails' || path === '/emails/batch');
+}
+
+export function isIdempotentRoute(method: string, path: string): boolean {
+  return isSendingRoute(method, path);
+}
+
+export function isAutomationsRoute(path: string): boolean {
+  return /^\/automations(\/|$)/.test(path);
+}

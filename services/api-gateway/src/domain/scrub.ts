@@ -1,0 +1,39 @@
+/** Keys whose values never reach a stored request log. */
+const SECRET_KEYS = new Set([
+  'token',
+  'password',
+  'secret',
+  'signing_secret',
+  'api_key',
+  'private_key',
+  'authorization',
+  'dkim_private_key',
+]);
+
+const MAX_STRING = 4096;
+const MAX_DEPTH = 8;
+const MAX_ITEMS = 100;
+
+/**
+ * A copy of a request or response body fit for the request log: secrets replaced, attachment contents
+ * and long strings cut, deep or wide structures bounded.
+ */
+export function scrubBody(value: unknown, depth = 0): unknown {
+  if (value === null || value === undefined) return value ?? null;
+  if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[truncated]` : value;
+  if (typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return '[truncated]';
+  if (Array.isArray(value)) {
+    const items = value.slice(0, MAX_ITEMS).map((v) => scrubBody(v, depth + 1));
+    if (value.length > MAX_ITEMS) items.push(`[${value.length - MAX_ITEMS} more]`);
+    return items;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const lower = k.toLowerCase();
+    if (SECRET_KEYS.has(lower)) out[k] = '[redacted]';
+    else if (lower === 'content' && depth > 0) out[k] = '[omitted]';
+    else out[k] = scrubBody(v, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+import { Router } from 'express';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { PaginationQuery } from '@postline/contracts';
+import { ApiError, formatTimestamp, isUuid, newId, notFound, parseInput, route } from '@postline/platform';
+import { insertApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../db/api-keys.ts';
+import type { GatewayDb } from '../db/schema.ts';
+import { generateApiKeyToken } from '../domain/api-key-token.ts';
+import { authOf } from './context.ts';
+
+const CreateApiKey = z.object({
+  name: z.string().max(50, 'The name must be at most 50 characters.'),
+  permission: z.string().nullish(),
+  domain_id: z.string().nullish(),
+});
+
+const UpdateApiKey = z.object({ name: z.string().max(50, 'The name must be at most 50 characters.') });
+
+export type ApiKeyDeps = {
+  db: Kysely<GatewayDb>;
+  /** Whether the team owns that domain (asked of the domain-verifier). */
+  domainExists: (teamId: string, domainId: string) => Promise<boolean>;
+};
+
+export function apiKeyRoutes(deps: ApiKeyDeps): Router {
+  const router = Router();
+  route(router, '/api-keys', {
+    post: async (req, res) => {
+      const { teamId } = authOf(res);
+      const body = parseInput(CreateApiKey, req.body);
+      const permission = body.permission ?? 'full_access';
+      if (permission !== 'full_access' && permission !== 'sending_access') {
+        throw new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access"');
+      }
+      const domainId = body.domain_id ?? null;
+      if (domainId !== null) {
+        if (permission !== 'sending_access') {
+          throw new ApiError(422, 'validation_error', 'A `domain_id` can only be set on a key with `sending_access`.');
+        }
+        if (!isUuid(domainId) || !(await deps.domainExists(teamId, domainId))) throw notFound('Domain not found');
+      }
+      const token = generateApiKeyToken();
+      const key = await insertApiKey(deps.db, {
+        id: newId(),
+        team_id: teamId,
+        name: body.name,
+        permission,
+        domain_id: domainId,
+        token_hash: token.hash,
+        token_last4: token.last4,
+      });
+      res.status(201).json({ id: key.id, token: token.token });
+    },
+    get: async (req, res) => {
+      const { teamId } = authOf(res);
+      const page = await listApiKeys(deps.db, teamId, parseInput(PaginationQuery, req.query));
+      res.json({
+        ...page,
+        data: page.data.map((k) => ({
+          id: k.id,
+          name: k.name,
+          created_at: formatTimestamp(k.created_at),
+          last_used_at: k.last_used_at ? formatTimestamp(k.last_used_at) : null,
+        })),
+      });
+    },
+  });
+  route(router, '/api-keys/:id', {
+    patch: async (req, res) => {
+      const { teamId } = authOf(res);
+      const id = keyId(req.params.id);
+      const body = parseInput(UpdateApiKey, req.body);
+      if (!(await renameApiKey(deps.db, teamId, id, body.name))) throw notFound('API key not found');
+      res.json({ object: 'api_key', id });
+    },
+    delete: async (req, res) => {
+      const { teamId } = authOf(res);
+      const id = keyId(req.params.id);
+      if (!(await revokeApiKey(deps.db, teamId, id))) throw notFound('API key not found');
+      res.json({ object: 'api_key', id, deleted: true });
+    },
+  });
+  return router;
+}
+
+// Another team's key, a revoked key and a malformed id all look the same: not found.
+function keyId(id: string | undefined): string {
+  if (!id || !isUuid(id)) throw notFound('API key not found');
+  return id;
+}

@@ -1,0 +1,46 @@
+import type { RequestHandler } from 'express';
+import type { Kysely } from 'kysely';
+import { ApiError, sha256Hex } from '@postline/platform';
+import { findKeyByHash, type KeyWithTeam } from '../db/api-keys.ts';
+import type { GatewayDb } from '../db/schema.ts';
+import { bearerToken } from '../domain/api-key-token.ts';
+import { isSendingRoute } from '../domain/routes.ts';
+import type { AuthContext } from './context.ts';
+
+export type AuthDeps = {
+  db: Kysely<GatewayDb>;
+  /** Records that a key was used; written behind the request. */
+  markUsed: (keyId: string, at: Date) => void;
+  now: () => Date;
+};
+
+/**
+ * No key → 401 missing_api_key; unknown, revoked or expired key, or a team without access → 403
+ * invalid_api_key; a sending_access key outside the sending routes → 401 restricted_api_key.
+ */
+export function authenticate(deps: AuthDeps): RequestHandler {
+  return async (req, res, next) => {
+    const token = bearerToken(req.header('authorization'));
+    if (!token) throw new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
+    const key = await findKeyByHash(deps.db, sha256Hex(token));
+    const now = deps.now();
+    const problem = keyProblem(key, now);
+    if (problem || !key) throw new ApiError(403, 'invalid_api_key', problem ?? 'API key is invalid');
+    if (key.permission === 'sending_access' && !isSendingRoute(req.method, req.path)) {
+      throw new ApiError(401, 'restricted_api_key', 'This API key is restricted to only send emails');
+    }
+    const auth: AuthContext = { teamId: key.team_id, keyId: key.id, permission: key.permission, domainId: key.domain_id };
+    res.locals.auth = auth;
+    res.locals.rateLimit = key.rate_limit_per_second;
+    deps.markUsed(key.id, now);
+    next();
+  };
+}
+
+function keyProblem(key: KeyWithTeam | undefined, now: Date): string | undefined {
+  if (!key) return 'API key is invalid';
+  if (key.revoked_at) return 'API key is invalid';
+  if (key.expires_at && key.expires_at <= now) return 'API key has expired';
+  if (!key.access_enabled) return 'API key is not active: access is disabled for this team';
+  return undefined;
+}

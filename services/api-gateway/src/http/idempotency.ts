@@ -1,0 +1,87 @@
+import type { RequestHandler, Response } from 'express';
+import type { Kysely } from 'kysely';
+import { ApiError } from '@postline/platform';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../db/idempotency.ts';
+import type { GatewayDb } from '../db/schema.ts';
+import { IDEMPOTENCY_TTL_SECONDS, requestHash, validIdempotencyKey } from '../domain/idempotency.ts';
+import { isIdempotentRoute } from '../domain/routes.ts';
+import { authOf } from './context.ts';
+import { sendForwarded, type ForwardHooks } from './forward.ts';
+
+type Held = { teamId: string; key: string; settled: boolean };
+
+function heldOf(res: Response): Held | undefined {
+  return (res.locals as { idempotency?: Held }).idempotency;
+}
+
+/**
+ * `Idempotency-Key` on POST /emails and /emails/batch, per team, kept 24 hours: the same key and body
+ * replay the stored response byte for byte; another body → 409 invalid_idempotent_request; the same key
+ * still in flight → 409 concurrent_idempotent_requests.
+ */
+export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
+  return async (req, res, next) => {
+    const key = req.header('idempotency-key');
+    if (key === undefined || !isIdempotentRoute(req.method, req.path)) return next();
+    if (!validIdempotencyKey(key)) {
+      throw new ApiError(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');
+    }
+    const { teamId } = authOf(res);
+    const hash = requestHash(req.method, req.path, req.body);
+    const claim = await claimIdempotencyKey(deps.db, { teamId, key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
+    if (claim.kind === 'claimed') {
+      const held: Held = { teamId, key, settled: false };
+      res.locals.idempotency = held;
+      // A request that ends without an owner's answer (an error before forwarding, a client that went
+      // away) must not leave the key looking in flight for a day.
+      res.on('close', () => {
+        if (!held.settled) void releaseIdempotencyKey(deps.db, teamId, key).catch(() => undefined);
+      });
+      return next();
+    }
+    const { record } = claim;
+    if (record.request_hash !== hash) {
+      throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or payload.');
+    }
+    if (record.state === 'in_flight' || record.response_status === null || record.response_body === null) {
+      throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while the original request is still in progress. Try the request again later.');
+    }
+    res.setHeader('idempotent-replayed', 'true');
+    sendForwarded(res, {
+      status: record.response_status,
+      contentType: record.response_headers?.['content-type'] ?? 'application/json; charset=utf-8',
+      body: record.response_body,
+    });
+  };
+}
+
+/**
+ * Stores the owner's answer under the held key. A 5xx or an unreachable owner releases the key instead,
+ * so the client's retry with the same key is processed rather than replaying a failure.
+ */
+export function idempotencyHooks(deps: { db: Kysely<GatewayDb> }): ForwardHooks {
+  return {
+    async onResponse(res, answer) {
+      const held = heldOf(res);
+      if (!held) return;
+      held.settled = true;
+      if (answer.status >= 500) {
+        await releaseIdempotencyKey(deps.db, held.teamId, held.key);
+        return;
+      }
+      await completeIdempotencyKey(deps.db, {
+        teamId: held.teamId,
+        key: held.key,
+        status: answer.status,
+        headers: { 'content-type': answer.contentType },
+        body: answer.body,
+      });
+    },
+    async onUnreachable(res) {
+      const held = heldOf(res);
+      if (!held) return;
+      held.settled = true;
+      await releaseIdempotencyKey(deps.db, held.teamId, held.key);
+    },
+  };
+}

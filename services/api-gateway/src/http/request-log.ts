@@ -1,0 +1,104 @@
+import type { RequestHandler } from 'express';
+import type { Kysely } from 'kysely';
+import { newId, type Logger } from '@postline/platform';
+import { insertRequestLogs } from '../db/request-logs.ts';
+import type { GatewayDb, NewRequestLog } from '../db/schema.ts';
+import { scrubBody } from '../domain/scrub.ts';
+import { loggedResponseBody, maybeAuthOf, setLoggedResponseBody } from './context.ts';
+
+export type RequestLogWriter = {
+  record(entry: NewRequestLog): void;
+  flush(): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+};
+
+/**
+ * Buffers request logs in memory and writes them in batches behind the requests, so logging never adds a
+ * database round trip to a request. Bounded: past `maxBuffered` entries the oldest are dropped (and
+ * counted) rather than growing without limit while the database is slow.
+ */
+export function createRequestLogWriter(deps: {
+  db: Kysely<GatewayDb>;
+  logger: Logger;
+  flushIntervalMs?: number;
+  batchSize?: number;
+  maxBuffered?: number;
+  onDropped?: (n: number) => void;
+}): RequestLogWriter {
+  const batchSize = deps.batchSize ?? 500;
+  const maxBuffered = deps.maxBuffered ?? 20_000;
+  let buffer: NewRequestLog[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+
+  const writeOnce = async () => {
+    while (buffer.length > 0) {
+      const batch = buffer.slice(0, batchSize);
+      try {
+        await insertRequestLogs(deps.db, batch);
+        buffer = buffer.slice(batch.length);
+      } catch (err) {
+        deps.logger.error({ err, pending: buffer.length }, 'could not write request logs; will retry');
+        return;
+      }
+    }
+  };
+  const flush = () => {
+    flushing = flushing.then(writeOnce);
+    return flushing;
+  };
+
+  return {
+    record(entry) {
+      buffer.push(entry);
+      if (buffer.length > maxBuffered) {
+        const dropped = buffer.length - maxBuffered;
+        buffer = buffer.slice(dropped);
+        deps.onDropped?.(dropped);
+      }
+      if (buffer.length >= batchSize) void flush();
+    },
+    flush,
+    start() {
+      timer = setInterval(() => void flush(), deps.flushIntervalMs ?? 200);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+/** Captures every authenticated API request (scrubbed bodies) for GET /logs once the response is sent. */
+export function requestLogger(writer: RequestLogWriter): RequestHandler {
+  return (req, res, next) => {
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      setLoggedResponseBody(res, body);
+      return json(body);
+    };
+    res.on('finish', () => {
+      const auth = maybeAuthOf(res);
+      if (!auth) return;
+      writer.record({
+        id: newId(),
+        team_id: auth.teamId,
+        api_key_id: auth.keyId,
+        endpoint: req.path,
+        method: req.method,
+        response_status: res.statusCode,
+        user_agent: req.header('user-agent') ?? null,
+        request_body: toJson(scrubBody(req.body)),
+        response_body: toJson(scrubBody(loggedResponseBody(res))),
+      });
+    });
+    next();
+  };
+}
+
+// jsonb columns take serialised JSON; bodies that are not objects or arrays are stored as null.
+function toJson(value: unknown): string | null {
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : null;
+}

@@ -1,0 +1,53 @@
+// Wiring only: config → clients → app → server, and one graceful shutdown.
+import { Redis } from 'ioredis';
+import { createDb, createLifecycle, createLogger, createMetrics, listen } from '@postline/platform';
+import { createGatewayApp } from './app.ts';
+import { loadConfig, SCHEMA } from './config.ts';
+import type { GatewayDb } from './db/schema.ts';
+import { pruneIdempotencyKeys } from './db/idempotency.ts';
+import { createKeyUsageTracker } from './http/key-usage.ts';
+import { createRequestLogWriter } from './http/request-log.ts';
+
+const config = loadConfig();
+const logger = createLogger({ service: 'api-gateway', level: config.LOG_LEVEL });
+const metrics = createMetrics('api-gateway');
+const { db } = createDb<GatewayDb>({ url: config.DATABASE_URL, schema: SCHEMA, max: 20, applicationName: 'api-gateway' });
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
+await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
+
+const requestLogs = createRequestLogWriter({ db, logger });
+const keyUsage = createKeyUsageTracker({ db, logger });
+const http = createGatewayApp({
+  db,
+  redis,
+  redisPrefix: config.REDIS_PREFIX,
+  logger,
+  metrics,
+  owners: {
+    sender: config.SENDER_URL,
+    'inbound-smtp': config.INBOUND_SMTP_URL,
+    'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
+    'domain-verifier': config.DOMAIN_VERIFIER_URL,
+  },
+  rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
+  requestLogs,
+  markKeyUsed: keyUsage.markUsed,
+  now: () => new Date(),
+});
+
+const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, onStopping: http.setShuttingDown });
+lifecycle.add({ name: 'postgres', stop: () => db.destroy() });
+lifecycle.add({ name: 'redis', stop: () => void redis.disconnect() });
+requestLogs.start();
+lifecycle.add({ name: 'request-logs', stop: requestLogs.stop });
+keyUsage.start();
+lifecycle.add({ name: 'key-usage', stop: keyUsage.stop });
+const pruner = setInterval(() => {
+  pruneIdempotencyKeys(db).catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
+}, 60_000);
+pruner.unref();
+lifecycle.add({ name: 'pruner', stop: () => clearInterval(pruner) });
+const server = await listen(http.app, config.API_PORT);
+lifecycle.add({ name: 'http', stop: () => server.stop(config.SHUTDOWN_TIMEOUT_MS / 2) });
+logger.info({ port: server.port }, 'api-gateway listening');

@@ -1,0 +1,113 @@
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { createDb, createLogger, createMetrics, listen, newId, type Listening } from '@postline/platform';
+import { createTestDatabase, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
+import { createGatewayApp } from '../src/app.ts';
+import { SCHEMA } from '../src/config.ts';
+import { insertApiKey } from '../src/db/api-keys.ts';
+import { migrate } from '../src/db/migrate.ts';
+import type { GatewayDb } from '../src/db/schema.ts';
+import { insertTeam } from '../src/db/teams.ts';
+import { generateApiKeyToken } from '../src/domain/api-key-token.ts';
+import { createKeyUsageTracker } from '../src/http/key-usage.ts';
+import { createRequestLogWriter } from '../src/http/request-log.ts';
+
+export type Gateway = {
+  url: string;
+  db: Kysely<GatewayDb>;
+  createTeam: (opts?: { rateLimit?: number }) => Promise<{ teamId: string; apiKey: string; keyId: string }>;
+  createKey: (teamId: string, permission: 'full_access' | 'sending_access') => Promise<{ apiKey: string; keyId: string }>;
+  flush: () => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+/** Nothing listens here: owners are unreachable unless a test gives real ones. */
+const NOWHERE = 'http://127.0.0.1:9';
+
+/** The real gateway app on a random port, over its own fresh database and Redis prefix. */
+export async function startGateway(opts: { rateLimitPerSecond?: number; owners?: Partial<Record<string, string>> } = {}): Promise<Gateway> {
+  const database: TestDatabase = await createTestDatabase('gw');
+  const { db } = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 5 });
+  await migrate(db);
+  const redis = new Redis(infraFromEnv().redisUrl);
+  const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
+  const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
+  const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });
+  const http = createGatewayApp({
+    db,
+    redis,
+    redisPrefix: uniqueName('gw'),
+    logger,
+    metrics: createMetrics('api-gateway'),
+    owners: {
+      sender: opts.owners?.sender ?? NOWHERE,
+      'inbound-smtp': opts.owners?.['inbound-smtp'] ?? NOWHERE,
+      'webhook-dispatcher': opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
+      'domain-verifier': opts.owners?.['domain-verifier'] ?? NOWHERE,
+    },
+    rateLimitPerSecond: opts.rateLimitPerSecond ?? 1000,
+    requestLogs,
+    markKeyUsed: keyUsage.markUsed,
+    now: () => new Date(),
+  });
+  requestLogs.start();
+  keyUsage.start();
+  const server: Listening = await listen(http.app, 0, '127.0.0.1');
+
+  const createKey = async (teamId: string, permission: 'full_access' | 'sending_access') => {
+    const token = generateApiKeyToken();
+    const key = await insertApiKey(db, {
+      id: newId(),
+      team_id: teamId,
+      name: 'test',
+      permission,
+      domain_id: null,
+      token_hash: token.hash,
+      token_last4: token.last4,
+    });
+    return { apiKey: token.token, keyId: key.id };
+  };
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    db,
+    createKey,
+    async createTeam(o = {}) {
+      const team = await insertTeam(db, { id: newId(), name: 'team' });
+      if (o.rateLimit !== undefined) await db.updateTable('teams').set({ rate_limit_per_second: o.rateLimit }).where('id', '=', team.id).execute();
+      const key = await createKey(team.id, 'full_access');
+      return { teamId: team.id, ...key };
+    },
+    async flush() {
+      await requestLogs.flush();
+      await keyUsage.flush();
+    },
+    async stop() {
+      await server.stop(1000);
+      await requestLogs.stop();
+      await keyUsage.stop();
+      redis.disconnect();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
+
+export type Answer = { status: number; headers: Headers; body: Record<string, unknown> };
+
+export async function call(
+  gw: Gateway,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  if (opts.body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
+  const r = await fetch(`${gw.url}${path}`, {
+    method,
+    headers,
+    body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+  });
+  const text = await r.text();
+  return { status: r.status, headers: r.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
