@@ -15,6 +15,9 @@ const common = {
 };
 
 export default {
+  ...common,
+  globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
+  globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
     {
