@@ -1,0 +1,126 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
+import { infraFromEnv } from './infra.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export const SERVICE_NAMES = ['api-gateway', 'sender', 'inbound-smtp', 'webhook-dispatcher', 'scheduler', 'domain-verifier'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export type RunningService = { name: ServiceName; port: number; url: string; process: ChildProcess; output: string[] };
+
+export type System = {
+  apiUrl: string;
+  services: Record<ServiceName, RunningService>;
+  env: NodeJS.ProcessEnv;
+  /** Runs the admin CLI against this system's database; returns its parsed JSON line. */
+  admin: (...args: string[]) => Record<string, string>;
+  /** SIGTERM one service and wait for its exit code. */
+  terminate: (name: ServiceName) => Promise<number | null>;
+  stop: () => Promise<void>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(url: string, child: ChildProcess, output: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited early:\n${output.join('')}`);
+    try {
+      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (r.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`service at ${url} not healthy in ${timeoutMs} ms:\n${output.join('')}`);
+}
+
+/**
+ * The whole system as real processes (`node services/<svc>/src/main.ts`), on a fresh database, a unique
+ * broker prefix and a unique Redis prefix, each service on a free port. For end-to-end tests.
+ */
+export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<System> {
+  const infra = infraFromEnv();
+  const database: TestDatabase = await createTestDatabase('e2e');
+  const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (n) => [n, await freePort()] as const))) as Record<ServiceName, number>;
+  const url = (n: ServiceName) => `http://127.0.0.1:${ports[n]}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: database.url,
+    AMQP_URL: infra.amqpUrl,
+    REDIS_URL: infra.redisUrl,
+    BROKER_PREFIX: uniqueName('e2e'),
+    REDIS_PREFIX: uniqueName('e2e'),
+    POSTLINE_SECRET_KEY: 'e2e-secret-key-not-for-production',
+    API_PORT: String(ports['api-gateway']),
+    SENDER_URL: url('sender'),
+    INBOUND_SMTP_URL: url('inbound-smtp'),
+    WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),
+    DOMAIN_VERIFIER_URL: url('domain-verifier'),
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    ...extraEnv,
+  };
+  for (const name of SERVICE_NAMES) {
+    const r = spawnSync(process.execPath, [join(ROOT, 'services', name, 'src', 'migrate.ts')], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`migrate ${name} failed: ${r.stderr}`);
+  }
+  const services = {} as Record<ServiceName, RunningService>;
+  for (const name of SERVICE_NAMES) {
+    const output: string[] = [];
+    const child = spawn(process.execPath, [join(ROOT, 'services', name, 'src', 'main.ts')], {
+      env: { ...env, HTTP_PORT: String(ports[name]) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (d: Buffer) => output.push(d.toString()));
+    child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
+    services[name] = { name, port: ports[name], url: url(name), process: child, output };
+  }
+  try {
+    await Promise.all(SERVICE_NAMES.map((n) => waitHealthy(services[n].url, services[n].process, services[n].output, 30_000)));
+  } catch (err) {
+    for (const s of Object.values(services)) s.process.kill('SIGKILL');
+    await database.drop();
+    throw err;
+  }
+
+  const terminate = (name: ServiceName) =>
+    new Promise<number | null>((resolve) => {
+      const child = services[name].process;
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+
+  return {
+    apiUrl: url('api-gateway'),
+    services,
+    env,
+    admin: (...args) => {
+      const r = spawnSync(process.execPath, [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args], { env, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
+      return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
+    },
+    terminate,
+    async stop() {
+      await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { claimIdempotencyKey } from '../src/db/idempotency.ts';
+import { requestHash } from '../src/domain/idempotency.ts';
+import { call, startGateway, type Gateway } from './harness.ts';
+
+let gw: Gateway;
+beforeAll(async () => {
+  gw = await startGateway();
+});
+afterAll(async () => {
+  await gw.stop();
+});
+
+const body = { from: 'a@example.com', to: 'b@example.com', subject: 's', html: '<p>x</p>' };
+
+describe('Idempotency-Key', () => {
+  it('refuses keys outside 1–256 characters with 400 invalid_idempotency_key', async () => {
+    const team = await gw.createTeam();
+    for (const key of ['', 'k'.repeat(257)]) {
+      const r = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': key } });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ statusCode: 400, name: 'invalid_idempotency_key' });
+    }
+  });
+
+  it('answers 409 concurrent_idempotent_requests while the same key is in flight', async () => {
+    const team = await gw.createTeam();
+    await claimIdempotencyKey(gw.db, { teamId: team.teamId, key: 'busy', requestHash: requestHash('POST', '/emails', body), ttlSeconds: 60 });
+    const r = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'busy' } });
+    expect(r.status).toBe(409);
+    expect(r.body.name).toBe('concurrent_idempotent_requests');
+    const other = await call(gw, 'POST', '/emails', { key: team.apiKey, body: { ...body, subject: 'x' }, headers: { 'idempotency-key': 'busy' } });
+    expect(other.status).toBe(409);
+    expect(other.body.name).toBe('invalid_idempotent_request');
+  });
+
+  it('releases the key when the owner cannot be reached, so a retry is processed', async () => {
+    const team = await gw.createTeam();
+    const first = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-me' } });
+    expect(first.status).toBe(503);
+    const rows = await gw.db.selectFrom('idempotency_keys').selectAll().where('team_id', '=', team.teamId).execute();
+    expect(rows).toHaveLength(0);
+    const second = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-me' } });
+    expect(second.status).toBe(503);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('applies only to POST /emails and /emails/batch', async () => {
+    const team = await gw.createTeam();
+    const r = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'a' }, headers: { 'idempotency-key': 'x' } });
+    expect(r.status).toBe(201);
+    const again = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'a' }, headers: { 'idempotency-key': 'x' } });
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(r.body.id);
+  });
+});
