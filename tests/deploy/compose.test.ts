@@ -1,0 +1,142 @@
+// docker-compose.yml: valid against the Compose Specification's JSON schema after interpolation, and
+// wired as the stack needs (health-gated start order, one image, only the public ports published).
+//
+// Schema source: compose-spec's schema/compose-spec.json as shipped by the `dclint` npm package (Docker
+// Compose linter) at dclint/schemas/compose.schema.json; it is a draft-07 schema.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { Ajv } from 'ajv';
+import {
+  HTTP_PORTS,
+  SERVICES,
+  SMTP_PORTS,
+  durationMs,
+  interpolate,
+  loadCompose,
+  publishedContainerPort,
+  type ComposeFile,
+} from './manifests.ts';
+
+const ENV = { POSTLINE_SECRET_KEY: 'compose-test-secret-key-0123456789' };
+
+function composeValidator() {
+  const require = createRequire(import.meta.url);
+  const path = join(dirname(require.resolve('dclint/package.json')), 'schemas', 'compose.schema.json');
+  // `$schema` names draft-07 by an https URL ajv does not know; ajv's default dialect is draft-07 anyway.
+  const { $schema, ...schema } = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  expect($schema).toMatch(/draft-07/);
+  expect(schema.title).toBe('Compose Specification');
+  // Unknown keywords stay errors (every keyword must be understood); the upstream schema's loose typing
+  // style (additionalProperties next to a oneOf of types) is not ours to fix.
+  const ajv = new Ajv({
+    allErrors: true,
+    strictSchema: true,
+    strictTypes: false,
+    strictTuples: false,
+    allowUnionTypes: true,
+  });
+  return ajv.compile(schema);
+}
+
+function healthcheckPort(test: string[] | undefined): number | undefined {
+  const url = /http:\/\/127\.0\.0\.1:(\d+)\/healthz/.exec(test?.join(' ') ?? '');
+  return url ? Number(url[1]) : undefined;
+}
+
+describe('docker-compose.yml', () => {
+  const compose: ComposeFile = loadCompose(ENV);
+
+  it('is valid against the Compose Specification schema', () => {
+    const validate = composeValidator();
+    const valid = validate(compose);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(valid).toBe(true);
+    // The schema really bites: an unknown key and an unknown depends_on condition are refused.
+    expect(validate({ services: { x: { image: 'a', helthcheck: {} } } })).toBe(false);
+    expect(validate({ services: { x: { image: 'a', depends_on: { y: { condition: 'service_ready' } } } } })).toBe(
+      false,
+    );
+  });
+
+  it('refuses to start without POSTLINE_SECRET_KEY', () => {
+    expect(() => loadCompose({})).toThrow(/POSTLINE_SECRET_KEY/);
+    expect(() => loadCompose({ POSTLINE_SECRET_KEY: '' })).toThrow(/POSTLINE_SECRET_KEY/);
+    expect(compose.services.sender?.environment?.POSTLINE_SECRET_KEY).toBe(ENV.POSTLINE_SECRET_KEY);
+  });
+
+  it('substitutes variables like Compose does', () => {
+    expect(interpolate('${A:-x} ${B-y} $C $$D', { A: '', B: '', C: 'c' })).toBe('x  c $D');
+    expect(() => interpolate('${A?needed}', {})).toThrow(/A is missing a value: needed/);
+    expect(interpolate('${A:?needed}', { A: 'a' })).toBe('a');
+  });
+
+  it('runs postgres 17, rabbitmq 4 and redis 7, each with a healthcheck', () => {
+    expect(compose.services.postgres?.image).toBe('postgres:17');
+    expect(compose.services.rabbitmq?.image).toBe('rabbitmq:4-management');
+    expect(compose.services.redis?.image).toBe('redis:7');
+    for (const name of ['postgres', 'rabbitmq', 'redis']) {
+      expect(compose.services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('migrates once, after postgres is healthy, from the same image as the services', () => {
+    const migrate = compose.services.migrate;
+    expect(migrate?.environment?.SERVICE).toBe('migrate');
+    expect(migrate?.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(migrate?.restart).toBe('no');
+    expect(migrate?.build).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
+  });
+
+  describe.each(SERVICES)('%s', (name) => {
+    const service = compose.services[name];
+    const httpPort = HTTP_PORTS[name];
+
+    it('is built from deploy/Dockerfile as the one shared image, with SERVICE selecting it', () => {
+      expect(service?.build).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
+      expect(service?.image).toBe(compose.services.migrate?.image);
+      expect(service?.environment?.SERVICE).toBe(name);
+    });
+
+    it('starts after migrations succeeded and the broker and Redis are healthy', () => {
+      expect(service?.depends_on).toMatchObject({
+        migrate: { condition: 'service_completed_successfully' },
+        rabbitmq: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
+    });
+
+    it('checks its health on /healthz at the port it listens on', () => {
+      const portVar = name === 'api-gateway' ? 'API_PORT' : 'HTTP_PORT';
+      expect(Number(service?.environment?.[portVar])).toBe(httpPort);
+      expect(healthcheckPort(service?.healthcheck?.test)).toBe(httpPort);
+    });
+
+    it('is given longer to stop than SHUTDOWN_TIMEOUT_MS', () => {
+      const shutdownMs = Number(service?.environment?.SHUTDOWN_TIMEOUT_MS);
+      expect(shutdownMs).toBeGreaterThan(0);
+      expect(durationMs(service?.stop_grace_period ?? '10s')).toBeGreaterThan(shutdownMs);
+    });
+  });
+
+  it('publishes only the public API and the SMTP listeners', () => {
+    const published = Object.entries(compose.services)
+      .filter(([, s]) => s.ports?.length)
+      .map(([name, s]) => [name, s.ports?.map(publishedContainerPort)]);
+    expect(published).toEqual([
+      ['api-gateway', [HTTP_PORTS['api-gateway']]],
+      ['inbound-smtp', Object.values(SMTP_PORTS)],
+    ]);
+  });
+
+  it('points the gateway at each owner by its compose name and HTTP port', () => {
+    const env = compose.services['api-gateway']?.environment ?? {};
+    expect(env).toMatchObject({
+      SENDER_URL: `http://sender:${HTTP_PORTS.sender}`,
+      INBOUND_SMTP_URL: `http://inbound-smtp:${HTTP_PORTS['inbound-smtp']}`,
+      WEBHOOK_DISPATCHER_URL: `http://webhook-dispatcher:${HTTP_PORTS['webhook-dispatcher']}`,
+      DOMAIN_VERIFIER_URL: `http://domain-verifier:${HTTP_PORTS['domain-verifier']}`,
+    });
+  });
+});
