@@ -69,7 +69,7 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
       app.use(idempotency({ db: deps.db }));
       app.use(apiKeyRoutes({ db: deps.db, domainExists: domainExists(deps.owners) }));
       app.use(logRoutes({ db: deps.db }));
-      app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db }) }));
+      app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }) }));
     },
   });
 }

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createDb, createLogger, createMetrics, listen, newId, type Listening } from '@postline/platform';
-import { createTestDatabase, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
+import { createTestDatabase, freePort, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
 import { createGatewayApp } from '../src/app.ts';
 import { SCHEMA } from '../src/config.ts';
 import { insertApiKey } from '../src/db/api-keys.ts';
@@ -21,15 +21,15 @@ export type Gateway = {
   stop: () => Promise<void>;
 };
 
-/** Nothing listens here: owners are unreachable unless a test gives real ones. */
-const NOWHERE = 'http://127.0.0.1:9';
 
 /** The real gateway app on a random port, over its own fresh database and Redis prefix. */
 export async function startGateway(opts: { rateLimitPerSecond?: number; owners?: Partial<Record<string, string>> } = {}): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
+  // Nothing listens here: owners are unreachable (connection refused) unless a test gives real ones.
+  const NOWHERE = `http://127.0.0.1:${await freePort()}`;
   const { db } = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 5 });
   await migrate(db);
-  const redis = new Redis(infraFromEnv().redisUrl);
+  const redis = new Redis(infraFromEnv().redisUrl, { commandTimeout: 250 });
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
   const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });

@@ -96,8 +96,9 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   const apiError = toApiError(err);
   if (apiError.statusCode >= 500) req.log.error({ err }, 'request failed');
+  // Too late for a JSON answer: express's default handler closes the connection.
+  if (res.headersSent) return _next(err);
   for (const [k, v] of Object.entries(apiError.headers)) res.setHeader(k, v);
-  if (res.headersSent) return;
   res.status(apiError.statusCode).json(apiError.toBody());
 };
 
@@ -117,6 +118,17 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError(400, 'validation_error', 'The request was aborted.');
     default:
       break;
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    // Postgres refused the characters of a value the client sent (NUL, bad encoding).
+    if (code === '22021' || code === '22P05') {
+      return new ApiError(422, 'validation_error', 'The request contains characters that cannot be stored.');
+    }
+    // Our own dependency is down: a temporary condition, not a bug.
+    if (code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code.startsWith('08') || code === '57P01' || code === '57P03') {
+      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
+    }
   }
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

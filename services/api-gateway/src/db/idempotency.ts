@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import { newId } from '@postline/platform';
 import type { GatewayDb, IdempotencyRecord } from './schema.ts';
 
 export type Claim =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; claimId: string }
   | { kind: 'existing'; record: IdempotencyRecord };
 
 /**
@@ -14,16 +15,17 @@ export async function claimIdempotencyKey(
   db: Kysely<GatewayDb>,
   input: { teamId: string; key: string; requestHash: string; ttlSeconds: number },
 ): Promise<Claim> {
+  const claimId = newId();
   const claimed = await sql<{ key: string }>`
-    insert into idempotency_keys (team_id, key, request_hash, state, expires_at)
-    values (${input.teamId}, ${input.key}, ${input.requestHash}, 'in_flight', now() + make_interval(secs => ${input.ttlSeconds}))
+    insert into idempotency_keys (team_id, key, request_hash, state, claim_id, expires_at)
+    values (${input.teamId}, ${input.key}, ${input.requestHash}, 'in_flight', ${claimId}, now() + make_interval(secs => ${input.ttlSeconds}))
     on conflict (team_id, key) do update
-      set request_hash = excluded.request_hash, state = 'in_flight', response_status = null,
+      set request_hash = excluded.request_hash, state = 'in_flight', claim_id = excluded.claim_id, response_status = null,
           response_headers = null, response_body = null, created_at = now(), expires_at = excluded.expires_at
       where idempotency_keys.expires_at <= now()
          or (idempotency_keys.state = 'in_flight' and idempotency_keys.created_at < now() - interval '2 minutes')
     returning key`.execute(db);
-  if (claimed.rows.length > 0) return { kind: 'claimed' };
+  if (claimed.rows.length > 0) return { kind: 'claimed', claimId };
   const record = await db
     .selectFrom('idempotency_keys')
     .selectAll()
@@ -37,19 +39,26 @@ export async function claimIdempotencyKey(
 
 export async function completeIdempotencyKey(
   db: Kysely<GatewayDb>,
-  input: { teamId: string; key: string; status: number; headers: Record<string, string>; body: Buffer },
+  input: { teamId: string; key: string; claimId: string; status: number; headers: Record<string, string>; body: Buffer },
 ): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ state: 'done', response_status: input.status, response_headers: input.headers, response_body: input.body })
     .where('team_id', '=', input.teamId)
     .where('key', '=', input.key)
+    .where('claim_id', '=', input.claimId)
     .execute();
 }
 
 /** Forgets a claim whose request never reached its owner, so the client can retry with the same key. */
-export async function releaseIdempotencyKey(db: Kysely<GatewayDb>, teamId: string, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('team_id', '=', teamId).where('key', '=', key).where('state', '=', 'in_flight').execute();
+export async function releaseIdempotencyKey(db: Kysely<GatewayDb>, teamId: string, key: string, claimId: string): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('team_id', '=', teamId)
+    .where('key', '=', key)
+    .where('claim_id', '=', claimId)
+    .where('state', '=', 'in_flight')
+    .execute();
 }
 
 export async function pruneIdempotencyKeys(db: Kysely<GatewayDb>, limit = 1000): Promise<number> {

@@ -46,6 +46,8 @@ export type IdempotencyKeysTable = {
   /** SHA-256 of the method, path and canonical JSON body. */
   request_hash: string;
   state: 'in_flight' | 'done';
+  /** The claim that owns the row while in flight. */
+  claim_id: string | null;
   response_status: number | null;
   response_headers: Record<string, string> | null;
   /** The exact response bytes, replayed as they were. */

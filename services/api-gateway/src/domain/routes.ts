@@ -13,9 +13,16 @@ export function ownerOf(path: string): Owner | undefined {
   return FAMILIES.find(([re]) => re.test(path))?.[1];
 }
 
+/** `/emails/` and `/emails` are one route (express routes are not strict about the trailing slash). */
+export function normalizePath(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed === '' ? '/' : trimmed;
+}
+
 /** The only routes a sending_access key may call. */
 export function isSendingRoute(method: string, path: string): boolean {
-  return method === 'POST' && (path === '/emails' || path === '/emails/batch');
+  const p = normalizePath(path);
+  return method === 'POST' && (p === '/emails' || p === '/emails/batch');
 }
 
 export function isIdempotentRoute(method: string, path: string): boolean {

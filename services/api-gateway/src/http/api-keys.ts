@@ -8,13 +8,18 @@ import type { GatewayDb } from '../db/schema.ts';
 import { generateApiKeyToken } from '../domain/api-key-token.ts';
 import { authOf } from './context.ts';
 
+const Name = z
+  .string()
+  .max(50, 'The name must be at most 50 characters.')
+  .refine((s) => !s.includes('\u0000'), 'The name must not contain NUL characters.');
+
 const CreateApiKey = z.object({
-  name: z.string().max(50, 'The name must be at most 50 characters.'),
-  permission: z.string().nullish(),
+  name: Name,
+  permission: z.unknown(),
   domain_id: z.string().nullish(),
 });
 
-const UpdateApiKey = z.object({ name: z.string().max(50, 'The name must be at most 50 characters.') });
+const UpdateApiKey = z.object({ name: Name });
 
 export type ApiKeyDeps = {
   db: Kysely<GatewayDb>;

@@ -1,14 +1,21 @@
 import type { RequestHandler, Response } from 'express';
 import type { Kysely } from 'kysely';
-import { ApiError } from '@postline/platform';
+import { ApiError, type Logger } from '@postline/platform';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../db/idempotency.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash, validIdempotencyKey } from '../domain/idempotency.ts';
-import { isIdempotentRoute } from '../domain/routes.ts';
+import { isIdempotentRoute, normalizePath } from '../domain/routes.ts';
 import { authOf } from './context.ts';
 import { sendForwarded, type ForwardHooks } from './forward.ts';
 
-type Held = { teamId: string; key: string; settled: boolean };
+type Held = {
+  teamId: string;
+  key: string;
+  claimId: string;
+  /** The request left for the owner: from then on only the owner's answer settles the key. */
+  forwarded: boolean;
+  settled: boolean;
+};
 
 function heldOf(res: Response): Held | undefined {
   return (res.locals as { idempotency?: Held }).idempotency;
@@ -27,15 +34,18 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
       throw new ApiError(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');
     }
     const { teamId } = authOf(res);
-    const hash = requestHash(req.method, req.path, req.body);
+    const hash = requestHash(req.method, normalizePath(req.path), req.body);
     const claim = await claimIdempotencyKey(deps.db, { teamId, key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
     if (claim.kind === 'claimed') {
-      const held: Held = { teamId, key, settled: false };
+      const held: Held = { teamId, key, claimId: claim.claimId, forwarded: false, settled: false };
       res.locals.idempotency = held;
-      // A request that ends without an owner's answer (an error before forwarding, a client that went
-      // away) must not leave the key looking in flight for a day.
+      // A request that ends before it was forwarded (an error in between, a client that went away) must
+      // not leave the key looking in flight. Once forwarded, the owner may act on it: the key stays held
+      // until the owner's answer is stored, even if the client has gone.
       res.on('close', () => {
-        if (!held.settled) void releaseIdempotencyKey(deps.db, teamId, key).catch(() => undefined);
+        if (!held.forwarded && !held.settled) {
+          void releaseIdempotencyKey(deps.db, teamId, key, held.claimId).catch(() => undefined);
+        }
       });
       return next();
     }
@@ -56,32 +66,42 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
 }
 
 /**
- * Stores the owner's answer under the held key. A 5xx or an unreachable owner releases the key instead,
- * so the client's retry with the same key is processed rather than replaying a failure.
+ * Stores the owner's answer under the held key. A 5xx, or an owner that provably never got the request,
+ * releases the key instead, so the client's retry with the same key is processed rather than replaying a
+ * failure. A timeout proves nothing: the key stays in flight until it goes stale.
  */
-export function idempotencyHooks(deps: { db: Kysely<GatewayDb> }): ForwardHooks {
+export function idempotencyHooks(deps: { db: Kysely<GatewayDb>; logger: Logger }): ForwardHooks {
   return {
+    onForwarding(res) {
+      const held = heldOf(res);
+      if (held) held.forwarded = true;
+    },
     async onResponse(res, answer) {
       const held = heldOf(res);
       if (!held) return;
       held.settled = true;
-      if (answer.status >= 500) {
-        await releaseIdempotencyKey(deps.db, held.teamId, held.key);
-        return;
+      // The owner has answered: whatever happens to the stored copy, the client gets that answer.
+      try {
+        if (answer.status >= 500) await releaseIdempotencyKey(deps.db, held.teamId, held.key, held.claimId);
+        else {
+          await completeIdempotencyKey(deps.db, {
+            teamId: held.teamId,
+            key: held.key,
+            claimId: held.claimId,
+            status: answer.status,
+            headers: { 'content-type': answer.contentType },
+            body: answer.body,
+          });
+        }
+      } catch (err) {
+        deps.logger.error({ err }, 'could not store the idempotent response; the key expires as in flight');
       }
-      await completeIdempotencyKey(deps.db, {
-        teamId: held.teamId,
-        key: held.key,
-        status: answer.status,
-        headers: { 'content-type': answer.contentType },
-        body: answer.body,
-      });
     },
-    async onUnreachable(res) {
+    async onNotReached(res) {
       const held = heldOf(res);
       if (!held) return;
       held.settled = true;
-      await releaseIdempotencyKey(deps.db, held.teamId, held.key);
+      await releaseIdempotencyKey(deps.db, held.teamId, held.key, held.claimId);
     },
   };
 }

@@ -15,6 +15,8 @@ return {count, 1000 - math.floor(tonumber(t[2]) / 1000)}
 
 export type RateLimitDeps = { redis: Redis; prefix: string; defaultPerSecond: number; logger: Logger };
 
+type RedisWithLimiter = Redis & { postlineRateLimit: (key: string) => Promise<unknown> };
+
 type Outcome = { count: number; resetMs: number };
 
 /**
@@ -24,12 +26,14 @@ type Outcome = { count: number; resetMs: number };
  * If Redis is unreachable the request goes through (counters are allowed to be lost) and /readyz says so.
  */
 export function rateLimit(deps: RateLimitDeps): RequestHandler {
+  if (!('postlineRateLimit' in deps.redis)) deps.redis.defineCommand('postlineRateLimit', { numberOfKeys: 1, lua: SCRIPT });
   return async (_req, res, next) => {
     const { teamId } = authOf(res);
     const limit = (res.locals.rateLimit as number | null | undefined) ?? deps.defaultPerSecond;
     let outcome: Outcome;
     try {
-      const [count, resetMs] = (await deps.redis.eval(SCRIPT, 1, `${deps.prefix}:ratelimit:${teamId}`)) as [number, number];
+      // EVALSHA after the first call (ioredis falls back to EVAL when the script is not cached).
+      const [count, resetMs] = (await (deps.redis as RedisWithLimiter).postlineRateLimit(`${deps.prefix}:ratelimit:${teamId}`)) as [number, number];
       outcome = { count, resetMs };
     } catch (err) {
       deps.logger.warn({ err }, 'rate limiter unavailable; letting the request through');

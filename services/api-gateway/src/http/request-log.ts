@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { newId, type Logger } from '@postline/platform';
 import { insertRequestLogs } from '../db/request-logs.ts';
 import type { GatewayDb, NewRequestLog } from '../db/schema.ts';
-import { scrubBody } from '../domain/scrub.ts';
+import { loggableJson } from '../domain/scrub.ts';
 import { loggedResponseBody, maybeAuthOf, setLoggedResponseBody } from './context.ts';
 
 export type RequestLogWriter = {
@@ -28,19 +28,35 @@ export function createRequestLogWriter(deps: {
 }): RequestLogWriter {
   const batchSize = deps.batchSize ?? 500;
   const maxBuffered = deps.maxBuffered ?? 20_000;
-  let buffer: NewRequestLog[] = [];
+  const buffer: NewRequestLog[] = [];
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
 
   const writeOnce = async () => {
     while (buffer.length > 0) {
-      const batch = buffer.slice(0, batchSize);
+      const batch = buffer.splice(0, batchSize);
       try {
         await insertRequestLogs(deps.db, batch);
-        buffer = buffer.slice(batch.length);
       } catch (err) {
-        deps.logger.error({ err, pending: buffer.length }, 'could not write request logs; will retry');
-        return;
+        // One row the database refuses must not block the rest: write row by row and drop what still fails.
+        const failed: NewRequestLog[] = [];
+        for (const row of batch) {
+          try {
+            await insertRequestLogs(deps.db, [row]);
+          } catch {
+            failed.push(row);
+          }
+        }
+        if (failed.length === batch.length) {
+          // The database itself is failing: put the batch back and try again on the next tick.
+          buffer.unshift(...batch);
+          deps.logger.error({ err, pending: buffer.length }, 'could not write request logs; will retry');
+          return;
+        }
+        if (failed.length > 0) {
+          deps.onDropped?.(failed.length);
+          deps.logger.warn({ dropped: failed.length }, 'request log rows refused by the database');
+        }
       }
     }
   };
@@ -54,7 +70,7 @@ export function createRequestLogWriter(deps: {
       buffer.push(entry);
       if (buffer.length > maxBuffered) {
         const dropped = buffer.length - maxBuffered;
-        buffer = buffer.slice(dropped);
+        buffer.splice(0, dropped);
         deps.onDropped?.(dropped);
       }
       if (buffer.length >= batchSize) void flush();
@@ -90,15 +106,10 @@ export function requestLogger(writer: RequestLogWriter): RequestHandler {
         method: req.method,
         response_status: res.statusCode,
         user_agent: req.header('user-agent') ?? null,
-        request_body: toJson(scrubBody(req.body)),
-        response_body: toJson(scrubBody(loggedResponseBody(res))),
+        request_body: loggableJson(req.body),
+        response_body: loggableJson(loggedResponseBody(res)),
       });
     });
     next();
   };
-}
-
-// jsonb columns take serialised JSON; bodies that are not objects or arrays are stored as null.
-function toJson(value: unknown): string | null {
-  return value !== null && typeof value === 'object' ? JSON.stringify(value) : null;
 }
