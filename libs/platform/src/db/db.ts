@@ -83,7 +83,7 @@ export async function migrateToLatest<DB>(
   for (const r of results ?? []) {
     opts.logger?.info({ migration: r.migrationName, status: r.status }, 'migration');
   }
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
 }
 
 /**

@@ -102,23 +102,20 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
   res.status(apiError.statusCode).json(apiError.toBody());
 };
 
+const BODY_PARSER_ERRORS: Record<string, [number, string]> = {
+  'entity.parse.failed': [400, 'The request body is not valid JSON.'],
+  'entity.too.large': [413, 'The request body is too large.'],
+  'encoding.unsupported': [415, 'Unsupported request body encoding.'],
+  'charset.unsupported': [415, 'Unsupported request body encoding.'],
+  'request.aborted': [400, 'The request was aborted.'],
+};
+
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   // body-parser errors carry a `type` and an HTTP status.
   const e = err as { type?: string; status?: number; statusCode?: number } | null;
-  switch (e?.type) {
-    case 'entity.parse.failed':
-      return new ApiError(400, 'validation_error', 'The request body is not valid JSON.');
-    case 'entity.too.large':
-      return new ApiError(413, 'validation_error', 'The request body is too large.');
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new ApiError(415, 'validation_error', 'Unsupported request body encoding.');
-    case 'request.aborted':
-      return new ApiError(400, 'validation_error', 'The request was aborted.');
-    default:
-      break;
-  }
+  const parserError = e?.type ? BODY_PARSER_ERRORS[e.type] : undefined;
+  if (parserError) return new ApiError(parserError[0], 'validation_error', parserError[1]);
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {
     // Postgres refused the characters of a value the client sent (NUL, bad encoding).

@@ -22,15 +22,15 @@ export function createKeyUsageTracker(deps: { db: Kysely<GatewayDb>; logger: Log
     }
   };
   return {
-    markUsed(keyId: string, at: Date) {
+    markUsed: (keyId: string, at: Date) => {
       pending.set(keyId, at);
     },
     flush,
-    start() {
+    start: () => {
       timer = setInterval(() => void flush(), deps.flushIntervalMs ?? 2000);
       timer.unref();
     },
-    async stop() {
+    stop: async () => {
       if (timer) clearInterval(timer);
       await flush();
     },

@@ -7,10 +7,10 @@ import { loggableJson } from '../domain/scrub.ts';
 import { loggedResponseBody, maybeAuthOf, setLoggedResponseBody } from './context.ts';
 
 export type RequestLogWriter = {
-  record(entry: NewRequestLog): void;
-  flush(): Promise<void>;
-  start(): void;
-  stop(): Promise<void>;
+  record: (entry: NewRequestLog) => void;
+  flush: () => Promise<void>;
+  start: () => void;
+  stop: () => Promise<void>;
 };
 
 /**
@@ -66,7 +66,7 @@ export function createRequestLogWriter(deps: {
   };
 
   return {
-    record(entry) {
+    record: (entry) => {
       buffer.push(entry);
       if (buffer.length > maxBuffered) {
         const dropped = buffer.length - maxBuffered;
@@ -76,11 +76,11 @@ export function createRequestLogWriter(deps: {
       if (buffer.length >= batchSize) void flush();
     },
     flush,
-    start() {
+    start: () => {
       timer = setInterval(() => void flush(), deps.flushIntervalMs ?? 200);
       timer.unref();
     },
-    async stop() {
+    stop: async () => {
       if (timer) clearInterval(timer);
       await flush();
     },
