@@ -23,13 +23,16 @@ export type Gateway = {
 
 
 /** The real gateway app on a random port, over its own fresh database and Redis prefix. */
-export async function startGateway(opts: { rateLimitPerSecond?: number; owners?: Partial<Record<string, string>> } = {}): Promise<Gateway> {
+export async function startGateway(
+  opts: { rateLimitPerSecond?: number; owners?: Partial<Record<string, string>>; redisUrl?: string } = {},
+): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
   // Nothing listens here: owners are unreachable (connection refused) unless a test gives real ones.
   const NOWHERE = `http://127.0.0.1:${await freePort()}`;
   const { db } = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 5 });
   await migrate(db);
-  const redis = new Redis(infraFromEnv().redisUrl, { commandTimeout: 250 });
+  const redis = new Redis(opts.redisUrl ?? infraFromEnv().redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
   const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });

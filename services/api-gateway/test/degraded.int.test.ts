@@ -1,0 +1,28 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { freePort } from '@postline/testing';
+import { call, startGateway, type Gateway } from './harness.ts';
+
+let gw: Gateway;
+beforeAll(async () => {
+  // Redis is unreachable: nothing listens on this port.
+  gw = await startGateway({ redisUrl: `redis://127.0.0.1:${await freePort()}` });
+});
+afterAll(async () => {
+  await gw.stop();
+});
+
+describe('with Redis down', () => {
+  it('reports not ready on /readyz while still alive on /healthz', async () => {
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${gw.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ ready: false, checks: { postgres: true, redis: false } });
+  });
+
+  it('keeps serving requests without rate-limit headers (counters may be lost, requests may not)', async () => {
+    const team = await gw.createTeam();
+    const r = await call(gw, 'GET', '/api-keys', { key: team.apiKey });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('ratelimit-limit')).toBeNull();
+  });
+});
