@@ -16,6 +16,8 @@ const common = {
 
 export default {
   ...common,
+  // Jest 30 reads testTimeout only at the top level, not per project.
+  testTimeout: 60000,
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [
@@ -25,7 +27,6 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts', '<rootDir>/tests/**/*.test.ts'],
       testPathIgnorePatterns: ['/tests/perf/'],
-      testTimeout: 60000,
     },
   ],
 };

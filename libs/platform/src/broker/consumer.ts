@@ -1,0 +1,293 @@
+import type { Channel, ConsumeMessage } from 'amqplib';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { parseMessage, type Message, type RoutingKey } from '@postline/contracts';
+import type { Logger } from '../logger/logger.ts';
+import type { Broker, Setup } from './broker.ts';
+import { queueDepth } from './dead-letters.ts';
+import {
+  checkRetryPolicy,
+  decideFailure,
+  DEFAULT_RETRY_POLICY,
+  RETRY_COUNT_HEADER,
+  type DeadReason,
+  type RetryPolicy,
+} from './retry-policy.ts';
+import {
+  consumerQueueNames,
+  declareConsumerQueues,
+  topicMatches,
+  type Binding,
+  type ConsumerQueueNames,
+} from './topology.ts';
+
+/** Routing keys a binding can deliver: an exact key as is, `email.*` / `email.#` by prefix, else every key. */
+export type MatchingKeys<P extends string> = P extends RoutingKey
+  ? P
+  : P extends `${infer Head}.*` | `${infer Head}.#`
+    ? Extract<RoutingKey, `${Head}.${string}`>
+    : RoutingKey;
+
+export type ConsumerOptions<DB, P extends string> = {
+  broker: Broker;
+  /** The service's own database; its schema holds the `inbox` table (createMessagingTables). */
+  db: Kysely<DB>;
+  service: string;
+  /** Unique within the service; names the queue `${prefix}.${service}.${name}` and the inbox rows. */
+  name: string;
+  bindings: ReadonlyArray<Binding<P>>;
+  /** Unacked deliveries in flight, which is also how many handlers run at once. Default 16. */
+  prefetch?: number;
+  retry?: Partial<RetryPolicy>;
+  /** How long `stop` waits for running handlers before closing the channel. Default 10 s. */
+  stopTimeoutMs?: number;
+  logger?: Logger;
+  /**
+   * Runs inside a transaction that has already recorded the message id in `inbox`; the message is acked
+   * only after that transaction commits. Throw PermanentError, RetryLaterError or anything else.
+   */
+  handle: (message: Message<MatchingKeys<P>>, trx: Transaction<DB>) => Promise<void>;
+};
+
+export type Consumer = {
+  readonly queues: ConsumerQueueNames;
+  /** Declares the queues and consumes; when the broker is down, consuming begins once it connects. */
+  start(): Promise<void>;
+  /** Cancels consumption, waits for handlers in flight (bounded), closes the channel. */
+  stop(): Promise<void>;
+};
+
+type Outcome = 'ok' | 'duplicate' | 'retried' | 'dead_lettered' | 'requeued';
+type Decoded = { ok: true; message: Message } | { ok: false; error: string };
+
+/**
+ * A typed, idempotent consumer on its own quorum queue with delay-tier retries and a dead-letter queue.
+ * Envelopes and data are validated against the contracts catalog before the handler sees them; an invalid
+ * message is dead-lettered at once.
+ *
+ * @example
+ * const consumer = createConsumer({
+ *   broker, db, service: 'webhook-dispatcher', name: 'email-events',
+ *   bindings: [{ exchange: 'events', routingKey: 'email.*' }],
+ *   handle: async (message, trx) => { await recordEvent(trx, message.team_id, message); },
+ * });
+ * await consumer.start();
+ */
+export function createConsumer<DB, P extends string>(opts: ConsumerOptions<DB, P>): Consumer {
+  const { broker } = opts;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
+  checkRetryPolicy(policy);
+  const queues = consumerQueueNames(broker.prefix, opts.service, opts.name, policy.tiersMs);
+  const consumerId = `${opts.service}.${opts.name}`;
+  const log = (opts.logger ?? broker.logger).child({ consumer: consumerId });
+  const metrics = broker.metrics;
+  const stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
+
+  let channel: Channel | undefined;
+  let consumerTag: string | undefined;
+  let stopping = false;
+  let inFlight = 0;
+  let onIdle: (() => void) | undefined;
+  const cleanups: Array<() => void> = [];
+
+  const setup: Setup = async (connection) => {
+    let connectionClosed = false;
+    connection.once('close', () => (connectionClosed = true));
+    const ch = await connection.createChannel();
+    ch.on('error', (err: unknown) => log.warn({ err }, 'consumer channel error'));
+    ch.on('close', () => {
+      if (channel !== ch) return;
+      channel = undefined;
+      consumerTag = undefined;
+      // The server closed only this channel: open it again on the same connection after a pause. When the
+      // whole connection went, the broker's reconnect runs this setup again instead.
+      if (stopping) return;
+      setTimeout(() => {
+        if (stopping || channel || connectionClosed) return;
+        setup(connection).catch((err: unknown) => log.warn({ err }, 'consumer re-setup failed'));
+      }, 1_000).unref();
+    });
+    await declareConsumerQueues(ch, broker.exchanges, queues, opts.bindings);
+    await ch.prefetch(opts.prefetch ?? 16);
+    const reply = await ch.consume(
+      queues.work,
+      (msg) => {
+        if (msg) void deliver(ch, msg);
+        // null: the server cancelled us (queue deleted); closing leads to a fresh declare and consume.
+        else ch.close().catch(() => undefined);
+      },
+      { noAck: false },
+    );
+    channel = ch;
+    consumerTag = reply.consumerTag;
+  };
+
+  async function deliver(ch: Channel, msg: ConsumeMessage): Promise<void> {
+    inFlight++;
+    const started = performance.now();
+    let outcome: Outcome = 'requeued';
+    try {
+      outcome = await handleDelivery(ch, msg);
+    } catch (err) {
+      log.error({ err }, 'consumer failed to settle a message; requeueing');
+      settle(ch, msg, 'requeue');
+    } finally {
+      metrics?.handleDuration.observe({ consumer: consumerId, outcome }, (performance.now() - started) / 1000);
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    }
+  }
+
+  async function handleDelivery(ch: Channel, msg: ConsumeMessage): Promise<Outcome> {
+    const attempt = retryCount(msg) + 1;
+    const decoded = decode(msg);
+    if (!decoded.ok) {
+      log.warn({ message_id: msg.properties.messageId as unknown, error: decoded.error }, 'invalid message');
+      return deadLetter(ch, msg, attempt, 'invalid', decoded.error);
+    }
+    const message = decoded.message;
+    try {
+      const fresh = await opts.db.transaction().execute(async (trx) => {
+        const claimed = await sql`insert into inbox (consumer, message_id) values (${consumerId}, ${message.id})
+          on conflict do nothing returning message_id`.execute(trx);
+        // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
+        if (claimed.rows.length === 0) return false;
+        await opts.handle(message as Message<MatchingKeys<P>>, trx);
+        return true;
+      });
+      settle(ch, msg, 'ack');
+      return fresh ? 'ok' : 'duplicate';
+    } catch (err) {
+      const decision = decideFailure(err, attempt, policy);
+      const context = { err, message_id: message.id, type: message.type, attempt };
+      if (decision.action === 'dead') {
+        log.warn({ ...context, reason: decision.reason }, 'handler failed; dead-lettering');
+        return deadLetter(ch, msg, attempt, decision.reason, errorText(err));
+      }
+      log.info({ ...context, retry_in_ms: decision.tierMs }, 'handler failed; retrying later');
+      const tier = queues.tiers.find((t) => t.delayMs === decision.tierMs);
+      const moved = await moveTo(ch, msg, tier?.queue ?? queues.work, { [RETRY_COUNT_HEADER]: attempt });
+      if (moved) metrics?.retried.inc({ consumer: consumerId });
+      return moved ? 'retried' : 'requeued';
+    }
+  }
+
+  async function deadLetter(
+    ch: Channel,
+    msg: ConsumeMessage,
+    attempt: number,
+    reason: DeadReason,
+    error: string,
+  ): Promise<Outcome> {
+    const moved = await moveTo(ch, msg, queues.dead, {
+      [RETRY_COUNT_HEADER]: attempt - 1,
+      'x-dead-reason': reason,
+      'x-dead-error': error.slice(0, 500),
+      'x-dead-at': new Date().toISOString(),
+    });
+    if (moved) metrics?.deadLettered.inc({ consumer: consumerId, reason });
+    return moved ? 'dead_lettered' : 'requeued';
+  }
+
+  /**
+   * Publishes a copy to `queue` with confirms, then acks the original: a crash in between duplicates the
+   * message (the inbox absorbs it), never loses it. When the copy is not confirmed, the original goes back.
+   */
+  async function moveTo(ch: Channel, msg: ConsumeMessage, queue: string, extra: Record<string, unknown>) {
+    const headers: Record<string, unknown> = msg.properties.headers ?? {};
+    const result = await broker.publish('', queue, msg.content, {
+      messageId: String(msg.properties.messageId ?? ''),
+      type: msg.properties.type as string | undefined,
+      headers: {
+        'x-original-exchange': headers['x-original-exchange'] ?? msg.fields.exchange,
+        'x-original-routing-key': headers['x-original-routing-key'] ?? msg.fields.routingKey,
+        ...extra,
+      },
+    });
+    if (result.ok) {
+      settle(ch, msg, 'ack');
+      return true;
+    }
+    log.warn({ queue, reason: result.reason }, 'could not move message; requeueing');
+    // A broker that refuses the copy would otherwise hand the message straight back in a tight loop.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    settle(ch, msg, 'requeue');
+    return false;
+  }
+
+  /** Acks on the delivering channel; if that channel is gone the broker redelivers, which is safe. */
+  function settle(ch: Channel, msg: ConsumeMessage, how: 'ack' | 'requeue'): void {
+    try {
+      if (how === 'ack') ch.ack(msg);
+      else ch.nack(msg, false, true);
+    } catch (err) {
+      log.debug({ err }, 'channel closed before settling; the message will be redelivered');
+    }
+  }
+
+  function decode(msg: ConsumeMessage): Decoded {
+    let envelope: unknown;
+    try {
+      envelope = JSON.parse(msg.content.toString('utf8'));
+    } catch {
+      return { ok: false, error: 'body is not JSON' };
+    }
+    const type = (envelope as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string') return { ok: false, error: 'envelope has no type' };
+    const { exchange, routingKey } = msg.fields;
+    const fromExchange = exchange === broker.exchanges.events || exchange === broker.exchanges.commands;
+    if (fromExchange && routingKey !== type) {
+      return { ok: false, error: `routing key "${routingKey}" differs from envelope type "${type}"` };
+    }
+    if (!opts.bindings.some((b) => topicMatches(b.routingKey, type))) {
+      return { ok: false, error: `type "${type}" matches none of this consumer's bindings` };
+    }
+    return parseMessage(type, envelope);
+  }
+
+  return {
+    queues,
+    async start() {
+      stopping = false;
+      cleanups.push(await broker.addSetup(setup));
+      if (metrics) {
+        for (const [queue, kind] of [
+          [queues.work, 'work'],
+          [queues.dead, 'dead'],
+        ] as const) {
+          cleanups.push(metrics.watchQueue({ queue, kind, depth: () => queueDepth(broker, queue) }));
+        }
+      }
+    },
+    async stop() {
+      stopping = true;
+      for (const cleanup of cleanups.splice(0)) cleanup();
+      const ch = channel;
+      const tag = consumerTag;
+      channel = undefined;
+      if (ch && tag) await ch.cancel(tag).catch(() => undefined);
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, stopTimeoutMs);
+          onIdle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        onIdle = undefined;
+        if (inFlight > 0)
+          log.warn({ in_flight: inFlight }, 'stop deadline passed; unacked messages will be redelivered');
+      }
+      // Closing the channel returns anything still unacked to the queue.
+      if (ch) await ch.close().catch(() => undefined);
+    },
+  };
+}
+
+function retryCount(msg: ConsumeMessage): number {
+  const value = Number(msg.properties.headers?.[RETRY_COUNT_HEADER] ?? 0);
+  return Number.isInteger(value) && value >= 0 ? value : 0;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

@@ -1,0 +1,268 @@
+import { describe, expect, it, beforeAll, afterAll, jest } from '@jest/globals';
+import { sql } from 'kysely';
+import {
+  createConsumer,
+  createMetrics,
+  PermanentError,
+  queueDepth,
+  redriveDeadLetters,
+  RetryLaterError,
+  type Broker,
+  type Consumer,
+  type ConsumerOptions,
+  type Metrics,
+} from '../src/index.ts';
+import {
+  createMessagingFixture,
+  deliveredEnvelope,
+  metricValue,
+  sleep,
+  waitFor,
+  type MessagingFixture,
+  type TestDb,
+} from './messaging-fixture.ts';
+import { startTcpProxy } from './tcp-proxy.ts';
+
+// The integration project's testTimeout is not applied per project by jest 30.
+jest.setTimeout(30_000);
+
+let fx: MessagingFixture;
+let broker: Broker;
+let metrics: Metrics;
+const consumers: Consumer[] = [];
+const TIERS = { tiersMs: [100, 400], maxAttempts: 3 };
+
+beforeAll(async () => {
+  fx = await createMessagingFixture();
+  metrics = createMetrics('consumer-test');
+  broker = await fx.broker({ metrics });
+});
+
+afterAll(async () => {
+  await Promise.all(consumers.map((c) => c.stop()));
+  await fx.close();
+});
+
+type Handle = ConsumerOptions<TestDb, 'email.delivered'>['handle'];
+
+/** A consumer of `email.delivered` whose handler records one `effects` row per successful handling. */
+async function startConsumer(name: string, handle: Handle, on: Broker = broker): Promise<Consumer> {
+  const consumer = createConsumer({
+    broker: on,
+    db: fx.db,
+    service: 'svc',
+    name,
+    bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+    prefetch: 4,
+    retry: TIERS,
+    handle,
+  });
+  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)])
+    fx.queues.add(q);
+  consumers.push(consumer);
+  await consumer.start();
+  return consumer;
+}
+
+function recordEffect(name: string): Handle {
+  return async (message, trx) => {
+    await trx.insertInto('effects').values({ consumer: name, message_id: message.id }).execute();
+  };
+}
+
+async function publish(envelope: unknown, messageId: string): Promise<void> {
+  const result = await broker.publish(
+    broker.exchanges.events,
+    'email.delivered',
+    Buffer.from(JSON.stringify(envelope)),
+    {
+      messageId,
+    },
+  );
+  expect(result).toEqual({ ok: true });
+}
+
+async function effects(name: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from effects where consumer = ${name}`.execute(
+    fx.db,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+function outcomes(name: string, outcome: string): Promise<number> {
+  return metricValue(
+    metrics.registry,
+    'broker_message_handle_duration_seconds',
+    { consumer: `svc.${name}`, outcome },
+    'broker_message_handle_duration_seconds_count',
+  );
+}
+
+describe('consumer', () => {
+  it('handles a message published twice with the same id once', async () => {
+    await startConsumer('twice', recordEffect('twice'));
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+    await publish(envelope, envelope.id);
+
+    await waitFor(
+      'both deliveries to settle',
+      async () => (await outcomes('twice', 'ok')) + (await outcomes('twice', 'duplicate')) === 2,
+    );
+    expect(await outcomes('twice', 'ok')).toBe(1);
+    expect(await outcomes('twice', 'duplicate')).toBe(1);
+    expect(await effects('twice')).toBe(1);
+  });
+
+  it('has no second effect when the connection dies after the commit but before the ack', async () => {
+    const target = new URL(fx.amqpUrl);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    const url = new URL(fx.amqpUrl);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+
+    let calls = 0;
+    let entered: () => void = () => undefined;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    await startConsumer(
+      'redelivered',
+      async (message, trx) => {
+        calls++;
+        entered();
+        await gate;
+        await recordEffect('redelivered')(message, trx);
+      },
+      viaProxy,
+    );
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+    await inHandler;
+
+    await proxy.cut();
+    await waitFor('the consumer connection to drop', () => !viaProxy.isConnected());
+    release(); // commits; the ack has no channel left, so RabbitMQ requeues the delivery
+    await waitFor('the effect to commit', async () => (await effects('redelivered')) === 1);
+    await proxy.restore();
+
+    await waitFor('the redelivery to be recognised', async () => (await outcomes('redelivered', 'duplicate')) === 1);
+    expect(calls).toBe(1);
+    expect(await effects('redelivered')).toBe(1);
+    await waitFor(
+      'the work queue to be empty',
+      async () => (await queueDepth(broker, `${fx.prefix}.svc.redelivered`)) === 0,
+    );
+    await proxy.close();
+  });
+
+  it('has no second effect when a handled message comes back through nack and requeue', async () => {
+    const first = await startConsumer('requeued', recordEffect('requeued'));
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+    await waitFor('the first handling', async () => (await effects('requeued')) === 1);
+    await first.stop();
+
+    // The same message again, taken by another client and nacked back: it returns marked redelivered.
+    await publish(envelope, envelope.id);
+    const redelivered = await broker.withChannel(async (ch) => {
+      const take = async () => {
+        for (;;) {
+          const msg = await ch.get(first.queues.work, { noAck: false });
+          if (msg) return msg;
+          await sleep(20);
+        }
+      };
+      ch.nack(await take(), false, true);
+      const again = await take();
+      ch.nack(again, false, true);
+      return again.fields.redelivered;
+    });
+    expect(redelivered).toBe(true);
+
+    await startConsumer('requeued', recordEffect('requeued'));
+    await waitFor('the redelivery to be recognised', async () => (await outcomes('requeued', 'duplicate')) === 1);
+    expect(await effects('requeued')).toBe(1);
+  });
+
+  it('dead-letters an invalid message at once without calling the handler', async () => {
+    let calls = 0;
+    const consumer = await startConsumer('invalid', async () => {
+      calls++;
+      return Promise.resolve();
+    });
+    const envelope = { ...deliveredEnvelope(), data: { email_id: 'not-a-uuid' } };
+    await publish(envelope, envelope.id);
+
+    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
+    expect(calls).toBe(0);
+    expect(
+      await metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
+        consumer: 'svc.invalid',
+        reason: 'invalid',
+      }),
+    ).toBe(1);
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.invalid' })).toBe(0);
+    expect(
+      await metricValue(metrics.registry, 'broker_queue_messages', { queue: consumer.queues.dead, kind: 'dead' }),
+    ).toBe(1);
+    const dead = await broker.withChannel((ch) => ch.get(consumer.queues.dead, { noAck: false }));
+    expect(dead && dead.properties.headers?.['x-dead-reason']).toBe('invalid');
+    expect(dead && String(dead.properties.headers?.['x-dead-error'])).toMatch(/email_id/);
+  });
+
+  it('dead-letters a PermanentError at once', async () => {
+    let calls = 0;
+    const consumer = await startConsumer('permanent', () => {
+      calls++;
+      return Promise.reject(new PermanentError('the email is gone'));
+    });
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+
+    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
+    await sleep(300); // longer than the first tier: nothing comes back
+    expect(calls).toBe(1);
+  });
+
+  it('retries a handler that keeps throwing through the tiers, then dead-letters it; a redrive runs it again', async () => {
+    const attempts: number[] = [];
+    let failing = true;
+    const consumer = await startConsumer('flaky', async (message, trx) => {
+      attempts.push(Date.now());
+      if (failing) throw new Error('smtp pool exhausted');
+      await recordEffect('flaky')(message, trx);
+    });
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+
+    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
+    expect(attempts).toHaveLength(TIERS.maxAttempts);
+    // First retry waits in the 100 ms tier, the second in the 400 ms tier.
+    expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(90);
+    expect((attempts[2] ?? 0) - (attempts[1] ?? 0)).toBeGreaterThanOrEqual(380);
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.flaky' })).toBe(2);
+    expect(await effects('flaky')).toBe(0);
+
+    failing = false;
+    expect(await redriveDeadLetters(broker, consumer.queues.work, 10)).toBe(1);
+    await waitFor('the redriven message to be handled', async () => (await effects('flaky')) === 1);
+    expect(attempts).toHaveLength(TIERS.maxAttempts + 1);
+    expect(await queueDepth(broker, consumer.queues.dead)).toBe(0);
+  });
+
+  it('waits for the delay tier a RetryLaterError asks for', async () => {
+    const attempts: number[] = [];
+    await startConsumer('later', async (message, trx) => {
+      attempts.push(Date.now());
+      if (attempts.length === 1) throw new RetryLaterError(250);
+      await recordEffect('later')(message, trx);
+    });
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+
+    await waitFor('the retried handling', async () => (await effects('later')) === 1);
+    // 250 ms rounds up to the 400 ms tier, not the 100 ms one a plain error would get first.
+    expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(380);
+  });
+});
