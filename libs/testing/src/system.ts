@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import amqp from 'amqplib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
@@ -22,6 +23,19 @@ export type System = {
   terminate: (name: ServiceName) => Promise<number | null>;
   stop: () => Promise<void>;
 };
+
+/** Removes what the services declared under a test prefix (exchanges and the unroutable parking queue). */
+async function deleteBrokerPrefix(url: string, prefix: string): Promise<void> {
+  const connection = await amqp.connect(url);
+  try {
+    const ch = await connection.createChannel();
+    await ch.deleteQueue(`${prefix}.unroutable`);
+    for (const ex of ['events', 'commands', 'unroutable']) await ch.deleteExchange(`${prefix}.${ex}`);
+    await ch.close();
+  } finally {
+    await connection.close();
+  }
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -121,6 +135,7 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     async stop() {
       await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
       await database.drop();
+      await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX));
     },
   };
 }
