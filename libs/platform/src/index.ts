@@ -40,3 +40,4 @@ export { brokerMetrics, type BrokerMetrics } from './broker/metrics.ts';
 export { OUTBOX_TABLES_V1, createMessagingTables, outboxChannel, type MessagingTables, type OutboxTable, type InboxTable } from './outbox/tables.ts';
 export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
+export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
