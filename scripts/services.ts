@@ -1,14 +1,13 @@
-// The six services and how a local run starts them: shared by `npm start`, `npm run migrate` and the
-// end-to-end launcher.
+// The six services and how a local run starts them: shared by `npm start` and `npm run migrate`.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const SERVICES = ['api-gateway', 'sender', 'inbound-smtp', 'webhook-dispatcher', 'scheduler', 'domain-verifier'] as const;
-export type ServiceName = (typeof SERVICES)[number];
+export const SERVICES = SERVICE_NAMES;
 
 export function entry(service: ServiceName, file: 'main' | 'migrate'): string {
   return join(ROOT, 'services', service, 'src', `${file}.ts`);

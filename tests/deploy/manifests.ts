@@ -5,21 +5,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
+import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-export const SERVICES = [
-  'api-gateway',
-  'sender',
-  'inbound-smtp',
-  'webhook-dispatcher',
-  'scheduler',
-  'domain-verifier',
-] as const;
-export type ServiceName = (typeof SERVICES)[number];
+export const SERVICES = SERVICE_NAMES;
+export type { ServiceName };
 
 /** The ports the runtime contract gives each service by default (HTTP_PORT, or API_PORT for the gateway). */
 export const HTTP_PORTS: Record<ServiceName, number> = {

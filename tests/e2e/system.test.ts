@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Resend } from 'resend';
-import { SERVICE_NAMES, startSystem, type System } from '@postline/testing';
+import { SERVICE_NAMES } from '@postline/contracts';
+import { startSystem, type System } from '@postline/testing';
 
 let system: System;
 beforeAll(async () => {

@@ -47,3 +47,4 @@ export {
   isPublicEvent,
   parseMessage,
 } from './catalog.ts';
+export { SERVICE_NAMES, type ServiceName } from './services.ts';

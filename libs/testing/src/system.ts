@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import amqp from 'amqplib';
+import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
@@ -8,8 +9,6 @@ import { infraFromEnv } from './infra.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-export const SERVICE_NAMES = ['api-gateway', 'sender', 'inbound-smtp', 'webhook-dispatcher', 'scheduler', 'domain-verifier'] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export type RunningService = { name: ServiceName; port: number; url: string; process: ChildProcess; output: string[] };
 
