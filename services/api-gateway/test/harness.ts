@@ -4,11 +4,10 @@ import { createDb, createLogger, createMetrics, listen, newId, type Listening } 
 import { createTestDatabase, freePort, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
 import { createGatewayApp } from '../src/app.ts';
 import { SCHEMA } from '../src/config.ts';
-import { insertApiKey } from '../src/db/api-keys.ts';
+import { issueApiKey } from '../src/db/api-keys.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { GatewayDb } from '../src/db/schema.ts';
 import { insertTeam } from '../src/db/teams.ts';
-import { generateApiKeyToken } from '../src/domain/api-key-token.ts';
 import { createKeyUsageTracker } from '../src/http/key-usage.ts';
 import { createRequestLogWriter } from '../src/http/request-log.ts';
 
@@ -58,17 +57,8 @@ export async function startGateway(
   const server: Listening = await listen(http.app, 0, '127.0.0.1');
 
   const createKey = async (teamId: string, permission: 'full_access' | 'sending_access') => {
-    const token = generateApiKeyToken();
-    const key = await insertApiKey(db, {
-      id: newId(),
-      team_id: teamId,
-      name: 'test',
-      permission,
-      domain_id: null,
-      token_hash: token.hash,
-      token_last4: token.last4,
-    });
-    return { apiKey: token.token, keyId: key.id };
+    const { key, token } = await issueApiKey(db, { teamId, name: 'test', permission, domainId: null });
+    return { apiKey: token, keyId: key.id };
   };
   return {
     url: `http://127.0.0.1:${server.port}`,

@@ -6,11 +6,10 @@
 import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, isUuid, newId } from '@postline/platform';
 import { loadConfig, SCHEMA } from '../config.ts';
-import { insertApiKey } from '../db/api-keys.ts';
+import { issueApiKey } from '../db/api-keys.ts';
 import { migrate } from '../db/migrate.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
-import { generateApiKeyToken } from '../domain/api-key-token.ts';
 
 class UsageError extends Error {}
 
@@ -42,21 +41,11 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
       case 'create': {
         const name = values.name?.trim();
         if (!name) throw new UsageError('--name is required');
-        const token = generateApiKeyToken();
-        const team = await db.transaction().execute(async (trx) => {
-          const t = await insertTeam(trx, { id: newId(), name });
-          await insertApiKey(trx, {
-            id: newId(),
-            team_id: t.id,
-            name: 'Default',
-            permission: 'full_access',
-            domain_id: null,
-            token_hash: token.hash,
-            token_last4: token.last4,
-          });
-          return t;
+        return await db.transaction().execute(async (trx) => {
+          const team = await insertTeam(trx, { id: newId(), name });
+          const { token } = await issueApiKey(trx, { teamId: team.id, name: 'Default', permission: 'full_access', domainId: null });
+          return { team_id: team.id, api_key: token };
         });
-        return { team_id: team.id, api_key: token.token };
       }
       case 'disable':
       case 'enable': {

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import { paginate, type Page } from '@postline/platform';
+import { newId, paginate, type Page } from '@postline/platform';
 import type { PaginationQuery } from '@postline/contracts';
 import type { ApiKey, GatewayDb } from './schema.ts';
+import { generateApiKeyToken } from '../domain/api-key-token.ts';
 
 export type KeyWithTeam = Pick<
   ApiKey,
@@ -17,6 +18,24 @@ export async function insertApiKey(
     .values({ ...key, last_used_at: null, expires_at: null, revoked_at: null })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Creates a key with a new token; the token is returned here once and only its hash is stored. */
+export async function issueApiKey(
+  db: Kysely<GatewayDb>,
+  input: { teamId: string; name: string; permission: ApiKey['permission']; domainId: string | null },
+): Promise<{ key: ApiKey; token: string }> {
+  const token = generateApiKeyToken();
+  const key = await insertApiKey(db, {
+    id: newId(),
+    team_id: input.teamId,
+    name: input.name,
+    permission: input.permission,
+    domain_id: input.domainId,
+    token_hash: token.hash,
+    token_last4: token.last4,
+  });
+  return { key, token: token.token };
 }
 
 /** The key with that hash and its team, whatever its state; the caller decides what revoked or expired mean. */

@@ -2,10 +2,9 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
-import { ApiError, formatTimestamp, isUuid, newId, notFound, parseInput, route } from '@postline/platform';
-import { insertApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../db/api-keys.ts';
+import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route } from '@postline/platform';
+import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../db/api-keys.ts';
 import type { GatewayDb } from '../db/schema.ts';
-import { generateApiKeyToken } from '../domain/api-key-token.ts';
 import { authOf } from './context.ts';
 
 const Name = z
@@ -44,17 +43,8 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
         }
         if (!isUuid(domainId) || !(await deps.domainExists(teamId, domainId))) throw notFound('Domain not found');
       }
-      const token = generateApiKeyToken();
-      const key = await insertApiKey(deps.db, {
-        id: newId(),
-        team_id: teamId,
-        name: body.name,
-        permission,
-        domain_id: domainId,
-        token_hash: token.hash,
-        token_last4: token.last4,
-      });
-      res.status(201).json({ id: key.id, token: token.token });
+      const { key, token } = await issueApiKey(deps.db, { teamId, name: body.name, permission, domainId });
+      res.status(201).json({ id: key.id, token });
     },
     get: async (req, res) => {
       const { teamId } = authOf(res);
