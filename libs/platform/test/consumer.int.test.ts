@@ -114,6 +114,39 @@ describe('consumer', () => {
     expect(await effects('twice')).toBe(1);
   });
 
+  it('runs prepare before the transaction opens and hands its result to the handler', async () => {
+    const seen: { prepared: string; inTransactionDuringPrepare: boolean }[] = [];
+    let inTransaction = false;
+    const consumer = createConsumer<TestDb, 'email.delivered', string>({
+      broker,
+      db: fx.db,
+      service: 'svc',
+      name: 'prepared',
+      bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+      prepare: async (message) => {
+        // The inbox row is written inside the transaction: none exists yet while prepare runs.
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from inbox
+          where consumer = 'svc.prepared' and message_id = ${message.id}`.execute(fx.db);
+        seen.push({ prepared: '', inTransactionDuringPrepare: inTransaction || (rows[0]?.n ?? 0) > 0 });
+        return `looked up ${message.data.email_id}`;
+      },
+      handle: async (message, trx, prepared) => {
+        inTransaction = true;
+        seen[seen.length - 1]!.prepared = prepared;
+        await recordEffect('prepared')(message, trx, undefined);
+        inTransaction = false;
+      },
+    });
+    for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
+    consumers.push(consumer);
+    await consumer.start();
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+
+    await waitFor('the effect', async () => (await effects('prepared')) === 1);
+    expect(seen).toEqual([{ prepared: `looked up ${(envelope.data as { email_id: string }).email_id}`, inTransactionDuringPrepare: false }]);
+  });
+
   it('has no second effect when the connection dies after the commit but before the ack', async () => {
     const target = new URL(fx.amqpUrl);
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
@@ -132,7 +165,7 @@ describe('consumer', () => {
         calls++;
         entered();
         await gate;
-        await recordEffect('redelivered')(message, trx);
+        await recordEffect('redelivered')(message, trx, undefined);
       },
       viaProxy,
     );
@@ -231,7 +264,7 @@ describe('consumer', () => {
     const consumer = await startConsumer('flaky', async (message, trx) => {
       attempts.push(Date.now());
       if (failing) throw new Error('smtp pool exhausted');
-      await recordEffect('flaky')(message, trx);
+      await recordEffect('flaky')(message, trx, undefined);
     });
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
@@ -256,7 +289,7 @@ describe('consumer', () => {
     await startConsumer('later', async (message, trx) => {
       attempts.push(Date.now());
       if (attempts.length === 1) throw new RetryLaterError(250);
-      await recordEffect('later')(message, trx);
+      await recordEffect('later')(message, trx, undefined);
     });
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);

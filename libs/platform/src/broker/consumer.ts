@@ -27,7 +27,7 @@ export type MatchingKeys<P extends string> = P extends RoutingKey
     ? Extract<RoutingKey, `${Head}.${string}`>
     : RoutingKey;
 
-export type ConsumerOptions<DB, P extends string> = {
+export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
   broker: Broker;
   /** The service's own database; its schema holds the `inbox` table (createMessagingTables). */
   db: Kysely<DB>;
@@ -42,10 +42,16 @@ export type ConsumerOptions<DB, P extends string> = {
   stopTimeoutMs?: number;
   logger?: Logger;
   /**
+   * Slow I/O the handler needs (DNS lookups, HTTP calls), run before the transaction opens so that no
+   * transaction is held across it; its result is the handler's third argument. It may run again for a
+   * redelivered message, so it must have no effects of its own. Its errors are handled as the handler's.
+   */
+  prepare?: (message: Message<MatchingKeys<P>>) => Promise<Prepared>;
+  /**
    * Runs inside a transaction that has already recorded the message id in `inbox`; the message is acked
    * only after that transaction commits. Throw PermanentError, RetryLaterError or anything else.
    */
-  handle: (message: Message<MatchingKeys<P>>, trx: Transaction<DB>) => Promise<void>;
+  handle: (message: Message<MatchingKeys<P>>, trx: Transaction<DB>, prepared: Prepared) => Promise<void>;
 };
 
 export type Consumer = {
@@ -72,7 +78,9 @@ type Decoded = { ok: true; message: Message } | { ok: false; error: string };
  * });
  * await consumer.start();
  */
-export function createConsumer<DB, P extends string>(opts: ConsumerOptions<DB, P>): Consumer {
+export function createConsumer<DB, P extends string, Prepared = undefined>(
+  opts: ConsumerOptions<DB, P, Prepared>,
+): Consumer {
   const { broker } = opts;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
   checkRetryPolicy(policy);
@@ -146,12 +154,13 @@ export function createConsumer<DB, P extends string>(opts: ConsumerOptions<DB, P
     }
     const message = decoded.message;
     try {
+      const prepared = (opts.prepare ? await opts.prepare(message as Message<MatchingKeys<P>>) : undefined) as Prepared;
       const fresh = await opts.db.transaction().execute(async (trx) => {
         const claimed = await sql`insert into inbox (consumer, message_id) values (${consumerId}, ${message.id})
           on conflict do nothing returning message_id`.execute(trx);
         // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
         if (claimed.rows.length === 0) return false;
-        await opts.handle(message as Message<MatchingKeys<P>>, trx);
+        await opts.handle(message as Message<MatchingKeys<P>>, trx, prepared);
         return true;
       });
       settle(ch, msg, 'ack');
