@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { PublicEventType, publicEvents } from './events.ts';
-import { DomainState, MessageEnvelope, TimerCancel, TimerSet } from './messages.ts';
+import { CheckDomain, DomainState, MessageEnvelope, TimerCancel, TimerSet } from './messages.ts';
 
 /**
  * Every routing key with the schema of its `data`: the 19 public events, internal events (`internal.` prefix,
@@ -11,6 +11,7 @@ export const catalog = {
   'internal.domain.state': DomainState,
   'scheduler.set-timer': TimerSet,
   'scheduler.cancel-timer': TimerCancel,
+  'domain-verifier.check-domain': CheckDomain,
 } as const;
 
 export type Catalog = typeof catalog;

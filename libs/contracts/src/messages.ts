@@ -44,7 +44,22 @@ export const DomainState = z.object({
   dkim_private_key_encrypted: z.string(),
   /** Full return-path (bounce) host, e.g. `send.example.com`. */
   return_path: z.string(),
+  /** All records of the sending capability verified: mail from this domain may be sent. */
+  sending_verified: z.boolean(),
+  /** The receiving MX record verified: mail to this domain is accepted. */
+  receiving_verified: z.boolean(),
+  /** `enforced`: deliver only over TLS; `opportunistic`: STARTTLS when offered. */
+  tls: z.enum(['opportunistic', 'enforced']),
+  open_tracking: z.boolean(),
+  click_tracking: z.boolean(),
   /** True once the domain is removed; read models drop it. */
   deleted: z.boolean(),
 });
 export type DomainState = z.infer<typeof DomainState>;
+
+/**
+ * Command `domain-verifier.check-domain`: look the domain's records up now (sent by the scheduler when a
+ * domain's check timer fires).
+ */
+export const CheckDomain = z.object({ domain_id: z.uuid() });
+export type CheckDomain = z.infer<typeof CheckDomain>;

@@ -1,0 +1,86 @@
+import amqp from 'amqplib';
+
+export type ObservedMessage = {
+  routingKey: string;
+  exchange: string;
+  envelope: { id: string; type: string; team_id: string | null; occurred_at: string; data: Record<string, unknown> };
+};
+
+export type BrokerObserver = {
+  messages: ObservedMessage[];
+  /**
+   * Resolves with the first message (already seen or arriving) that matches; rejects after `timeoutMs`.
+   * `since` (an index into `messages`) ignores the messages that arrived before it.
+   */
+  waitFor: (
+    what: string,
+    match: (m: ObservedMessage) => boolean,
+    opts?: { timeoutMs?: number; since?: number },
+  ) => Promise<ObservedMessage>;
+  close: () => Promise<void>;
+};
+
+/**
+ * Watches what the services publish: a private, auto-deleted queue bound to `${prefix}.<exchange>` with the
+ * given routing-key patterns (topic patterns on `events`, exact keys on `commands`). Start it after the
+ * services: they declare the exchanges.
+ *
+ * @example
+ * const events = await observeBroker({ amqpUrl, prefix, bindings: [{ exchange: 'events', pattern: 'domain.*' }] });
+ * await events.waitFor('domain.created', (m) => m.routingKey === 'domain.created');
+ */
+export async function observeBroker(opts: {
+  amqpUrl: string;
+  prefix: string;
+  bindings: { exchange: 'events' | 'commands'; pattern: string }[];
+}): Promise<BrokerObserver> {
+  const connection = await amqp.connect(opts.amqpUrl);
+  const channel = await connection.createChannel();
+  const messages: ObservedMessage[] = [];
+  const waiters = new Set<() => void>();
+  const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
+  for (const binding of opts.bindings) {
+    const exchange = `${opts.prefix}.${binding.exchange}`;
+    await channel.checkExchange(exchange);
+    await channel.bindQueue(queue, exchange, binding.pattern);
+  }
+  await channel.consume(
+    queue,
+    (msg) => {
+      if (!msg) return;
+      messages.push({
+        routingKey: msg.fields.routingKey,
+        exchange: msg.fields.exchange,
+        envelope: JSON.parse(msg.content.toString('utf8')) as ObservedMessage['envelope'],
+      });
+      for (const wake of [...waiters]) wake();
+    },
+    { noAck: true },
+  );
+
+  return {
+    messages,
+    waitFor(what, match, opts = {}) {
+      const since = opts.since ?? 0;
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = messages.slice(since).find(match);
+          if (!found) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out waiting for ${what}; saw: ${messages.map((m) => m.routingKey).join(', ')}`));
+        }, opts.timeoutMs ?? 15_000);
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      await channel.close().catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { DomainRecordStatus, DomainStatus } from '@postline/contracts';
+import type { Capability, RecordKind, RecordSpec } from './records.ts';
+
+/** What one DNS question returned. `missing` is a definitive NXDOMAIN/NODATA; `temporary` is anything else. */
+export type Lookup<T> = { ok: true; answers: T[] } | { ok: false; reason: 'missing' | 'temporary'; detail: string };
+export type MxAnswer = { exchange: string; priority: number };
+/** One TXT record: the character-strings as received (≤255 bytes each), not yet joined. */
+export type TxtAnswer = string[];
+
+export type Finding =
+  | { outcome: 'verified' }
+  | { outcome: 'missing' | 'mismatch' | 'invalid' | 'temporary'; detail: string };
+
+/** The record we asked for, found exactly (character-strings of one record joined first). */
+export function checkTxt(spec: RecordSpec, lookup: Lookup<TxtAnswer>): Finding {
+  if (!lookup.ok) return { outcome: lookup.reason, detail: lookup.detail };
+  const records = lookup.answers.map((chunks) => chunks.join(''));
+  if (spec.kind === 'spf_txt') return checkSpf(spec.value, records);
+  if (spec.kind === 'dkim') return checkDkim(spec.value, records);
+  return records.includes(spec.value) ? { outcome: 'verified' } : { outcome: 'mismatch', detail: 'no TXT record with the expected value' };
+}
+
+/**
+ * DKIM: a record with exactly our `p=` key. Other tags a DNS host may add (`v=DKIM1`, `k=rsa`) are
+ * accepted as long as they say the same thing; a different or truncated key is a mismatch.
+ */
+function checkDkim(expected: string, records: string[]): Finding {
+  if (records.length === 0) return { outcome: 'missing', detail: 'no TXT record' };
+  const want = dkimTags(expected).get('p');
+  for (const record of records) {
+    if (record === expected) return { outcome: 'verified' };
+    const tags = dkimTags(record);
+    const v = tags.get('v');
+    const k = tags.get('k');
+    if (tags.get('p') === want && (v === undefined || v === 'DKIM1') && (k === undefined || k === 'rsa')) {
+      return { outcome: 'verified' };
+    }
+  }
+  return { outcome: 'mismatch', detail: 'the TXT record does not hold this domain\'s DKIM public key' };
+}
+
+function dkimTags(record: string): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const part of record.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    tags.set(part.slice(0, eq).trim(), part.slice(eq + 1).replace(/\s+/g, ''));
+  }
+  return tags;
+}
+
+/**
+ * SPF (RFC 7208): more than one `v=spf1` record at a name is a permerror, so it fails verification
+ * whatever the records say. One record must include our SPF domain (our exact value, or the customer's own
+ * record with our `include:` among its mechanisms).
+ */
+function checkSpf(expected: string, records: string[]): Finding {
+  const spf = records.filter((r) => /^v=spf1(\s|$)/i.test(r.trim()));
+  if (spf.length > 1) {
+    return { outcome: 'invalid', detail: `${spf.length} SPF records found; a name must have exactly one (RFC 7208 §4.5)` };
+  }
+  const [record] = spf;
+  if (record === undefined) return { outcome: records.length > 0 ? 'mismatch' : 'missing', detail: 'no SPF record' };
+  if (record === expected) return { outcome: 'verified' };
+  const include = expected.split(/\s+/).find((t) => t.startsWith('include:'))?.toLowerCase();
+  const terms = record.trim().split(/\s+/).map((t) => t.toLowerCase());
+  if (include && (terms.includes(include) || terms.includes(`+${include}`))) return { outcome: 'verified' };
+  return { outcome: 'mismatch', detail: `the SPF record does not contain ${include ?? 'our include'}` };
+}
+
+/** MX: our host among the exchanges (any preference), compared without case or trailing dot. */
+export function checkMx(spec: RecordSpec, lookup: Lookup<MxAnswer>): Finding {
+  if (!lookup.ok) return { outcome: lookup.reason, detail: lookup.detail };
+  if (lookup.answers.length === 0) return { outcome: 'missing', detail: 'no MX record' };
+  const host = (s: string) => s.toLowerCase().replace(/\.$/, '');
+  return lookup.answers.some((a) => host(a.exchange) === host(spec.value))
+    ? { outcome: 'verified' }
+    : { outcome: 'mismatch', detail: `no MX record points at ${spec.value}` };
+}
+
+/** A record's status after a check: not found is pending while the window is open, failed after. */
+export function recordStatus(finding: Finding, windowOver: boolean): DomainRecordStatus {
+  switch (finding.outcome) {
+    case 'verified':
+      return 'verified';
+    case 'temporary':
+      return 'temporary_failure';
+    case 'invalid':
+      return 'failed';
+    case 'missing':
+    case 'mismatch':
+      return windowOver ? 'failed' : 'pending';
+  }
+}
+
+export type CapabilityRecords = { capability: Capability; status: DomainRecordStatus }[];
+
+/** A capability counts as verified when it is enabled, has records and all of them are verified. */
+export function capabilityVerified(records: CapabilityRecords, capability: Capability): boolean {
+  const own = records.filter((r) => r.capability === capability);
+  return own.length > 0 && own.every((r) => r.status === 'verified');
+}
+
+/**
+ * The domain's status from its (enabled) records:
+ * - verified: every enabled capability verified;
+ * - partially_verified / partially_failed: one capability verified, the other still searched for / not found in time;
+ * - temporary_failure: nothing verified and a lookup could not be answered (a DNS outage never fails a domain);
+ * - failed: nothing verified when the window closed; pending otherwise.
+ */
+export function domainStatus(records: CapabilityRecords, enabled: Capability[], windowOver: boolean): DomainStatus {
+  const verified = enabled.filter((c) => capabilityVerified(records, c));
+  if (verified.length === enabled.length && enabled.length > 0) return 'verified';
+  const unverified = records.filter((r) => r.status !== 'verified');
+  const temporary = unverified.some((r) => r.status === 'temporary_failure');
+  const closed = windowOver && !temporary;
+  if (verified.length > 0) return closed ? 'partially_failed' : 'partially_verified';
+  if (closed) return 'failed';
+  return temporary ? 'temporary_failure' : 'pending';
+}
+
+/** Unscaled seconds. */
+export const FIRST_CHECK_DELAY_S = 60;
+/** Waits between checks while records are being looked for: 1 min, 1, 2, 5, 10, 15, 30 min, then hourly. */
+export const CHECK_BACKOFF_S = [60, 120, 300, 600, 900, 1800, 3600] as const;
+/** Records not found within this window fail the domain (SES and Resend: 72 h). */
+export const VERIFICATION_WINDOW_S = 72 * 3600;
+/** Verified domains are looked up again this often, so a removed record is noticed. */
+export const RECHECK_INTERVAL_S = 6 * 3600;
+
+/**
+ * Seconds until the next automatic check, or undefined for none (a failed domain waits for
+ * POST /domains/{id}/verify). `checks` counts the checks of the current window; never later than the
+ * window's end, so a domain fails on time.
+ */
+export function nextCheckDelay(opts: {
+  status: DomainStatus;
+  checks: number;
+  windowRemainingS: number;
+  scale: number;
+}): number | undefined {
+  const { status, checks, scale } = opts;
+  if (status === 'failed') return undefined;
+  if (status === 'verified' || status === 'partially_failed') return RECHECK_INTERVAL_S * scale;
+  const backoff = checks === 0 ? FIRST_CHECK_DELAY_S : (CHECK_BACKOFF_S[checks - 1] ?? CHECK_BACKOFF_S.at(-1) ?? 3600);
+  const remaining = opts.windowRemainingS;
+  // The window's last check lands just after it closes; after that (temporary failures) keep the back-off.
+  return remaining > 0 ? Math.min(backoff * scale, remaining + 0.001) : backoff * scale;
+}
+
+export type RecordStatuses = Partial<Record<RecordKind, DomainRecordStatus>>;

@@ -1,0 +1,153 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { Capability, PaginationQuery } from '@postline/contracts';
+import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route, teamOf } from '@postline/platform';
+import { applyCheck, prepareCheck, type CheckDeps } from '../checks.ts';
+import { findDomain, listDomains, recordStates, type RecordStates } from '../db/domains.ts';
+import type { DomainRow } from '../db/schema.ts';
+import { checkDomainName, isSubdomainLabel } from '../domain/names.ts';
+import { apiRecord } from '../domain/records.ts';
+import { createDomain, patchDomain, removeDomain, type DomainPatch, type ManageDeps } from '../manage.ts';
+import { capabilitiesOf, specsOf } from '../publish.ts';
+
+export type DomainRouteDeps = ManageDeps & CheckDeps;
+
+const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'] as const;
+
+const Tls = z.enum(['opportunistic', 'enforced'], { message: 'must be "opportunistic" or "enforced"' });
+const CapabilityField = Capability.nullish();
+const Label = z
+  .string()
+  .refine(isSubdomainLabel, 'must be a subdomain label such as `send` (letters, digits, inner hyphens; at most 63 characters)');
+
+// Unknown keys are ignored and null means "not given", as the SDKs send both.
+const CreateDomain = z.object({
+  name: z.string(),
+  region: z.string().nullish(),
+  custom_return_path: Label.nullish(),
+  open_tracking: z.boolean().nullish(),
+  click_tracking: z.boolean().nullish(),
+  tracking_subdomain: Label.nullish(),
+  tls: Tls.nullish(),
+  capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
+});
+
+const UpdateDomain = z.object({
+  open_tracking: z.boolean().nullish(),
+  click_tracking: z.boolean().nullish(),
+  tracking_subdomain: Label.nullish(),
+  tls: Tls.nullish(),
+  capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
+});
+
+/** `/domains` as in API-REFERENCE.md §3: the team comes from the gateway's header. */
+export function domainRoutes(deps: DomainRouteDeps): Router {
+  const router = Router();
+  route(router, '/domains', {
+    post: async (req, res) => {
+      const teamId = teamOf(res);
+      const body = parseInput(CreateDomain, req.body);
+      const checked = checkDomainName(body.name);
+      if (!checked.ok) throw new ApiError(422, 'validation_error', checked.message);
+      const region = body.region ?? 'us-east-1';
+      if (!(REGIONS as readonly string[]).includes(region)) {
+        throw new ApiError(422, 'invalid_region', `Region must be one of: ${REGIONS.join(', ')}.`);
+      }
+      const sending = (body.capabilities?.sending ?? 'enabled') === 'enabled';
+      const receiving = (body.capabilities?.receiving ?? 'disabled') === 'enabled';
+      if (!sending && !receiving) {
+        throw new ApiError(422, 'validation_error', 'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
+      }
+      const { domain, states } = await createDomain(deps, teamId, {
+        name: checked.domain.name,
+        zone: checked.domain.zone,
+        region,
+        customReturnPath: (body.custom_return_path ?? 'send').toLowerCase(),
+        openTracking: body.open_tracking ?? false,
+        clickTracking: body.click_tracking ?? false,
+        trackingSubdomain: body.tracking_subdomain?.toLowerCase() ?? null,
+        tls: body.tls ?? 'opportunistic',
+        sending,
+        receiving,
+      });
+      const { object: _object, ...created } = domainBody(deps, domain, states);
+      res.status(201).json(created);
+    },
+    get: async (req, res) => {
+      const teamId = teamOf(res);
+      const page = await listDomains(deps.db, teamId, parseInput(PaginationQuery, req.query));
+      res.json({ ...page, data: page.data.map(listItem) });
+    },
+  });
+  route(router, '/domains/:id', {
+    get: async (req, res) => {
+      const teamId = teamOf(res);
+      const domain = await findDomain(deps.db, teamId, domainId(req.params.id));
+      if (!domain) throw notFound('Domain not found');
+      res.json(domainBody(deps, domain, await recordStates(deps.db, domain.id)));
+    },
+    patch: async (req, res) => {
+      const teamId = teamOf(res);
+      const id = domainId(req.params.id);
+      const body = parseInput(UpdateDomain, req.body);
+      const patch: DomainPatch = {
+        openTracking: body.open_tracking ?? undefined,
+        clickTracking: body.click_tracking ?? undefined,
+        trackingSubdomain: body.tracking_subdomain?.toLowerCase(),
+        tls: body.tls ?? undefined,
+        sending: body.capabilities?.sending ? body.capabilities.sending === 'enabled' : undefined,
+        receiving: body.capabilities?.receiving ? body.capabilities.receiving === 'enabled' : undefined,
+      };
+      if (!(await patchDomain(deps, teamId, id, patch))) throw notFound('Domain not found');
+      res.json({ object: 'domain', id });
+    },
+    delete: async (req, res) => {
+      const teamId = teamOf(res);
+      const id = domainId(req.params.id);
+      if (!(await removeDomain(deps, teamId, id))) throw notFound('Domain not found');
+      res.json({ object: 'domain', id, deleted: true });
+    },
+  });
+  route(router, '/domains/:id/verify', {
+    // Checks now and answers once the outcome is stored, so a GET right after shows it.
+    post: async (req, res) => {
+      const teamId = teamOf(res);
+      const id = domainId(req.params.id);
+      const findings = await prepareCheck(deps, teamId, id);
+      const applied =
+        findings &&
+        (await deps.db.transaction().execute((trx) => applyCheck(deps, trx, { teamId, domainId: id, trigger: 'manual', findings })));
+      if (!applied) throw notFound('Domain not found');
+      res.json({ object: 'domain', id });
+    },
+  });
+  return router;
+}
+
+// Another team's domain and a malformed id look the same: not found.
+function domainId(id: string | undefined): string {
+  if (!id || !isUuid(id)) throw notFound('Domain not found');
+  return id;
+}
+
+function listItem(domain: DomainRow) {
+  return {
+    id: domain.id,
+    name: domain.name,
+    status: domain.status,
+    created_at: formatTimestamp(domain.created_at),
+    region: domain.region,
+    open_tracking: domain.open_tracking,
+    click_tracking: domain.click_tracking,
+    capabilities: capabilitiesOf(domain),
+  };
+}
+
+function domainBody(deps: DomainRouteDeps, domain: DomainRow, states: RecordStates) {
+  return {
+    object: 'domain' as const,
+    ...listItem(domain),
+    ...(domain.tracking_subdomain ? { tracking_subdomain: domain.tracking_subdomain } : {}),
+    records: specsOf(domain, deps.infra).map((spec) => apiRecord(spec, states[spec.kind].status)),
+  };
+}

@@ -1,0 +1,167 @@
+// Domain use cases behind /domains: each change commits with its events and timer (outbox).
+import type { Kysely } from 'kysely';
+import { ApiError, newId, pgCode, PG_UNIQUE_VIOLATION, type SecretBox } from '@postline/platform';
+import {
+  deleteDomain,
+  insertDomain,
+  lockDomain,
+  recordStates,
+  saveRecordStates,
+  updateDomain,
+  type RecordStates,
+} from './db/domains.ts';
+import type { DomainRow, DomainsDb } from './db/schema.ts';
+import { generateDkimKey } from './dkim.ts';
+import type { Infrastructure } from './domain/records.ts';
+import { domainStatus, FIRST_CHECK_DELAY_S } from './domain/verification.ts';
+import { cancelCheck, publishEvent, publishState, scheduleCheck, specsOf } from './publish.ts';
+
+export type ManageDeps = {
+  db: Kysely<DomainsDb>;
+  box: SecretBox;
+  infra: Infrastructure;
+  /** POSTLINE_DELAY_SCALE. */
+  scale: number;
+  now?: () => Date;
+};
+
+export type NewDomain = {
+  name: string;
+  zone: string;
+  region: string;
+  customReturnPath: string;
+  openTracking: boolean;
+  clickTracking: boolean;
+  trackingSubdomain: string | null;
+  tls: 'opportunistic' | 'enforced';
+  sending: boolean;
+  receiving: boolean;
+};
+
+export type DomainView = { domain: DomainRow; states: RecordStates };
+
+export function alreadyRegistered(name: string): ApiError {
+  return new ApiError(403, 'validation_error', `The \`${name}\` domain has been registered already.`);
+}
+
+/** Creates the domain with its own DKIM key; the first check is due ~60 s (scaled) later. */
+export async function createDomain(deps: ManageDeps, teamId: string, input: NewDomain): Promise<DomainView> {
+  const taken = await deps.db.selectFrom('domains').select('id').where('name', '=', input.name).executeTakeFirst();
+  if (taken) throw alreadyRegistered(input.name);
+  const key = await generateDkimKey();
+  const now = deps.now?.() ?? new Date();
+  const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const domain = await insertDomain(trx, {
+        id: newId(),
+        team_id: teamId,
+        name: input.name,
+        zone: input.zone,
+        region: input.region,
+        status: 'not_started',
+        custom_return_path: input.customReturnPath,
+        open_tracking: input.openTracking,
+        click_tracking: input.clickTracking,
+        tracking_subdomain: input.trackingSubdomain,
+        tls: input.tls,
+        sending: input.sending,
+        receiving: input.receiving,
+        dkim_selector: key.selector,
+        dkim_public_key: key.publicKey,
+        dkim_private_key_encrypted: deps.box.seal(key.privateKeyPem),
+        window_started_at: now,
+        next_check_at: firstCheck,
+        created_at: now,
+      });
+      const states = await recordStates(trx, domain.id);
+      await publishEvent(trx, 'domain.created', domain, states, deps.infra);
+      await publishState(trx, domain);
+      await scheduleCheck(trx, domain, firstCheck);
+      return { domain, states };
+    });
+  } catch (err) {
+    // Two creates of one name at once: the unique index decides, the loser gets the same answer.
+    if (pgCode(err) === PG_UNIQUE_VIOLATION) throw alreadyRegistered(input.name);
+    throw err;
+  }
+}
+
+export type DomainPatch = {
+  openTracking?: boolean;
+  clickTracking?: boolean;
+  trackingSubdomain?: string | null;
+  tls?: 'opportunistic' | 'enforced';
+  sending?: boolean;
+  receiving?: boolean;
+};
+
+/**
+ * Applies a PATCH. Enabling a capability adds its records (not started) and opens a new search window
+ * with a check ~60 s (scaled) later; the status is derived again from the records now shown.
+ */
+export async function patchDomain(deps: ManageDeps, teamId: string, id: string, patch: DomainPatch): Promise<DomainRow | undefined> {
+  const now = deps.now?.() ?? new Date();
+  return deps.db.transaction().execute(async (trx) => {
+    const before = await lockDomain(trx, teamId, id);
+    if (!before) return undefined;
+    const sending = patch.sending ?? before.sending;
+    const receiving = patch.receiving ?? before.receiving;
+    if (!sending && !receiving) {
+      throw new ApiError(422, 'validation_error', 'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
+    }
+    const addedSending = sending && !before.sending;
+    const addedReceiving = receiving && !before.receiving;
+    const added = addedSending || addedReceiving;
+    const capabilitiesChanged = sending !== before.sending || receiving !== before.receiving;
+    let after = await updateDomain(trx, id, {
+      open_tracking: patch.openTracking ?? before.open_tracking,
+      click_tracking: patch.clickTracking ?? before.click_tracking,
+      tracking_subdomain: patch.trackingSubdomain === undefined ? before.tracking_subdomain : patch.trackingSubdomain,
+      tls: patch.tls ?? before.tls,
+      sending,
+      receiving,
+      // A capability enabled again starts from scratch: its records may have gone meanwhile.
+      ...(addedSending ? { sending_verified: false } : {}),
+      ...(addedReceiving ? { receiving_verified: false } : {}),
+    });
+    const fresh = { status: 'not_started' as const, detail: null };
+    await saveRecordStates(
+      trx,
+      id,
+      {
+        ...(addedSending ? { dkim: fresh, spf_mx: fresh, spf_txt: fresh } : {}),
+        ...(addedReceiving ? { receiving_mx: fresh } : {}),
+      },
+      null,
+    );
+    const states = await recordStates(trx, id);
+    if (capabilitiesChanged) {
+      const records = specsOf(after, deps.infra).map((s) => ({ capability: s.capability, status: states[s.kind].status }));
+      const enabled = [...(sending ? (['sending'] as const) : []), ...(receiving ? (['receiving'] as const) : [])];
+      const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
+      after = await updateDomain(trx, id, {
+        status: after.last_checked_at === null ? 'not_started' : domainStatus(records, enabled, false),
+        ...(added ? { window_started_at: now, checks_in_window: 0, next_check_at: firstCheck } : {}),
+      });
+      if (added) await scheduleCheck(trx, after, firstCheck);
+      await publishEvent(trx, 'domain.updated', after, states, deps.infra);
+    }
+    await publishState(trx, after);
+    return after;
+  });
+}
+
+/** Removes the domain, its records and history; read models drop it, its timer is cancelled. */
+export async function removeDomain(deps: ManageDeps, teamId: string, id: string): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const domain = await lockDomain(trx, teamId, id);
+    if (!domain) return false;
+    const states = await recordStates(trx, id);
+    await deleteDomain(trx, id);
+    await publishEvent(trx, 'domain.deleted', domain, states, deps.infra);
+    await publishState(trx, domain, true);
+    await cancelCheck(trx, domain);
+    return true;
+  });
+}
