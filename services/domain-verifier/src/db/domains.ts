@@ -88,7 +88,7 @@ export async function insertCheck(
     .execute();
 }
 
-/** Check history older than this many days is dropped (called from the check path, cheap with the index). */
+/** Keeps the domain's `keep` most recent checks and drops older history (runs with each check; indexed). */
 export async function pruneChecks(trx: Transaction<DomainsDb>, domainId: string, keep: number): Promise<void> {
   await trx
     .deleteFrom('domain_checks')

@@ -1,5 +1,5 @@
 import type { DomainRecordStatus, DomainStatus } from '@postline/contracts';
-import type { Capability, RecordKind, RecordSpec } from './records.ts';
+import type { Capability, RecordSpec } from './records.ts';
 
 /** What one DNS question returned. `missing` is a definitive NXDOMAIN/NODATA; `temporary` is anything else. */
 export type Lookup<T> = { ok: true; answers: T[] } | { ok: false; reason: 'missing' | 'temporary'; detail: string };
@@ -147,5 +147,3 @@ export function nextCheckDelay(opts: {
   // The window's last check lands just after it closes; after that (temporary failures) keep the back-off.
   return remaining > 0 ? Math.min(backoff * scale, remaining + 0.001) : backoff * scale;
 }
-
-export type RecordStatuses = Partial<Record<RecordKind, DomainRecordStatus>>;
