@@ -37,13 +37,26 @@ export type ServiceRuntime<DB> = {
 };
 
 /** The plumbing every service with a schema and a broker connection shares; main.ts adds its own parts. */
-export function createServiceRuntime<DB>(opts: { service: string; schema: string; config: RuntimeConfig }): ServiceRuntime<DB> {
+export function createServiceRuntime<DB>(opts: {
+  service: string;
+  schema: string;
+  config: RuntimeConfig;
+  /** Outbox rows the relay claims and publishes per transaction (default 100): raise it for bursts. */
+  relayBatchSize?: number;
+}): ServiceRuntime<DB> {
   const { config, service } = opts;
   const logger = createLogger({ service, level: config.LOG_LEVEL });
   const metrics = createMetrics(service);
   const { db } = createDb<DB>({ url: config.DATABASE_URL, schema: opts.schema, applicationName: service });
   const broker = createBroker({ url: config.AMQP_URL, prefix: config.BROKER_PREFIX, logger, metrics, connectionName: service });
-  const relay = createOutboxRelay({ db, databaseUrl: config.DATABASE_URL, broker, logger, schema: opts.schema });
+  const relay = createOutboxRelay({
+    db,
+    databaseUrl: config.DATABASE_URL,
+    broker,
+    logger,
+    schema: opts.schema,
+    batchSize: opts.relayBatchSize,
+  });
   let setShuttingDown = () => undefined as void;
   const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, onStopping: () => setShuttingDown() });
 

@@ -1,0 +1,169 @@
+import type { Kysely } from 'kysely';
+import { enqueue, type Logger, type OutboxMessage } from '@postline/platform';
+import { claimDueTimers, msUntilNextDue, pruneTombstones, settleTimers } from './db/timers.ts';
+import type { SchedulerDb } from './db/schema.ts';
+import { firedMessage } from './domain/timer.ts';
+import type { SchedulerMetrics } from './metrics.ts';
+
+/** Timers claimed per firing transaction; a full batch means more may be due, so the loop goes again at once. */
+export const FIRE_BATCH_SIZE = 1_000;
+/** Longest sleep between passes: a timer stored by another replica is seen at most this late. */
+export const POLL_MS = 250;
+/** Shortest sleep: due rows exist but another replica holds them (it is firing them right now). */
+const MIN_WAIT_MS = 5;
+/** Backoff cap while the database fails: short, since every second down is a second of lag. */
+const MAX_BACKOFF_MS = 5_000;
+/**
+ * How long fired and cancelled keys are remembered, so that a command older than the key's last one is
+ * still recognised as stale. Matches the inbox retention (a redelivered command is deduplicated as long).
+ */
+export const TOMBSTONE_RETENTION_MS = 7 * 24 * 3600_000;
+const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCH = 5_000;
+
+export type TimerFiringDeps = {
+  db: Kysely<SchedulerDb>;
+  logger: Logger;
+  metrics: SchedulerMetrics;
+  /** Calls `onDue` whenever a timer due soon was stored (any replica); returns how to stop listening. */
+  watchDue: (onDue: () => void) => { stop(): Promise<void> };
+  batchSize?: number;
+  pollMs?: number;
+};
+
+export type TimerFiring = { name: string; start(): void; stop(): Promise<void> };
+
+type Fired = { fired: { lag_seconds: number }[]; failed: { key: string; error: string }[] };
+
+/**
+ * The loop that publishes due timers: claim a batch of due pending rows (FOR UPDATE SKIP LOCKED, so
+ * replicas never claim the same row), write their messages to the outbox in one insert, mark them fired,
+ * commit. Then sleep until the next due time, at most `pollMs`, unless woken by a timer stored due sooner.
+ * A timer that came due while the service was down fires on the first pass after start.
+ *
+ * @example
+ * const firing = createTimerFiring({ db, logger, metrics, watchDue: (onDue) => listenForTimerDue({ ..., onDue }) });
+ * firing.start();
+ */
+export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
+  const { db, metrics } = deps;
+  const log = deps.logger.child({ component: 'timer-firing' });
+  const batchSize = deps.batchSize ?? FIRE_BATCH_SIZE;
+  const pollMs = deps.pollMs ?? POLL_MS;
+
+  let stopping = false;
+  let loop: Promise<void> | undefined;
+  let watcher: { stop(): Promise<void> } | undefined;
+  let woken = false;
+  let wake: (() => void) | undefined;
+  let lastPrune = 0;
+
+  function signal(): void {
+    woken = true;
+    wake?.();
+  }
+
+  function sleep(ms: number): Promise<void> {
+    if (woken || stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  }
+
+  async function fireBatch(): Promise<number> {
+    let claimed = 0;
+    const result = await db.transaction().execute(async (trx): Promise<Fired> => {
+      const due = await claimDueTimers(trx, batchSize);
+      claimed = due.length;
+      const messages: OutboxMessage[] = [];
+      const firedKeys: string[] = [];
+      const fired: Fired['fired'] = [];
+      const failed: Fired['failed'] = [];
+      for (const timer of due) {
+        const message = firedMessage(timer.routing_key, timer.message);
+        if (message.ok) {
+          messages.push(message.value);
+          firedKeys.push(timer.key);
+          fired.push(timer);
+        } else {
+          failed.push({ key: timer.key, error: message.error });
+        }
+      }
+      await enqueue(trx, messages);
+      await settleTimers(trx, firedKeys, 'fired');
+      await settleTimers(
+        trx,
+        failed.map((f) => f.key),
+        'failed',
+      );
+      return { fired, failed };
+    });
+    // Counted after commit: a rolled-back batch is claimed again and counted then.
+    metrics.fired.inc(result.fired.length);
+    for (const timer of result.fired) metrics.lag.observe(Math.max(0, timer.lag_seconds));
+    if (result.failed.length > 0) {
+      metrics.failed.inc(result.failed.length);
+      for (const f of result.failed)
+        log.error({ key: f.key, error: f.error }, 'timer message no longer valid; not published');
+    }
+    return claimed;
+  }
+
+  async function prune(): Promise<void> {
+    if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
+    lastPrune = Date.now();
+    let deleted = 0;
+    for (;;) {
+      const n = await pruneTombstones(db, TOMBSTONE_RETENTION_MS, PRUNE_BATCH);
+      deleted += n;
+      if (n < PRUNE_BATCH || stopping) break;
+    }
+    if (deleted > 0) log.debug({ deleted }, 'pruned timer tombstones');
+  }
+
+  async function run(): Promise<void> {
+    let failures = 0;
+    while (!stopping) {
+      woken = false;
+      let waitMs = pollMs;
+      try {
+        const claimed = await fireBatch();
+        failures = 0;
+        if (claimed === batchSize) continue;
+        await prune();
+        const next = await msUntilNextDue(db);
+        if (next !== undefined) waitMs = Math.min(pollMs, Math.max(MIN_WAIT_MS, Math.ceil(next)));
+      } catch (err) {
+        failures++;
+        waitMs = Math.min(pollMs * 2 ** failures, MAX_BACKOFF_MS);
+        log.error({ err, retry_in_ms: waitMs }, 'timer firing pass failed');
+      }
+      await sleep(waitMs);
+    }
+  }
+
+  return {
+    name: 'timer-firing',
+    start() {
+      if (loop) return;
+      stopping = false;
+      watcher = deps.watchDue(signal);
+      loop = run();
+    },
+    async stop() {
+      stopping = true;
+      wake?.();
+      // The batch in flight commits or rolls back; either way no timer is lost or fired twice.
+      await loop;
+      await watcher?.stop();
+      loop = undefined;
+      watcher = undefined;
+    },
+  };
+}
