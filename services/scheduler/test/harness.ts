@@ -1,0 +1,250 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Kysely } from 'kysely';
+import type { MessageEnvelope } from '@postline/contracts';
+import {
+  consumerQueueNames,
+  createBroker,
+  createDb,
+  createLogger,
+  DEFAULT_RETRY_POLICY,
+  newId,
+  type Broker,
+  type ConsumerQueueNames,
+} from '@postline/platform';
+import { createTestDatabase, freePort, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
+import { SCHEMA } from '../src/config.ts';
+import { migrate } from '../src/db/migrate.ts';
+import type { SchedulerDb } from '../src/db/schema.ts';
+
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+export const TEAM_ID = '0199a1b2-0000-7000-8000-000000000001';
+
+/** One scheduler process: the real `src/main.ts`. */
+export type SchedulerProcess = {
+  url: string;
+  process: ChildProcess;
+  output: string[];
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+  metrics(): Promise<string>;
+};
+
+/** What a test's queue bound to the events exchange received, in arrival order. */
+export type Received = { envelope: MessageEnvelope; routingKey: string; messageId: unknown; at: number };
+
+export type SchedulerFixture = {
+  db: Kysely<SchedulerDb>;
+  database: TestDatabase;
+  prefix: string;
+  broker: Broker;
+  /** The scheduler's command queues. */
+  queues: ConsumerQueueNames;
+  received: Received[];
+  /** Spawns a scheduler on this file's database and prefix; resolves once its consumer is attached. */
+  start(): Promise<SchedulerProcess>;
+  /** Publishes `scheduler.set-timer`; resolves to the command envelope. */
+  set(
+    data: { key: string; due_at: string; routing_key?: string; message?: unknown },
+    id?: string,
+  ): Promise<{ id: string }>;
+  cancel(key: string, id?: string): Promise<{ id: string }>;
+  /** Waits until the scheduler committed the command (its id is in the inbox). */
+  handled(commandId: string): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** A fresh database with the scheduler's migrations, a unique broker prefix, and a queue that records fired `email.*` events. */
+export async function createSchedulerFixture(): Promise<SchedulerFixture> {
+  const infra = infraFromEnv();
+  const database = await createTestDatabase('sched');
+  const { db } = createDb<SchedulerDb>({ url: database.url, schema: SCHEMA });
+  await migrate(db);
+  const prefix = uniqueName('sched');
+  const logger = createLogger({ service: 'scheduler-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const broker = createBroker({ url: infra.amqpUrl, prefix, logger, reconnect: { minMs: 50, maxMs: 200 } });
+  await broker.start();
+  const queues = consumerQueueNames(prefix, 'scheduler', 'timer-commands', DEFAULT_RETRY_POLICY.tiersMs);
+  const firedQueue = `${prefix}.test.fired`;
+  const received: Received[] = [];
+  await broker.addSetup(async (connection) => {
+    const ch = await connection.createChannel();
+    await ch.assertQueue(firedQueue, { durable: false, exclusive: true });
+    await ch.bindQueue(firedQueue, broker.exchanges.events, 'email.*');
+    await ch.consume(
+      firedQueue,
+      (msg) => {
+        if (!msg) return;
+        received.push({
+          envelope: JSON.parse(msg.content.toString('utf8')) as MessageEnvelope,
+          routingKey: msg.fields.routingKey,
+          messageId: msg.properties.messageId,
+          at: Date.now(),
+        });
+      },
+      { noAck: true },
+    );
+  });
+  const running = new Set<SchedulerProcess>();
+
+  async function consumerCount(): Promise<number> {
+    try {
+      return await broker.withChannel(async (ch) => (await ch.checkQueue(queues.work)).consumerCount);
+    } catch {
+      return 0; // not declared yet
+    }
+  }
+
+  async function publishCommand(type: string, data: unknown, id: string): Promise<{ id: string }> {
+    const envelope = { id, type, version: 1, occurred_at: new Date().toISOString(), team_id: TEAM_ID, data };
+    const result = await broker.publish(broker.exchanges.commands, type, Buffer.from(JSON.stringify(envelope)), {
+      messageId: id,
+      type,
+    });
+    if (!result.ok) throw new Error(`publish ${type} failed: ${result.reason}`);
+    return { id };
+  }
+
+  return {
+    db,
+    database,
+    prefix,
+    broker,
+    queues,
+    received,
+    async start() {
+      const port = await freePort();
+      const output: string[] = [];
+      const child = spawn(process.execPath, [MAIN], {
+        env: {
+          ...process.env,
+          NODE_ENV: 'test',
+          LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+          DATABASE_URL: database.url,
+          AMQP_URL: infra.amqpUrl,
+          BROKER_PREFIX: prefix,
+          HTTP_PORT: String(port),
+          SHUTDOWN_TIMEOUT_MS: '5000',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout?.on('data', (d: Buffer) => output.push(d.toString()));
+      child.stderr?.on('data', (d: Buffer) => output.push(d.toString()));
+      const url = `http://127.0.0.1:${port}`;
+      const proc: SchedulerProcess = {
+        url,
+        process: child,
+        output,
+        stop: () =>
+          new Promise((resolve) => {
+            running.delete(proc);
+            if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+            child.once('exit', (code) => resolve(code));
+            child.kill('SIGTERM');
+          }),
+        async metrics() {
+          const r = await fetch(`${url}/metrics`);
+          if (!r.ok) throw new Error(`/metrics answered ${r.status}`);
+          return r.text();
+        },
+      };
+      running.add(proc);
+      const expected = running.size;
+      await waitFor(
+        'the scheduler consumer to attach',
+        async () => {
+          if (child.exitCode !== null) throw new Error(`scheduler exited early:\n${output.join('')}`);
+          return (await consumerCount()) >= expected;
+        },
+        30_000,
+      );
+      return proc;
+    },
+    set(data, id = newId()) {
+      return publishCommand(
+        'scheduler.set-timer',
+        { routing_key: 'email.delivered', message: deliveredEnvelope(), ...data },
+        id,
+      );
+    },
+    cancel(key, id = newId()) {
+      return publishCommand('scheduler.cancel-timer', { key }, id);
+    },
+    async handled(commandId) {
+      await waitFor(`command ${commandId} to be handled`, async () => {
+        const row = await db
+          .selectFrom('inbox')
+          .select('message_id')
+          .where('message_id', '=', commandId)
+          .executeTakeFirst();
+        return row !== undefined;
+      });
+    },
+    async close() {
+      await Promise.all([...running].map((p) => p.stop()));
+      await broker.withChannel(async (ch) => {
+        for (const queue of [queues.work, queues.dead, ...queues.tiers.map((t) => t.queue), `${prefix}.unroutable`]) {
+          await ch.deleteQueue(queue);
+        }
+        for (const exchange of ['events', 'commands', 'unroutable']) await ch.deleteExchange(`${prefix}.${exchange}`);
+      });
+      await broker.stop();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
+
+/** A valid `email.delivered` envelope, the message a timer carries in these tests. */
+export function deliveredEnvelope(id = newId()): MessageEnvelope {
+  return {
+    id,
+    type: 'email.delivered',
+    version: 1,
+    occurred_at: new Date().toISOString(),
+    team_id: TEAM_ID,
+    data: {
+      email_id: newId(),
+      created_at: new Date().toISOString(),
+      from: 'Acme <news@acme.test>',
+      to: ['someone@example.test'],
+      subject: 'Hello',
+    },
+  };
+}
+
+/** An ISO timestamp `ms` from now (negative: in the past). */
+export function inMs(ms: number): string {
+  return new Date(Date.now() + ms).toISOString();
+}
+
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Sum of the samples of `name` in a Prometheus text exposition whose labels include `labels`
+ * (`scheduler_timer_lag_seconds_bucket`, `{ le: '1' }`).
+ */
+export function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found = new Map([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => found.get(k) === v)) sum += Number(match[3]);
+  }
+  return sum;
+}
