@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { PublicEventType, publicEvents } from './events.ts';
-import { CheckDomain, DomainState, MessageEnvelope, TimerCancel, TimerSet } from './messages.ts';
+import { CheckDomain, DeliverWebhook, DomainState, MessageEnvelope, TimerCancel, TimerSet } from './messages.ts';
 
 /**
  * Every routing key with the schema of its `data`: the 19 public events, internal events (`internal.` prefix,
@@ -12,6 +12,7 @@ export const catalog = {
   'scheduler.set-timer': TimerSet,
   'scheduler.cancel-timer': TimerCancel,
   'domain-verifier.check-domain': CheckDomain,
+  'webhook-dispatcher.deliver': DeliverWebhook,
 } as const;
 
 export type Catalog = typeof catalog;

@@ -35,7 +35,7 @@ export {
   PublicEventEnvelope,
   publicEventBody,
 } from './events.ts';
-export { MessageEnvelope, TimerSet, TimerCancel, DomainState, CheckDomain } from './messages.ts';
+export { MessageEnvelope, TimerSet, TimerCancel, DomainState, CheckDomain, DeliverWebhook } from './messages.ts';
 export {
   catalog,
   type Catalog,

@@ -63,3 +63,15 @@ export type DomainState = z.infer<typeof DomainState>;
  */
 export const CheckDomain = z.object({ domain_id: z.uuid() });
 export type CheckDomain = z.infer<typeof CheckDomain>;
+
+/**
+ * Command `webhook-dispatcher.deliver`: make one delivery attempt of a webhook event record. `attempt` is
+ * the scheduled attempt's number (1–8): a command for an attempt already made is ignored. A replay has no
+ * number and never changes the schedule.
+ */
+export const DeliverWebhook = z.object({
+  event_id: z.string().regex(/^msg_[0-9a-f]{32}$/),
+  attempt: z.number().int().min(1).max(8).nullable(),
+  replay: z.boolean(),
+});
+export type DeliverWebhook = z.infer<typeof DeliverWebhook>;

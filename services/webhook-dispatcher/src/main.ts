@@ -1,10 +1,83 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
-import { createServiceRuntime } from '@postline/platform';
+import { sql } from 'kysely';
+import { Counter, createSecretBox, createServiceRuntime, Gauge, Histogram } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import type { DispatcherDb } from './db/schema.ts';
+import { createDeliverConsumer } from './deliver.ts';
+import { createWebhookClient } from './delivery/http-client.ts';
+import { createFanOutConsumer } from './fan-out.ts';
 import { internalRoutes } from './http/routes.ts';
 
 const config = loadConfig();
 const runtime = createServiceRuntime<DispatcherDb>({ service: 'webhook-dispatcher', schema: SCHEMA, config });
-await runtime.start({ routes: (app) => app.use(internalRoutes()) });
+const { db, broker, logger, metrics } = runtime;
+const registers = [metrics.registry];
+const box = createSecretBox(config.POSTLINE_SECRET_KEY);
+const client = createWebhookClient({ allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS });
+
+const fanOut = createFanOutConsumer({ db, broker, logger });
+const deliver = createDeliverConsumer({
+  db,
+  broker,
+  logger,
+  box,
+  client,
+  scale: config.POSTLINE_DELAY_SCALE,
+  perEndpoint: 8,
+  overall: 64,
+  metrics: {
+    deliveries: new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (success, failure, replay_success, replay_failure)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    attemptDuration: new Histogram({
+      name: 'webhook_attempt_duration_seconds',
+      help: 'Time from sending a webhook request to its outcome',
+      labelNames: ['outcome'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers,
+    }),
+  },
+});
+
+// Read from the database on scrape (one query shared by both gauges): what is waiting, and since when.
+let backlog: { at: number; value: Promise<{ n: number; age: number }> } | undefined;
+function readBacklog(): Promise<{ n: number; age: number }> {
+  if (!backlog || Date.now() - backlog.at > 500) {
+    const value = sql<{ n: number; age: number | null }>`select count(*)::int as n,
+      extract(epoch from now() - min(created_at))::float8 as age
+      from webhook_events where status in ('pending', 'attempting')`
+      .execute(db)
+      .then(({ rows }) => ({ n: rows[0]?.n ?? 0, age: Math.max(0, rows[0]?.age ?? 0) }));
+    backlog = { at: Date.now(), value };
+  }
+  return backlog.value;
+}
+new Gauge({
+  name: 'webhook_events_pending',
+  help: 'Webhook events not yet delivered or failed',
+  registers,
+  async collect() {
+    this.set((await readBacklog()).n);
+  },
+});
+new Gauge({
+  name: 'webhook_events_oldest_pending_age_seconds',
+  help: 'Age of the oldest webhook event not yet delivered or failed',
+  registers,
+  async collect() {
+    this.set((await readBacklog()).age);
+  },
+});
+
+await runtime.start({
+  routes: (app) => app.use(internalRoutes({ db, box, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS, scale: config.POSTLINE_DELAY_SCALE })),
+  parts: [
+    { name: 'fan-out consumer', start: () => fanOut.start(), stop: () => fanOut.stop() },
+    { name: 'deliver consumer', start: () => deliver.start(), stop: () => deliver.stop() },
+    { name: 'webhook client', start: () => undefined, stop: () => client.close() },
+  ],
+});

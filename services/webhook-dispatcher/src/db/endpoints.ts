@@ -1,0 +1,48 @@
+import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
+import type { PaginationQuery, PublicEventType } from '@postline/contracts';
+import { paginate, type Page } from '@postline/platform';
+import type { DispatcherDb, EndpointRow, WebhookEndpointsTable } from './schema.ts';
+
+type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
+
+export async function insertEndpoint(db: Db, row: Insertable<WebhookEndpointsTable>): Promise<EndpointRow> {
+  return db.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findEndpoint(db: Db, teamId: string, id: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Locked until the transaction ends: attempts and edits of one endpoint's state apply one at a time. */
+export async function lockEndpoint(trx: Transaction<DispatcherDb>, id: string): Promise<EndpointRow | undefined> {
+  return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function listEndpoints(db: Db, teamId: string, query: PaginationQuery): Promise<Page<EndpointRow>> {
+  return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query, { optional: true });
+}
+
+/** The team's enabled endpoints subscribed to `type`. */
+export async function subscribedEndpoints(db: Db, teamId: string, type: PublicEventType): Promise<EndpointRow[]> {
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .where('status', '=', 'enabled')
+    .where((eb) => eb(eb.val(type), '=', eb.fn.any('events')))
+    .execute();
+}
+
+export async function updateEndpoint(db: Db, id: string, patch: Updateable<WebhookEndpointsTable>): Promise<EndpointRow> {
+  return db
+    .updateTable('webhook_endpoints')
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteEndpoint(db: Db, teamId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhook_endpoints').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

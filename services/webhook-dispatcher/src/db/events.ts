@@ -1,0 +1,49 @@
+import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
+import { paginate, type Page } from '@postline/platform';
+import type { AttemptRow, DispatcherDb, EventRow, WebhookAttemptsTable, WebhookEventsTable } from './schema.ts';
+
+type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
+
+/** Inserts the records that do not exist yet (one per endpoint and source event); returns the new ones. */
+export async function insertEvents(trx: Transaction<DispatcherDb>, rows: Insertable<WebhookEventsTable>[]): Promise<EventRow[]> {
+  if (rows.length === 0) return [];
+  return trx
+    .insertInto('webhook_events')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['endpoint_id', 'source_event_id']).doNothing())
+    .returningAll()
+    .execute();
+}
+
+export async function findEvent(db: Db, endpointId: string, id: string): Promise<EventRow | undefined> {
+  return db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function lockEvent(trx: Transaction<DispatcherDb>, id: string): Promise<EventRow | undefined> {
+  return trx.selectFrom('webhook_events').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function findEventById(db: Db, id: string): Promise<EventRow | undefined> {
+  return db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listEvents(db: Db, endpointId: string, query: { limit?: number; after?: string }): Promise<Page<EventRow>> {
+  return paginate(db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId), query);
+}
+
+export async function updateEvent(db: Db, id: string, patch: Updateable<WebhookEventsTable>): Promise<EventRow> {
+  return db
+    .updateTable('webhook_events')
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function insertAttempt(db: Db, row: Insertable<WebhookAttemptsTable>): Promise<void> {
+  await db.insertInto('webhook_attempts').values(row).execute();
+}
+
+export async function listAttempts(db: Db, eventId: string, query: { limit?: number; after?: string }): Promise<Page<AttemptRow>> {
+  return paginate(db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId), query);
+}

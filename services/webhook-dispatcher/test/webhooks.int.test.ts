@@ -1,0 +1,333 @@
+// Webhooks end to end: the official resend SDK through the real gateway; the real webhook-dispatcher,
+// scheduler and domain-verifier processes; RabbitMQ and Postgres; a local receiver that verifies every
+// delivery with the public `standardwebhooks` and `svix` packages. Events come from the real
+// domain-verifier (domain.created) and, for email events until the sender lands, are published to the
+// broker directly. POSTLINE_DELAY_SCALE shrinks the 27 h 35 min retry schedule to about 2 s, the 24 h
+// rotation overlap to ~1.7 s and the 5-day disable window to ~8.6 s.
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import amqp from 'amqplib';
+import { randomUUID } from 'node:crypto';
+import { Resend } from 'resend';
+import {
+  startSystem,
+  startWebhookReceiver,
+  verifyDelivery,
+  type ReceivedDelivery,
+  type System,
+  type WebhookReceiver,
+} from '@postline/testing';
+
+jest.setTimeout(90_000);
+
+const SCALE = 0.00002;
+const WAITS_S = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+let system: System;
+let resend: Resend;
+let apiKey: string;
+let teamId: string;
+let channel: amqp.Channel;
+let connection: amqp.ChannelModel;
+const receivers: WebhookReceiver[] = [];
+const hooks: string[] = [];
+
+beforeAll(async () => {
+  system = await startSystem({ ALLOW_PRIVATE_NETWORK_TARGETS: 'true', POSTLINE_DELAY_SCALE: String(SCALE), RATE_LIMIT_PER_SECOND: '1000' });
+  const team = system.admin('team', 'create', '--name', 'Hooks');
+  apiKey = String(team.api_key);
+  teamId = String(team.team_id);
+  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  connection = await amqp.connect(String(system.env.AMQP_URL));
+  channel = await connection.createChannel();
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await connection?.close();
+  await system?.stop();
+}, 30_000);
+
+// Each test's endpoints go away after it, so one test's events never reach another test's receivers.
+afterEach(async () => {
+  for (const id of hooks.splice(0)) await resend.webhooks.remove(id);
+});
+
+async function receiver(): Promise<WebhookReceiver> {
+  const r = await startWebhookReceiver();
+  receivers.push(r);
+  return r;
+}
+
+async function subscribe(url: string, events: string[] = ['email.delivered']) {
+  const { data, error } = await resend.webhooks.create({ endpoint: url, events: events as never });
+  if (error || !data) throw new Error(`create webhook: ${JSON.stringify(error)}`);
+  hooks.push(data.id);
+  return data;
+}
+
+/** Publishes a public event as the sender would (through the broker), for this test's team. */
+function publishDelivered(team = teamId, emailId: string = randomUUID()): string {
+  const envelope = {
+    id: randomUUID(),
+    type: 'email.delivered',
+    version: 1,
+    occurred_at: new Date().toISOString(),
+    team_id: team,
+    data: {
+      email_id: emailId,
+      created_at: new Date().toISOString(),
+      from: 'Acme <hello@acme.test>',
+      to: ['someone@example.com'],
+      subject: 'Hello',
+      message_id: `<${emailId}@acme.test>`,
+    },
+  };
+  channel.publish(`${String(system.env.BROKER_PREFIX)}.events`, 'email.delivered', Buffer.from(JSON.stringify(envelope)), { persistent: true });
+  return emailId;
+}
+
+async function call(method: string, path: string, body?: unknown, key = apiKey) {
+  const r = await fetch(`${system.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> & { data?: Record<string, unknown>[] } };
+}
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const forEmail = (emailId: string) => (d: ReceivedDelivery) => d.json.data.email_id === emailId;
+
+describe('webhook management', () => {
+  it('creates, gets, lists, updates and removes endpoints with the resend SDK, each with its own whsec_ secret', async () => {
+    const r = await receiver();
+    const created = await subscribe(r.url, ['email.sent', 'domain.created']);
+    expect(created).toEqual({ object: 'webhook', id: expect.any(String), signing_secret: expect.stringMatching(/^whsec_/) });
+    const other = await subscribe(r.url);
+    expect(other.signing_secret).not.toBe(created.signing_secret);
+
+    const got = await resend.webhooks.get(created.id);
+    expect(got.data).toEqual({
+      object: 'webhook',
+      id: created.id,
+      endpoint: r.url,
+      events: ['email.sent', 'domain.created'],
+      status: 'enabled',
+      created_at: expect.stringMatching(/\+00$/),
+      signing_secret: created.signing_secret,
+    });
+    const list = await resend.webhooks.list();
+    expect(list.data?.data.map((w) => w.id)).toEqual(expect.arrayContaining([created.id, other.id]));
+    expect(list.data?.data.find((w) => w.id === created.id)).not.toHaveProperty('signing_secret');
+
+    expect((await resend.webhooks.update(created.id, { events: ['email.bounced'], status: 'disabled' })).data).toEqual({ object: 'webhook', id: created.id });
+    expect((await resend.webhooks.get(created.id)).data).toMatchObject({ events: ['email.bounced'], status: 'disabled' });
+    expect((await resend.webhooks.remove(created.id)).data).toEqual({ object: 'webhook', id: created.id, deleted: true });
+    expect((await resend.webhooks.get(created.id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
+  });
+
+  it('refuses unknown event names, empty lists and unsafe URLs with named 422s', async () => {
+    const unknown = await call('POST', '/webhooks', { endpoint: 'https://hooks.example.com/x', events: ['email.sent', 'email.exploded'] });
+    expect(unknown).toMatchObject({ status: 422, body: { name: 'validation_error', message: expect.stringContaining('`email.exploded`') } });
+    expect(await call('POST', '/webhooks', { endpoint: 'https://hooks.example.com/x', events: [] })).toMatchObject({ status: 422 });
+    expect(await call('POST', '/webhooks', { events: ['email.sent'] })).toMatchObject({ status: 422, body: { name: 'missing_required_field' } });
+    expect(await call('POST', '/webhooks', { endpoint: 'https://user:pw@hooks.example.com/x', events: ['email.sent'] })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    expect(await call('POST', '/webhooks', { endpoint: 'not a url', events: ['email.sent'] })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    const r = await receiver();
+    const { id } = await subscribe(r.url);
+    expect(await call('PATCH', `/webhooks/${id}`, { events: ['contact.exploded'] })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+  });
+
+  it("answers 404 for another team's endpoint and events", async () => {
+    const r = await receiver();
+    const { id } = await subscribe(r.url);
+    const stranger = String(system.admin('team', 'create', '--name', 'Stranger').api_key);
+    for (const [method, path] of [
+      ['GET', `/webhooks/${id}`],
+      ['PATCH', `/webhooks/${id}`],
+      ['DELETE', `/webhooks/${id}`],
+      ['POST', `/webhooks/${id}/signing-secret/rotate`],
+      ['GET', `/webhooks/${id}/events`],
+    ] as const) {
+      expect({ path, ...(await call(method, path, method === 'PATCH' ? { status: 'disabled' } : undefined, stranger)) }).toMatchObject({ path, status: 404 });
+    }
+    expect((await resend.webhooks.get(id)).data?.status).toBe('enabled');
+  });
+});
+
+describe('delivery', () => {
+  it('delivers a signed domain.created from the real domain-verifier, verifiable with standardwebhooks and svix', async () => {
+    const r = await receiver();
+    const { signing_secret: secret } = await subscribe(r.url, ['domain.created']);
+    const name = `hooks${Date.now().toString(36)}.example.com`;
+    const domain = await resend.domains.create({ name });
+    await r.waitFor('domain.created', (ds) => ds.some((d) => d.json.data.name === name));
+    const delivery = r.deliveries.find((d) => d.json.data.name === name)!;
+    expect(verifyDelivery(delivery, secret)).toBe(true);
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers['user-agent']).toBe('Postline-Webhooks/1.0');
+    expect(delivery.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(delivery.headers['svix-id']).toBe(delivery.headers['webhook-id']);
+    expect(delivery.json).toMatchObject({ type: 'domain.created', created_at: expect.stringMatching(/Z$/), data: { id: domain.data?.id, records: expect.any(Array) } });
+    // Tampered body, wrong secret, stale timestamp: the receiver's verifier refuses each.
+    expect(verifyDelivery({ ...delivery, body: delivery.body.replace(name, 'evil.example.com') }, secret)).toBe(false);
+    expect(verifyDelivery(delivery, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).toBe(false);
+    const stale = String(Number(delivery.headers['webhook-timestamp']) - 600);
+    expect(verifyDelivery({ ...delivery, headers: { ...delivery.headers, 'webhook-timestamp': stale, 'svix-timestamp': stale } }, secret)).toBe(false);
+    // Only subscribed endpoints get it; the event log shows it delivered.
+    const events = await call('GET', `/webhooks/${(await resend.webhooks.list()).data!.data.find((w) => w.endpoint === r.url)!.id}/events`);
+    expect(events.body.data?.[0]).toMatchObject({ id: delivery.headers['webhook-id'], type: 'domain.created', status: 'success' });
+  });
+
+  it('retries on the SPEC schedule until the endpoint succeeds, signing each attempt afresh with the same webhook-id', async () => {
+    const r = await receiver();
+    r.reply((_d, n) => (n <= 3 ? { status: 500, body: 'boom' } : { status: 204 }));
+    const hook = await subscribe(r.url);
+    const emailId = publishDelivered();
+    await r.waitFor('4 attempts', (ds) => ds.filter(forEmail(emailId)).length === 4);
+    const attempts = r.deliveries.filter(forEmail(emailId));
+    expect(new Set(attempts.map((d) => d.headers['webhook-id'])).size).toBe(1);
+    expect(attempts.every((d) => verifyDelivery(d, hook.signing_secret))).toBe(true);
+    const eventId = attempts[0]!.headers['webhook-id']!;
+    await waitUntil('success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    const event = await call('GET', `/webhooks/${hook.id}/events/${eventId}`);
+    expect(event.body).toMatchObject({ object: 'webhook_event', id: eventId, type: 'email.delivered', next_attempt_at: null, payload: { data: { email_id: emailId } } });
+    const log = await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`);
+    expect(log.body.data?.map((a) => a.http_status_code).sort()).toEqual([204, 500, 500, 500]);
+    expect(log.body.data?.find((a) => a.http_status_code === 500)).toMatchObject({ response: 'boom', sent_at: expect.any(String), id: expect.stringMatching(/^atmpt_/) });
+  });
+
+  it('makes 8 attempts with the scaled waits (±10%), then marks the event failed; a replay sends it once more with the same id', async () => {
+    const r = await receiver();
+    r.reply(() => ({ status: 503, body: 'down' }));
+    const hook = await subscribe(r.url);
+    const emailId = publishDelivered();
+    await r.waitFor('8 attempts', (ds) => ds.filter(forEmail(emailId)).length === 8);
+    const attempts = r.deliveries.filter(forEmail(emailId));
+    const eventId = attempts[0]!.headers['webhook-id']!;
+    await waitUntil('failed', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed');
+    // Waits long enough to measure (2 h and more, scaled) fall within ±10% (plus scheduling slack).
+    for (let i = 3; i < 7; i++) {
+      const gap = attempts[i + 1]!.at - attempts[i]!.at;
+      const wait = WAITS_S[i]! * 1000 * SCALE;
+      expect({ attempt: i + 2, gap }).toEqual({ attempt: i + 2, gap: expect.any(Number) });
+      expect(gap).toBeGreaterThanOrEqual(wait * 0.9 - 5);
+      expect(gap).toBeLessThanOrEqual(wait * 1.1 + 300);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(r.deliveries.filter(forEmail(emailId))).toHaveLength(8);
+
+    r.reply(() => ({ status: 200 }));
+    const replay = await call('POST', `/webhooks/${hook.id}/events/${eventId}/replay`);
+    expect(replay.body).toEqual({ object: 'webhook_event', id: eventId });
+    await r.waitFor('the replay', (ds) => ds.filter(forEmail(emailId)).length === 9);
+    const again = r.deliveries.filter(forEmail(emailId))[8]!;
+    expect(again.headers['webhook-id']).toBe(eventId);
+    expect(verifyDelivery(again, hook.signing_secret)).toBe(true);
+    await waitUntil('replayed success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(r.deliveries.filter(forEmail(emailId))).toHaveLength(9);
+  });
+
+  it('signs with both secrets for the (scaled) 24 hours after a rotation, new first, then only with the new one', async () => {
+    const r = await receiver();
+    const hook = await subscribe(r.url);
+    const rotated = await call('POST', `/webhooks/${hook.id}/signing-secret/rotate`);
+    expect(rotated.body).toMatchObject({ object: 'webhook', id: hook.id, signing_secret: expect.stringMatching(/^whsec_/) });
+    const fresh = String(rotated.body.signing_secret);
+    const during = publishDelivered();
+    await r.waitFor('delivery during overlap', (ds) => ds.some(forEmail(during)));
+    const d1 = r.deliveries.find(forEmail(during))!;
+    expect(d1.headers['webhook-signature']?.split(' ')).toHaveLength(2);
+    expect(verifyDelivery(d1, fresh)).toBe(true);
+    expect(verifyDelivery(d1, hook.signing_secret)).toBe(true);
+
+    await new Promise((resolve) => setTimeout(resolve, 24 * 3600 * 1000 * SCALE + 300));
+    const after = publishDelivered();
+    await r.waitFor('delivery after overlap', (ds) => ds.some(forEmail(after)));
+    const d2 = r.deliveries.find(forEmail(after))!;
+    expect(d2.headers['webhook-signature']?.split(' ')).toHaveLength(1);
+    expect(verifyDelivery(d2, fresh)).toBe(true);
+    expect(verifyDelivery(d2, hook.signing_secret)).toBe(false);
+  });
+
+  it('counts a redirect as a failure without following it, and keeps only the first 4 KB of a large body', async () => {
+    const target = await receiver();
+    const r = await receiver();
+    r.reply((_d, n) => (n === 1 ? { status: 302, headers: { location: target.url } } : { stream: 2 * 1024 * 1024, status: 500 }));
+    const hook = await subscribe(r.url);
+    const emailId = publishDelivered();
+    await r.waitFor('two attempts', (ds) => ds.filter(forEmail(emailId)).length >= 2);
+    const eventId = r.deliveries[0]!.headers['webhook-id']!;
+    await waitUntil('two attempts recorded', async () => ((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 2);
+    const log = (await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data!;
+    const byCode = Object.fromEntries(log.map((a) => [String(a.http_status_code), a]));
+    expect(byCode['302']).toBeDefined();
+    expect(String(byCode['500']?.response).length).toBeLessThanOrEqual(4096);
+    expect(String(byCode['500']?.response).length).toBeGreaterThan(0);
+    expect(target.deliveries).toHaveLength(0);
+  });
+
+  it('disables an endpoint after every attempt failed for the (scaled) 5 days, and PATCH enables it again', async () => {
+    const r = await receiver();
+    r.reply(() => ({ status: 500 }));
+    const hook = await subscribe(r.url);
+    const disabledAfterMs = 5 * 24 * 3600 * 1000 * SCALE;
+    const started = Date.now();
+    while ((await resend.webhooks.get(hook.id)).data?.status === 'enabled') {
+      if (Date.now() - started > disabledAfterMs * 3) throw new Error('never disabled');
+      publishDelivered();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(disabledAfterMs * 0.9);
+    // Disabled: new events create no deliveries.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const before = r.deliveries.length;
+    const ignored = publishDelivered();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(r.deliveries.filter(forEmail(ignored))).toHaveLength(0);
+    expect(r.deliveries.length).toBe(before);
+
+    r.reply(() => ({ status: 200 }));
+    await resend.webhooks.update(hook.id, { status: 'enabled' });
+    const back = publishDelivered();
+    await r.waitFor('delivery after re-enabling', (ds) => ds.some(forEmail(back)));
+  });
+
+  it('keeps delivering to other endpoints while one endpoint hangs past the 15 s timeout', async () => {
+    const slow = await receiver();
+    slow.reply(() => ({ hang: true }));
+    const fast = await receiver();
+    const slowHook = await subscribe(slow.url);
+    await subscribe(fast.url);
+    const ids = Array.from({ length: 20 }, () => publishDelivered());
+    await fast.waitFor('all 20 on the fast endpoint', (ds) => ids.every((id) => ds.some(forEmail(id))), 10_000);
+    // The hanging endpoint's attempt fails by timeout after 15 s and is retried later.
+    const first = slow.deliveries[0]!;
+    const eventId = first.headers['webhook-id']!;
+    await waitUntil(
+      'a timed-out attempt',
+      async () => ((await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 1,
+      25_000,
+    );
+    const [attempt] = (await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data!;
+    expect(attempt).toMatchObject({ http_status_code: null, error: 'timeout' });
+  });
+
+  it('exposes delivery metrics', async () => {
+    const metrics = await (await fetch(`${system.services['webhook-dispatcher'].url}/metrics`)).text();
+    expect(metrics).toMatch(/webhook_deliveries_total\{[^}]*outcome="success"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/webhook_deliveries_total\{[^}]*outcome="failure"[^}]*\} [1-9]/);
+    expect(metrics).toContain('webhook_attempt_duration_seconds_bucket');
+    expect(metrics).toMatch(/webhook_events_pending\{[^}]*\} \d+/);
+    expect(metrics).toMatch(/webhook_events_oldest_pending_age_seconds\{[^}]*\} [\d.]+/);
+  });
+});
