@@ -15,7 +15,7 @@ import {
   type SecretBox,
 } from '@postline/platform';
 import { lockEndpoint, updateEndpoint } from './db/endpoints.ts';
-import { findEventById, insertAttempt, lockEvent, updateEvent } from './db/events.ts';
+import { insertAttempt, lockEvent, updateEvent } from './db/events.ts';
 import type { DispatcherDb, EndpointRow, EventRow } from './db/schema.ts';
 import { newAttemptId } from './domain/ids.ts';
 import { MAX_ATTEMPTS, retryDelayMs, shouldDisable } from './domain/schedule.ts';
@@ -48,7 +48,35 @@ export type DeliverDeps = {
 type Prepared =
   | { kind: 'skip'; why: 'gone' | 'done' | 'disabled' }
   | { kind: 'busy' }
-  | { kind: 'attempted'; result: PostResult; sentAt: Date };
+  | { kind: 'attempted'; result: PostResult; sentAt: Date; endpointFailing: boolean };
+
+/** One event with what delivering it needs from its endpoint, read in one query. */
+type Target = Pick<EventRow, 'id' | 'team_id' | 'endpoint_id' | 'body' | 'status' | 'attempts_made'> &
+  Pick<EndpointRow, 'endpoint' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'failing_since'> & {
+    endpoint_status: EndpointRow['status'];
+  };
+
+function findTarget(db: Kysely<DispatcherDb>, eventId: string): Promise<Target | undefined> {
+  return db
+    .selectFrom('webhook_events as e')
+    .innerJoin('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
+    .select([
+      'e.id',
+      'e.team_id',
+      'e.endpoint_id',
+      'e.body',
+      'e.status',
+      'e.attempts_made',
+      'p.endpoint',
+      'p.status as endpoint_status',
+      'p.secret_encrypted',
+      'p.previous_secret_encrypted',
+      'p.previous_secret_expires_at',
+      'p.failing_since',
+    ])
+    .where('e.id', '=', eventId)
+    .executeTakeFirst();
+}
 
 export const USER_AGENT = 'Postline-Webhooks/1.0';
 /** How long a delivery waits when its endpoint already has `perEndpoint` deliveries in flight. */
@@ -59,38 +87,48 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
   const now = () => deps.now?.() ?? new Date();
 
   async function prepare(command: DeliverWebhook): Promise<Prepared> {
-    const event = await findEventById(deps.db, command.event_id);
-    if (!event) return { kind: 'skip', why: 'gone' };
-    if (!command.replay && (event.attempts_made >= (command.attempt ?? 0) || event.status === 'success' || event.status === 'failed')) {
+    const target = await findTarget(deps.db, command.event_id);
+    if (!target) return { kind: 'skip', why: 'gone' };
+    if (!command.replay && (target.attempts_made >= (command.attempt ?? 0) || target.status === 'success' || target.status === 'failed')) {
       return { kind: 'skip', why: 'done' };
     }
-    const endpoint = await deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', event.endpoint_id).executeTakeFirst();
-    if (!endpoint) return { kind: 'skip', why: 'gone' };
-    if (endpoint.status === 'disabled') return { kind: 'skip', why: 'disabled' };
-    const running = inFlight.get(endpoint.id) ?? 0;
+    if (target.endpoint_status === 'disabled') return { kind: 'skip', why: 'disabled' };
+    const running = inFlight.get(target.endpoint_id) ?? 0;
     if (running >= deps.perEndpoint) return { kind: 'busy' };
-    inFlight.set(endpoint.id, running + 1);
+    inFlight.set(target.endpoint_id, running + 1);
     try {
       const sentAt = now();
       const headers = {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
-        ...signedHeaders({ id: event.id, timestamp: Math.floor(sentAt.getTime() / 1000), body: event.body, secrets: secretsOf(endpoint, sentAt) }),
+        ...signedHeaders({ id: target.id, timestamp: Math.floor(sentAt.getTime() / 1000), body: target.body, secrets: secretsOf(target, sentAt) }),
       };
-      const result = await deps.client.post(endpoint.endpoint, event.body, headers);
-      return { kind: 'attempted', result, sentAt };
+      const result = await deps.client.post(target.endpoint, target.body, headers);
+      return { kind: 'attempted', result, sentAt, endpointFailing: target.failing_since !== null };
     } finally {
-      const left = (inFlight.get(endpoint.id) ?? 1) - 1;
-      if (left > 0) inFlight.set(endpoint.id, left);
-      else inFlight.delete(endpoint.id);
+      const left = (inFlight.get(target.endpoint_id) ?? 1) - 1;
+      if (left > 0) inFlight.set(target.endpoint_id, left);
+      else inFlight.delete(target.endpoint_id);
     }
   }
 
+  // Sealed secrets are immutable strings (a rotation seals a new one), so their plaintext can be kept.
+  const opened = new Map<string, string>();
+  function open(sealed: string): string {
+    let secret = opened.get(sealed);
+    if (secret === undefined) {
+      secret = deps.box.open(sealed);
+      if (opened.size >= 10_000) opened.clear();
+      opened.set(sealed, secret);
+    }
+    return secret;
+  }
+
   /** The current secret first; during the 24 h after a rotation, the previous one second. */
-  function secretsOf(endpoint: EndpointRow, at: Date): string[] {
-    const secrets = [deps.box.open(endpoint.secret_encrypted)];
-    if (endpoint.previous_secret_encrypted && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > at) {
-      secrets.push(deps.box.open(endpoint.previous_secret_encrypted));
+  function secretsOf(target: Target, at: Date): string[] {
+    const secrets = [open(target.secret_encrypted)];
+    if (target.previous_secret_encrypted && target.previous_secret_expires_at && target.previous_secret_expires_at > at) {
+      secrets.push(open(target.previous_secret_encrypted));
     }
     return secrets;
   }
@@ -100,18 +138,23 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
       await scheduleDelivery(trx, teamId, command, new Date(now().getTime() + BUSY_WAIT_MS * (1 + (deps.random ?? Math.random)())));
       return;
     }
-    const event = await lockEvent(trx, command.event_id);
-    if (!event) return;
     if (prepared.kind === 'skip') {
       // Retries of an endpoint that got disabled stop here; the event stays replayable.
-      if (prepared.why === 'disabled' && !command.replay && (event.status === 'pending' || event.status === 'attempting')) {
-        await updateEvent(trx, event.id, { status: 'failed', next_attempt_at: null });
+      if (prepared.why === 'disabled' && !command.replay) {
+        await trx
+          .updateTable('webhook_events')
+          .set({ status: 'failed', next_attempt_at: null, updated_at: new Date() })
+          .where('id', '=', command.event_id)
+          .where('status', 'in', ['pending', 'attempting'])
+          .execute();
       }
       return;
     }
     const { result, sentAt } = prepared;
-    // A duplicate command whose twin already recorded this attempt: its POST was one more at-least-once delivery.
-    if (!command.replay && event.attempts_made >= (command.attempt ?? 0)) return;
+    const event = command.replay ? await lockEvent(trx, command.event_id) : await settleAttempt(trx, command, result.ok, sentAt);
+    // Gone, or a duplicate command whose twin already recorded this attempt (its POST was one more
+    // at-least-once delivery).
+    if (!event) return;
     await insertAttempt(trx, {
       id: newAttemptId(),
       event_id: event.id,
@@ -128,23 +171,28 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
     deps.metrics.deliveries.inc({ outcome: command.replay ? `replay_${outcome}` : outcome });
     deps.metrics.attemptDuration.observe({ outcome }, result.durationMs / 1000);
     if (command.replay) await afterReplay(trx, event, result.ok);
-    else await afterAttempt(trx, event, command.attempt ?? 1, result.ok, sentAt);
-    await trackEndpoint(trx, event.endpoint_id, result.ok, sentAt);
+    // The hot path (a success on a healthy endpoint) leaves the endpoint row alone.
+    if (!result.ok || prepared.endpointFailing) await trackEndpoint(trx, event.endpoint_id, result.ok, sentAt);
   }
 
-  async function afterAttempt(trx: Transaction<DispatcherDb>, event: EventRow, attempt: number, ok: boolean, sentAt: Date): Promise<void> {
-    if (ok) {
-      await updateEvent(trx, event.id, { status: 'success', attempts_made: attempt, next_attempt_at: null });
-      return;
-    }
-    const delay = retryDelayMs(attempt, deps.scale, (deps.random ?? Math.random)());
-    if (delay === undefined || attempt >= MAX_ATTEMPTS) {
-      await updateEvent(trx, event.id, { status: 'failed', attempts_made: attempt, next_attempt_at: null });
-      return;
-    }
-    const next = new Date(sentAt.getTime() + delay);
-    await updateEvent(trx, event.id, { status: 'attempting', attempts_made: attempt, next_attempt_at: next });
-    await scheduleDelivery(trx, event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next);
+  /**
+   * Moves the event past scheduled attempt `n` in one statement, only if that attempt is not recorded
+   * yet: success, the next retry with its timer, or failed after the eighth.
+   */
+  async function settleAttempt(trx: Transaction<DispatcherDb>, command: DeliverWebhook, ok: boolean, sentAt: Date): Promise<EventRow | undefined> {
+    const attempt = command.attempt ?? 1;
+    const delay = ok ? undefined : retryDelayMs(attempt, deps.scale, (deps.random ?? Math.random)());
+    const next = delay === undefined || attempt >= MAX_ATTEMPTS ? null : new Date(sentAt.getTime() + delay);
+    const status = ok ? 'success' : next ? 'attempting' : 'failed';
+    const event = await trx
+      .updateTable('webhook_events')
+      .set({ status, attempts_made: attempt, next_attempt_at: next, updated_at: new Date() })
+      .where('id', '=', command.event_id)
+      .where('attempts_made', '<', attempt)
+      .returningAll()
+      .executeTakeFirst();
+    if (event && next) await scheduleDelivery(trx, event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next);
+    return event;
   }
 
   /** A replay never moves the schedule; a successful one settles an event that was still failing. */

@@ -23,10 +23,6 @@ export async function lockEvent(trx: Transaction<DispatcherDb>, id: string): Pro
   return trx.selectFrom('webhook_events').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function findEventById(db: Db, id: string): Promise<EventRow | undefined> {
-  return db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 export async function listEvents(db: Db, endpointId: string, query: { limit?: number; after?: string }): Promise<Page<EventRow>> {
   return paginate(db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId), query);
 }

@@ -1,0 +1,177 @@
+// Benchmark (run by hand, not a jest test): signed webhook deliveries by the real system (six services as
+// processes, RabbitMQ, Postgres) against a plain undici client POSTing the same signed bodies to the same
+// local receiver, in the same run; then the latency from an event published to its delivery received,
+// at a steady rate.
+//
+//   node tests/perf/webhook-deliveries.ts [--events 5000] [--rate 500] [--seconds 10] [--concurrency 64]
+//
+// Throughput: N email.delivered events published to the broker at once, one endpoint subscribed; the
+// figure is N / (last delivery received − first event published). Baseline: the same N bodies, signed the
+// same way, POSTed by one undici Pool with `concurrency` requests in flight.
+// Latency: `rate` events per second for `seconds`, each body carrying its publish time; p50/p99 of
+// (received − published) at the receiver.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import amqp from 'amqplib';
+import { Pool } from 'undici';
+import { Resend } from 'resend';
+import { startSystem } from '@postline/testing';
+import { newSecret, signedHeaders } from '../../services/webhook-dispatcher/src/domain/signing.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '5000' },
+    rate: { type: 'string', default: '500' },
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '64' },
+  },
+});
+const N = Number(args.events);
+const RATE = Number(args.rate);
+const SECONDS = Number(args.seconds);
+const CONCURRENCY = Number(args.concurrency);
+
+// The receiver: answers 200 at once and notes when each email id arrived.
+const arrivals = new Map<string, number>();
+let onArrival: () => void = () => undefined;
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const now = performance.timeOrigin + performance.now();
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { email_id: string } };
+    if (!arrivals.has(body.data.email_id)) arrivals.set(body.data.email_id, now);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+    onArrival();
+  });
+});
+receiver.keepAliveTimeout = 60_000;
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+
+function waitForArrivals(ids: string[], timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`only ${ids.filter((id) => arrivals.has(id)).length}/${ids.length} arrived`)), timeoutMs);
+    let next = 0;
+    onArrival = () => {
+      while (next < ids.length && arrivals.has(ids[next]!)) next++;
+      if (next === ids.length) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    onArrival();
+  });
+}
+
+function eventFor(teamId: string, emailId: string, publishedAt: number) {
+  return {
+    id: randomUUID(),
+    type: 'email.delivered',
+    version: 1,
+    occurred_at: new Date(publishedAt).toISOString(),
+    team_id: teamId,
+    data: {
+      email_id: emailId,
+      created_at: new Date(publishedAt).toISOString(),
+      from: 'Bench <bench@example.com>',
+      to: ['someone@example.com'],
+      subject: `bench ${emailId}`,
+      message_id: `<${emailId}@example.com>`,
+      tags: { published_at: String(publishedAt) },
+    },
+  };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+// 1. Baseline: plain undici, same signed bodies, same receiver.
+const secret = newSecret();
+const pool = new Pool(new URL(receiverUrl).origin, { connections: CONCURRENCY });
+const baselineIds = Array.from({ length: N }, () => randomUUID());
+const bodies = baselineIds.map((id) => JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: eventFor(randomUUID(), id, Date.now()).data }));
+const baselineStart = performance.now();
+let cursor = 0;
+await Promise.all(
+  Array.from({ length: CONCURRENCY }, async () => {
+    while (cursor < N) {
+      const i = cursor++;
+      const headers = signedHeaders({ id: `msg_${randomUUID().replaceAll('-', '')}`, timestamp: Math.floor(Date.now() / 1000), body: bodies[i]!, secrets: [secret] });
+      const r = await pool.request({ path: '/hooks', method: 'POST', body: bodies[i], headers: { 'content-type': 'application/json', 'user-agent': 'bench', ...headers } });
+      await r.body.dump();
+    }
+  }),
+);
+const baselineSeconds = (performance.now() - baselineStart) / 1000;
+await pool.close();
+const baselineRate = N / baselineSeconds;
+
+// 2. Postline: the whole system, one subscribed endpoint.
+const system = await startSystem({ ALLOW_PRIVATE_NETWORK_TARGETS: 'true', RATE_LIMIT_PER_SECOND: '1000', LOG_LEVEL: 'warn' });
+try {
+  const team = system.admin('team', 'create', '--name', 'Bench');
+  const resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  const hook = await resend.webhooks.create({ endpoint: receiverUrl, events: ['email.delivered'] });
+  if (hook.error) throw new Error(JSON.stringify(hook.error));
+  const connection = await amqp.connect(String(system.env.AMQP_URL));
+  const channel = await connection.createConfirmChannel();
+  const exchange = `${String(system.env.BROKER_PREFIX)}.events`;
+  const publish = (emailId: string) => {
+    const at = performance.timeOrigin + performance.now();
+    channel.publish(exchange, 'email.delivered', Buffer.from(JSON.stringify(eventFor(String(team.team_id), emailId, at))), { persistent: true });
+    return at;
+  };
+
+  // Warm-up (connections, prepared plans), not measured.
+  const warm = Array.from({ length: 200 }, () => randomUUID());
+  for (const id of warm) publish(id);
+  await waitForArrivals(warm, 60_000);
+
+  const ids = Array.from({ length: N }, () => randomUUID());
+  const start = performance.timeOrigin + performance.now();
+  for (const id of ids) publish(id);
+  await channel.waitForConfirms();
+  await waitForArrivals(ids, 300_000);
+  const last = Math.max(...ids.map((id) => arrivals.get(id)!));
+  const postlineRate = N / ((last - start) / 1000);
+
+  // 3. Latency at a steady rate.
+  const sent = new Map<string, number>();
+  const total = RATE * SECONDS;
+  const latencyIds: string[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const id = randomUUID();
+    latencyIds.push(id);
+    sent.set(id, publish(id));
+  }
+  await waitForArrivals(latencyIds, 120_000);
+  const latencies = latencyIds.map((id) => arrivals.get(id)! - sent.get(id)!).sort((a, b) => a - b);
+
+  console.log(
+    JSON.stringify(
+      {
+        events: N,
+        baseline_undici_per_second: Math.round(baselineRate),
+        postline_signed_deliveries_per_second: Math.round(postlineRate),
+        ratio: Number((postlineRate / baselineRate).toFixed(3)),
+        latency_rate_per_second: RATE,
+        latency_events: total,
+        latency_ms: { p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number(latencies.at(-1)!.toFixed(1)) },
+      },
+      null,
+      2,
+    ),
+  );
+  await connection.close();
+} finally {
+  await system.stop();
+  receiver.closeAllConnections();
+  receiver.close();
+}
