@@ -41,3 +41,4 @@ export { OUTBOX_TABLES_V1, createMessagingTables, outboxChannel, type MessagingT
 export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
+export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';
