@@ -39,7 +39,7 @@ const { values: args } = parseArgs({
 const N = Number(args.timers);
 const REPLICAS = Number(args.replicas);
 const VIA = args.via === 'commands' ? 'commands' : 'db';
-const LEAD_MS = Number(args['lead-seconds'] ?? (VIA === 'db' ? 45 : 150)) * 1000;
+const LEAD_MS = Number(args['lead-seconds'] ?? (VIA === 'db' ? 60 : 150)) * 1000;
 const SET_CONCURRENCY = 16;
 const MAIN = fileURLToPath(new URL('../../services/scheduler/src/main.ts', import.meta.url));
 

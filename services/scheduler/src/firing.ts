@@ -10,7 +10,7 @@ export const FIRE_BATCH_SIZE = 1_000;
 /** Longest sleep between passes: a timer stored by another replica is seen at most this late. */
 export const POLL_MS = 250;
 /** Shortest sleep: due rows exist but another replica holds them (it is firing them right now). */
-const MIN_WAIT_MS = 5;
+const MIN_WAIT_MS = 10;
 /** Backoff cap while the database fails: short, since every second down is a second of lag. */
 const MAX_BACKOFF_MS = 5_000;
 /**
@@ -33,7 +33,7 @@ export type TimerFiringDeps = {
 
 export type TimerFiring = { name: string; start(): void; stop(): Promise<void> };
 
-type Fired = { fired: { lag_seconds: number }[]; failed: { key: string; error: string }[] };
+type Fired = { claimed: number; fired: { lag_seconds: number }[]; failed: { key: string; error: string }[] };
 
 /**
  * The loop that publishes due timers: claim a batch of due pending rows (FOR UPDATE SKIP LOCKED, so
@@ -77,10 +77,8 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
   }
 
   async function fireBatch(): Promise<number> {
-    let claimed = 0;
     const result = await db.transaction().execute(async (trx): Promise<Fired> => {
       const due = await claimDueTimers(trx, batchSize);
-      claimed = due.length;
       const messages: OutboxMessage[] = [];
       const firedKeys: string[] = [];
       const fired: Fired['fired'] = [];
@@ -102,7 +100,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
         failed.map((f) => f.key),
         'failed',
       );
-      return { fired, failed };
+      return { claimed: due.length, fired, failed };
     });
     // Counted after commit: a rolled-back batch is claimed again and counted then.
     metrics.fired.inc(result.fired.length);
@@ -112,18 +110,15 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
       for (const f of result.failed)
         log.error({ key: f.key, error: f.error }, 'timer message no longer valid; not published');
     }
-    return claimed;
+    return result.claimed;
   }
 
+  /** One bounded delete per call, so pruning never holds up firing for long; a full one runs again next pass. */
   async function prune(): Promise<void> {
     if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = Date.now();
-    let deleted = 0;
-    for (;;) {
-      const n = await pruneTombstones(db, TOMBSTONE_RETENTION_MS, PRUNE_BATCH);
-      deleted += n;
-      if (n < PRUNE_BATCH || stopping) break;
-    }
+    const deleted = await pruneTombstones(db, TOMBSTONE_RETENTION_MS, PRUNE_BATCH);
+    if (deleted === PRUNE_BATCH) lastPrune = 0;
     if (deleted > 0) log.debug({ deleted }, 'pruned timer tombstones');
   }
 

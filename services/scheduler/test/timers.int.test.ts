@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { sql } from 'kysely';
 import { createLogger, newId, queueDepth } from '@postline/platform';
 import { SCHEMA } from '../src/config.ts';
 import { listenForTimerDue } from '../src/db/timer-due-listener.ts';
-import { setTimer } from '../src/db/timers.ts';
+import { pruneTombstones, setTimer } from '../src/db/timers.ts';
+import { TOMBSTONE_RETENTION_MS } from '../src/firing.ts';
 import {
   createSchedulerFixture,
   deliveredEnvelope,
@@ -247,6 +249,27 @@ describe('timers', () => {
       sample(text, 'scheduler_timer_commands_total', { command: 'set', outcome });
     expect(commands(after, 'applied')).toBe(commands(before, 'applied') + 3);
     expect(commands(after, 'stale')).toBe(commands(before, 'stale') + 1);
+  });
+});
+
+describe('tombstones', () => {
+  it('prunes fired and cancelled keys past the retention, never pending timers or recent tombstones', async () => {
+    const keys = ['tomb-old', 'tomb-recent', 'tomb-pending'];
+    for (const key of ['tomb-old', 'tomb-recent']) await fx.handled((await fx.cancel(key)).id);
+    await fx.handled((await fx.set({ key: 'tomb-pending', due_at: inMs(3_600_000) })).id);
+    const backdated = new Date(Date.now() - TOMBSTONE_RETENTION_MS - 60_000);
+    await fx.db
+      .updateTable('timers')
+      .set({ updated_at: backdated })
+      .where('key', 'in', ['tomb-old', 'tomb-pending'])
+      .execute();
+
+    expect(await pruneTombstones(fx.db, TOMBSTONE_RETENTION_MS, 1_000)).toBeGreaterThanOrEqual(1);
+    const left = await fx.db.selectFrom('timers').select('key').where('key', 'in', keys).orderBy('key').execute();
+    expect(left.map((r) => r.key)).toEqual(['tomb-pending', 'tomb-recent']);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from timers
+      where state <> 'pending' and updated_at < now() - interval '7 days'`.execute(fx.db);
+    expect(rows[0]?.n).toBe(0);
   });
 });
 
