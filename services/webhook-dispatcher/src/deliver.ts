@@ -33,7 +33,11 @@ export type DeliverDeps = {
   client: WebhookPoster;
   /** POSTLINE_DELAY_SCALE. */
   scale: number;
-  /** Deliveries in flight at once per endpoint; more wait on a short timer instead of a consumer slot. */
+  /**
+   * Deliveries in flight at once per endpoint. As many more may wait in process for a slot; beyond that a
+   * delivery waits on a short timer instead, so one slow endpoint holds at most 2 × perEndpoint of the
+   * `overall` consumer slots.
+   */
   perEndpoint: number;
   /** Deliveries in flight at once overall (consumer prefetch). */
   overall: number;
@@ -83,7 +87,30 @@ export const USER_AGENT = 'Postline-Webhooks/1.0';
 const BUSY_WAIT_MS = 500;
 
 export function createDeliverConsumer(deps: DeliverDeps): Consumer {
-  const inFlight = new Map<string, number>();
+  const slots = new Map<string, { running: number; waiting: (() => void)[] }>();
+
+  /** A delivery slot of this endpoint: at once, after waiting behind at most perEndpoint others, or none. */
+  async function acquire(endpointId: string): Promise<boolean> {
+    const slot = slots.get(endpointId) ?? { running: 0, waiting: [] };
+    slots.set(endpointId, slot);
+    if (slot.running < deps.perEndpoint) {
+      slot.running++;
+      return true;
+    }
+    if (slot.waiting.length >= deps.perEndpoint) return false;
+    // The releasing delivery hands its slot over: `running` stays the same.
+    await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    return true;
+  }
+
+  function release(endpointId: string): void {
+    const slot = slots.get(endpointId);
+    if (!slot) return;
+    const next = slot.waiting.shift();
+    if (next) return next();
+    slot.running--;
+    if (slot.running === 0) slots.delete(endpointId);
+  }
   const now = () => deps.now?.() ?? new Date();
 
   async function prepare(command: DeliverWebhook): Promise<Prepared> {
@@ -93,9 +120,7 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
       return { kind: 'skip', why: 'done' };
     }
     if (target.endpoint_status === 'disabled') return { kind: 'skip', why: 'disabled' };
-    const running = inFlight.get(target.endpoint_id) ?? 0;
-    if (running >= deps.perEndpoint) return { kind: 'busy' };
-    inFlight.set(target.endpoint_id, running + 1);
+    if (!(await acquire(target.endpoint_id))) return { kind: 'busy' };
     try {
       const sentAt = now();
       const headers = {
@@ -106,9 +131,7 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
       const result = await deps.client.post(target.endpoint, target.body, headers);
       return { kind: 'attempted', result, sentAt, endpointFailing: target.failing_since !== null };
     } finally {
-      const left = (inFlight.get(target.endpoint_id) ?? 1) - 1;
-      if (left > 0) inFlight.set(target.endpoint_id, left);
-      else inFlight.delete(target.endpoint_id);
+      release(target.endpoint_id);
     }
   }
 

@@ -24,7 +24,7 @@ const deliver = createDeliverConsumer({
   box,
   client,
   scale: config.POSTLINE_DELAY_SCALE,
-  perEndpoint: 8,
+  perEndpoint: 16,
   overall: 64,
   metrics: {
     deliveries: new Counter({
