@@ -55,7 +55,7 @@ describe('the whole system', () => {
     // request reached them and passed their trusted-team check.
     for (const [path, owner] of [
       ['/domains/0190a6f4-8b4a-7000-8000-000000000000', 'domain-verifier'],
-      ['/webhooks', 'webhook-dispatcher'],
+      ['/webhooks/0190a6f4-8b4a-7000-8000-000000000000', 'webhook-dispatcher'],
       ['/emails/receiving/0190a6f4-8b4a-7000-8000-000000000000', 'inbound-smtp'],
       ['/contacts', 'sender'],
     ] as const) {

@@ -20,9 +20,11 @@ const delivered = {
 };
 
 describe('catalog', () => {
-  it('holds every public event, the internal domain state and the timer commands', () => {
+  it('holds every public event, the internal domain state, the timer commands and the services\' own commands', () => {
     for (const type of PUBLIC_EVENT_TYPES) expect(isRoutingKey(type)).toBe(true);
-    expect(Object.keys(catalog)).toHaveLength(22);
+    expect(Object.keys(catalog)).toHaveLength(24);
+    expect(isRoutingKey('domain-verifier.check-domain')).toBe(true);
+    expect(isRoutingKey('webhook-dispatcher.deliver')).toBe(true);
     expect(isRoutingKey('internal.domain.state')).toBe(true);
     expect(isRoutingKey('scheduler.set-timer')).toBe(true);
     expect(isRoutingKey('toString')).toBe(false);
