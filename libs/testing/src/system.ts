@@ -23,11 +23,31 @@ export type System = {
   stop: () => Promise<void>;
 };
 
-/** Removes what the services declared under a test prefix (exchanges and the unroutable parking queue). */
-async function deleteBrokerPrefix(url: string, prefix: string): Promise<void> {
+/**
+ * Every queue the running services report on /metrics (`broker_queue_messages{queue=…}`: consumer work
+ * queues, their delay tiers and dead-letter queues), read before they stop so the queues can be removed.
+ */
+async function reportedQueues(urls: string[], prefix: string): Promise<string[]> {
+  const names = new Set<string>();
+  for (const url of urls) {
+    try {
+      const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+      for (const match of text.matchAll(/broker_queue_messages\{[^}]*queue="([^"]+)"/g)) {
+        if (match[1]?.startsWith(`${prefix}.`)) names.add(match[1]);
+      }
+    } catch {
+      // a service that is already gone reports nothing
+    }
+  }
+  return [...names];
+}
+
+/** Removes what the services declared under a test prefix: queues (quorum queues are not free), exchanges. */
+async function deleteBrokerPrefix(url: string, prefix: string, queues: string[]): Promise<void> {
   const connection = await amqp.connect(url);
   try {
     const ch = await connection.createChannel();
+    for (const queue of queues) await ch.deleteQueue(queue);
     await ch.deleteQueue(`${prefix}.unroutable`);
     for (const ex of ['events', 'commands', 'unroutable']) await ch.deleteExchange(`${prefix}.${ex}`);
     await ch.close();
@@ -132,9 +152,10 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     },
     terminate,
     async stop() {
+      const queues = await reportedQueues(SERVICE_NAMES.map((n) => services[n].url), String(env.BROKER_PREFIX));
       await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
       await database.drop();
-      await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX));
+      await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), queues);
     },
   };
 }

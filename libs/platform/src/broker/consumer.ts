@@ -261,6 +261,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       if (metrics) {
         for (const [queue, kind] of [
           [queues.work, 'work'],
+          ...queues.tiers.map((t) => [t.queue, 'retry'] as const),
           [queues.dead, 'dead'],
         ] as const) {
           cleanups.push(metrics.watchQueue({ queue, kind, depth: () => queueDepth(broker, queue) }));

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-export type QueueKind = 'work' | 'dead' | 'unroutable';
+export type QueueKind = 'work' | 'retry' | 'dead' | 'unroutable';
 
 /** Something that reads a gauge's value at scrape time; sources are added by brokers, consumers and relays. */
 type QueueSource = { queue: string; kind: QueueKind; depth: () => Promise<number | undefined> };
@@ -29,7 +29,7 @@ export function brokerMetrics(registry: Registry): BrokerMetrics {
 
   new Gauge({
     name: 'broker_queue_messages',
-    help: 'Messages ready in a consumer queue (kind=work), its dead-letter queue (kind=dead) or the unroutable queue',
+    help: 'Messages ready in a consumer queue (kind=work), its delay tiers (kind=retry), its dead-letter queue (kind=dead) or the unroutable queue',
     labelNames: ['queue', 'kind'] as const,
     registers,
     async collect() {
