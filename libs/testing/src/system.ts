@@ -133,13 +133,18 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     throw err;
   }
 
-  const terminate = (name: ServiceName) =>
-    new Promise<number | null>((resolve) => {
-      const child = services[name].process;
+  // Queues to remove at the end, noted from each service just before it stops.
+  const queues = new Set<string>();
+  const terminate = async (name: ServiceName) => {
+    const child = services[name].process;
+    if (child.exitCode !== null) return child.exitCode;
+    for (const queue of await reportedQueues([services[name].url], String(env.BROKER_PREFIX))) queues.add(queue);
+    return new Promise<number | null>((resolve) => {
       if (child.exitCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
       child.kill('SIGTERM');
     });
+  };
 
   return {
     apiUrl: url('api-gateway'),
@@ -152,10 +157,9 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     },
     terminate,
     async stop() {
-      const queues = await reportedQueues(SERVICE_NAMES.map((n) => services[n].url), String(env.BROKER_PREFIX));
       await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
       await database.drop();
-      await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), queues);
+      await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), [...queues]);
     },
   };
 }
