@@ -30,6 +30,7 @@ export { parseInput } from './http/validate.ts';
 export { requireTeam, teamOf, TEAM_HEADER } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
+export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
 export { createBroker, type Broker, type BrokerOptions, type PublishOptions, type PublishResult, type Setup } from './broker/broker.ts';
 export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys } from './broker/consumer.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { enqueue, type Logger, type OutboxMessage } from '@postline/platform';
+import { createWakeup, enqueue, type Logger, type OutboxMessage } from '@postline/platform';
 import { claimDueTimers, msUntilNextDue, pruneTombstones, settleTimers } from './db/timers.ts';
 import type { SchedulerDb } from './db/schema.ts';
 import { firedMessage } from './domain/timer.ts';
@@ -54,27 +54,10 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
   let stopping = false;
   let loop: Promise<void> | undefined;
   let watcher: { stop(): Promise<void> } | undefined;
-  let woken = false;
-  let wake: (() => void) | undefined;
+  const wakeup = createWakeup();
   let lastPrune = 0;
 
-  function signal(): void {
-    woken = true;
-    wake?.();
-  }
-
-  function sleep(ms: number): Promise<void> {
-    if (woken || stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
-  }
+  const signal = () => wakeup.signal();
 
   async function fireBatch(): Promise<number> {
     const result = await db.transaction().execute(async (trx): Promise<Fired> => {
@@ -125,7 +108,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
   async function run(): Promise<void> {
     let failures = 0;
     while (!stopping) {
-      woken = false;
+      wakeup.clear();
       let waitMs = pollMs;
       try {
         const claimed = await fireBatch();
@@ -139,7 +122,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
         waitMs = Math.min(pollMs * 2 ** failures, MAX_BACKOFF_MS);
         log.error({ err, retry_in_ms: waitMs }, 'timer firing pass failed');
       }
-      await sleep(waitMs);
+      if (!stopping) await wakeup.sleep(waitMs);
     }
   }
 
@@ -153,7 +136,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
     },
     async stop() {
       stopping = true;
-      wake?.();
+      wakeup.signal();
       // The batch in flight commits or rolls back; either way no timer is lost or fired twice.
       await loop;
       await watcher?.stop();

@@ -5,6 +5,7 @@ import type { Logger } from '../logger/logger.ts';
 import type { Broker, PublishResult } from '../broker/broker.ts';
 import type { ExchangeKind } from '../broker/topology.ts';
 import { outboxChannel } from './tables.ts';
+import { createWakeup } from '../lifecycle/wakeup.ts';
 
 export type OutboxRelayOptions<DB> = {
   /** The service's database (search_path = its schema), where `outbox` lives. */
@@ -58,28 +59,11 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
   let loop: Promise<void> | undefined;
   let listener: Promise<void> | undefined;
   let listenClient: pg.Client | undefined;
-  let woken = false;
-  let wake: (() => void) | undefined;
+  const wakeup = createWakeup();
   let lastPrune = 0;
   const cleanups: Array<() => void> = [];
 
-  function signal(): void {
-    woken = true;
-    wake?.();
-  }
-
-  function waitForSignal(ms: number): Promise<void> {
-    if (woken || stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
-  }
+  const signal = () => wakeup.signal();
 
   async function publishBatch(): Promise<{ claimed: number; published: number }> {
     return db.transaction().execute(async (trx) => {
@@ -140,7 +124,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
   async function run(): Promise<void> {
     let failures = 0;
     while (!stopping) {
-      woken = false;
+      wakeup.clear();
       let more = false;
       try {
         if (broker.isConnected()) {
@@ -154,7 +138,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
         failures++;
         log.error({ err }, 'outbox relay pass failed');
       }
-      if (!more) await waitForSignal(failures > 0 ? Math.min(pollMs * 2 ** failures, 30_000) : pollMs);
+      if (!more && !stopping) await wakeup.sleep(failures > 0 ? Math.min(pollMs * 2 ** failures, 30_000) : pollMs);
     }
   }
 
@@ -220,7 +204,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
     async stop() {
       stopping = true;
       for (const cleanup of cleanups.splice(0)) cleanup();
-      wake?.();
+      wakeup.signal();
       for (const done of [...stopWaiters]) done();
       await listenClient?.end().catch(() => undefined);
       await Promise.all([loop, listener]);
