@@ -102,21 +102,7 @@ export function deliveredEnvelope(id = newId()) {
   };
 }
 
-export async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { waitFor, sleep } from '@postline/testing';
 
 /** Sum of the samples of metric `name` (or its `sample`, e.g. `..._count`) whose labels include `labels`. */
 export async function metricValue(

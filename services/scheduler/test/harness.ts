@@ -12,7 +12,7 @@ import {
   type Broker,
   type ConsumerQueueNames,
 } from '@postline/platform';
-import { createTestDatabase, freePort, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
+import { createTestDatabase, freePort, infraFromEnv, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { SchedulerDb } from '../src/db/schema.ts';
@@ -218,21 +218,7 @@ export function inMs(ms: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
 
-export async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { waitFor, sleep } from '@postline/testing';
 
 /**
  * Sum of the samples of `name` in a Prometheus text exposition whose labels include `labels`

@@ -12,6 +12,7 @@ import {
   startSystem,
   startWebhookReceiver,
   verifyDelivery,
+  waitFor,
   type ReceivedDelivery,
   type System,
   type WebhookReceiver,
@@ -93,15 +94,6 @@ async function call(method: string, path: string, body?: unknown, key = apiKey) 
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> & { data?: Record<string, unknown>[] } };
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const forEmail = (emailId: string) => (d: ReceivedDelivery) => d.json.data.email_id === emailId;
@@ -197,7 +189,7 @@ describe('delivery', () => {
     expect(new Set(attempts.map((d) => d.headers['webhook-id'])).size).toBe(1);
     expect(attempts.every((d) => verifyDelivery(d, hook.signing_secret))).toBe(true);
     const eventId = attempts[0]!.headers['webhook-id']!;
-    await waitUntil('success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await waitFor('success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
     const event = await call('GET', `/webhooks/${hook.id}/events/${eventId}`);
     expect(event.body).toMatchObject({ object: 'webhook_event', id: eventId, type: 'email.delivered', next_attempt_at: null, payload: { data: { email_id: emailId } } });
     const log = await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`);
@@ -213,7 +205,7 @@ describe('delivery', () => {
     await r.waitFor('8 attempts', (ds) => ds.filter(forEmail(emailId)).length === 8);
     const attempts = r.deliveries.filter(forEmail(emailId));
     const eventId = attempts[0]!.headers['webhook-id']!;
-    await waitUntil('failed', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed');
+    await waitFor('failed', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed');
     // Waits long enough to measure (2 h and more, scaled) fall within ±10% (plus scheduling slack).
     for (let i = 3; i < 7; i++) {
       const gap = attempts[i + 1]!.at - attempts[i]!.at;
@@ -232,7 +224,7 @@ describe('delivery', () => {
     const again = r.deliveries.filter(forEmail(emailId))[8]!;
     expect(again.headers['webhook-id']).toBe(eventId);
     expect(verifyDelivery(again, hook.signing_secret)).toBe(true);
-    await waitUntil('replayed success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await waitFor('replayed success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(r.deliveries.filter(forEmail(emailId))).toHaveLength(9);
   });
@@ -267,7 +259,7 @@ describe('delivery', () => {
     const emailId = publishDelivered();
     await r.waitFor('two attempts', (ds) => ds.filter(forEmail(emailId)).length >= 2);
     const eventId = r.deliveries[0]!.headers['webhook-id']!;
-    await waitUntil('two attempts recorded', async () => ((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 2);
+    await waitFor('two attempts recorded', async () => ((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 2);
     const log = (await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data!;
     const byCode = Object.fromEntries(log.map((a) => [String(a.http_status_code), a]));
     expect(byCode['302']).toBeDefined();
@@ -313,7 +305,7 @@ describe('delivery', () => {
     // The hanging endpoint's attempt fails by timeout after 15 s and is retried later.
     const first = slow.deliveries[0]!;
     const eventId = first.headers['webhook-id']!;
-    await waitUntil(
+    await waitFor(
       'a timed-out attempt',
       async () => ((await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 1,
       25_000,
