@@ -147,6 +147,22 @@ describe('consumer', () => {
     expect(seen).toEqual([{ prepared: `looked up ${(envelope.data as { email_id: string }).email_id}`, inTransactionDuringPrepare: false }]);
   });
 
+  it('runs what the handler returns once its transaction has committed, and not for a duplicate', async () => {
+    const seen: number[] = [];
+    await startConsumer('after-commit', async (message, trx) => {
+      await recordEffect('after-commit')(message, trx, undefined);
+      // Read from another connection: it sees the effect only once the transaction has committed.
+      return () => void effects('after-commit').then((n) => seen.push(n));
+    });
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+    await publish(envelope, envelope.id);
+    await waitFor('both deliveries to settle', async () => (await outcomes('after-commit', 'ok')) + (await outcomes('after-commit', 'duplicate')) === 2);
+    await waitFor('the after-commit work', () => seen.length > 0);
+    await sleep(100);
+    expect(seen).toEqual([1]);
+  });
+
   it('has no second effect when the connection dies after the commit but before the ack', async () => {
     const target = new URL(fx.amqpUrl);
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });

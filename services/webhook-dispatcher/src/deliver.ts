@@ -3,8 +3,10 @@
 // endpoint's failure streak and the next retry timer commit together.
 import type { Kysely, Transaction } from 'kysely';
 import type { DeliverWebhook } from '@postline/contracts';
+import { sql } from 'kysely';
 import {
   createConsumer,
+  enqueue,
   enqueueCommand,
   newId,
   type Broker,
@@ -86,7 +88,17 @@ export const USER_AGENT = 'Postline-Webhooks/1.0';
 /** How long a delivery waits when its endpoint already has `perEndpoint` deliveries in flight. */
 const BUSY_WAIT_MS = 500;
 
-export function createDeliverConsumer(deps: DeliverDeps): Consumer {
+export type Deliveries = {
+  /** Consumes `webhook-dispatcher.deliver` commands (retries, replays, busy waits, swept first attempts). */
+  consumer: Consumer;
+  /**
+   * Makes a first attempt in process, right after the fan-out committed, without a broker hop. Never
+   * throws; if this process dies first, the first-attempt sweeper sends the command instead.
+   */
+  deliverNow: (eventId: string, teamId: string) => void;
+};
+
+export function createDeliveries(deps: DeliverDeps): Deliveries {
   const slots = new Map<string, { running: number; waiting: (() => void)[] }>();
 
   /** A delivery slot of this endpoint: at once, after waiting behind at most perEndpoint others, or none. */
@@ -158,7 +170,12 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
 
   async function record(trx: Transaction<DispatcherDb>, command: DeliverWebhook, teamId: string, prepared: Prepared): Promise<void> {
     if (prepared.kind === 'busy') {
-      await scheduleDelivery(trx, teamId, command, new Date(now().getTime() + BUSY_WAIT_MS * (1 + (deps.random ?? Math.random)())));
+      const due = new Date(now().getTime() + BUSY_WAIT_MS * (1 + (deps.random ?? Math.random)()));
+      await scheduleDelivery(trx, teamId, command, due);
+      // A first attempt still waiting is not stale: keep the sweeper off it.
+      if (command.attempt === 1 && !command.replay) {
+        await trx.updateTable('webhook_events').set({ next_attempt_at: due }).where('id', '=', command.event_id).where('attempts_made', '=', 0).execute();
+      }
       return;
     }
     if (prepared.kind === 'skip') {
@@ -244,7 +261,14 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
     }
   }
 
-  return createConsumer<DispatcherDb, 'webhook-dispatcher.deliver', Prepared>({
+  function deliverNow(eventId: string, teamId: string): void {
+    const command: DeliverWebhook = { event_id: eventId, attempt: 1, replay: false };
+    prepare(command)
+      .then((prepared) => deps.db.transaction().execute((trx) => record(trx, command, teamId, prepared)))
+      .catch((err: unknown) => deps.logger.warn({ err, event_id: eventId }, 'first attempt failed to run; the sweeper will retry it'));
+  }
+
+  const consumer = createConsumer<DispatcherDb, 'webhook-dispatcher.deliver', Prepared>({
     broker: deps.broker,
     db: deps.db,
     service: 'webhook-dispatcher',
@@ -258,6 +282,63 @@ export function createDeliverConsumer(deps: DeliverDeps): Consumer {
       await record(trx, message.data, message.team_id, prepared);
     },
   });
+  return { consumer, deliverNow };
+}
+
+/** A first attempt that never ran (its process died) is swept after this long. */
+export const FIRST_ATTEMPT_STALE_MS = 30_000;
+
+/**
+ * Recovers first attempts that `deliverNow` started but never recorded: events still pending, never
+ * attempted, and untouched for FIRST_ATTEMPT_STALE_MS get a `webhook-dispatcher.deliver` command through
+ * the outbox. Replicas share the work with SKIP LOCKED.
+ */
+export function createFirstAttemptSweeper(deps: { db: Kysely<DispatcherDb>; logger: Logger; everyMs?: number; staleMs?: number }) {
+  const everyMs = deps.everyMs ?? 10_000;
+  const staleMs = deps.staleMs ?? FIRST_ATTEMPT_STALE_MS;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  async function sweep(): Promise<number> {
+    return deps.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string; team_id: string }>`with stale as (
+          select id from webhook_events
+          where status = 'pending' and attempts_made = 0 and next_attempt_at < now() - make_interval(secs => ${staleMs / 1000})
+          order by next_attempt_at limit 500 for update skip locked)
+        update webhook_events e set next_attempt_at = now(), updated_at = now() from stale where e.id = stale.id
+        returning e.id, e.team_id`.execute(trx);
+      await enqueue(
+        trx,
+        rows.map((row) => ({
+          exchange: 'commands' as const,
+          type: 'webhook-dispatcher.deliver' as const,
+          team_id: row.team_id,
+          data: { event_id: row.id, attempt: 1, replay: false },
+        })),
+      );
+      return rows.length;
+    });
+  }
+
+  return {
+    sweep,
+    start() {
+      timer = setInterval(() => {
+        if (running) return;
+        running = sweep()
+          .then((n) => {
+            if (n > 0) deps.logger.warn({ events: n }, 'swept first attempts that never ran');
+          })
+          .catch((err: unknown) => deps.logger.error({ err }, 'first-attempt sweep failed'))
+          .finally(() => (running = undefined));
+      }, everyMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 export function attemptTimerKey(eventId: string): string {

@@ -2,7 +2,7 @@
 // to its type, each with its first delivery command, in the consumer's transaction.
 import type { Kysely } from 'kysely';
 import type { Message, PublicEventType } from '@postline/contracts';
-import { createConsumer, enqueue, type Broker, type Consumer, type Logger } from '@postline/platform';
+import { createConsumer, type Broker, type Consumer, type Logger } from '@postline/platform';
 import { subscribedEndpoints } from './db/endpoints.ts';
 import { insertEvents } from './db/events.ts';
 import type { DispatcherDb } from './db/schema.ts';
@@ -11,7 +11,17 @@ import { newEventId } from './domain/ids.ts';
 /** The four families of public events; every key under them is public (internal events use `internal.`). */
 const FAMILIES = ['email.*', 'contact.*', 'domain.*', 'suppression.*'] as const;
 
-export function createFanOutConsumer(deps: { db: Kysely<DispatcherDb>; broker: Broker; logger: Logger }): Consumer {
+/**
+ * The first attempt of each new record is made in process once the transaction has committed
+ * (`deliverNow`), which saves a broker round trip per event; the first-attempt sweeper covers a crash
+ * in between.
+ */
+export function createFanOutConsumer(deps: {
+  db: Kysely<DispatcherDb>;
+  broker: Broker;
+  logger: Logger;
+  deliverNow: (eventId: string, teamId: string) => void;
+}): Consumer {
   return createConsumer({
     broker: deps.broker,
     db: deps.db,
@@ -38,15 +48,9 @@ export function createFanOutConsumer(deps: { db: Kysely<DispatcherDb>; broker: B
           next_attempt_at: new Date(),
         })),
       );
-      await enqueue(
-        trx,
-        created.map((event) => ({
-          exchange: 'commands' as const,
-          type: 'webhook-dispatcher.deliver' as const,
-          team_id: event.team_id,
-          data: { event_id: event.id, attempt: 1, replay: false },
-        })),
-      );
+      return () => {
+        for (const event of created) deps.deliverNow(event.id, event.team_id);
+      };
     },
   });
 }

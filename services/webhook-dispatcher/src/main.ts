@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { Counter, createSecretBox, createServiceRuntime, Gauge, Histogram } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import type { DispatcherDb } from './db/schema.ts';
-import { createDeliverConsumer } from './deliver.ts';
+import { createDeliveries, createFirstAttemptSweeper } from './deliver.ts';
 import { createWebhookClient } from './delivery/http-client.ts';
 import { createFanOutConsumer } from './fan-out.ts';
 import { internalRoutes } from './http/routes.ts';
@@ -16,8 +16,7 @@ const registers = [metrics.registry];
 const box = createSecretBox(config.POSTLINE_SECRET_KEY);
 const client = createWebhookClient({ allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS });
 
-const fanOut = createFanOutConsumer({ db, broker, logger });
-const deliver = createDeliverConsumer({
+const deliveries = createDeliveries({
   db,
   broker,
   logger,
@@ -42,6 +41,9 @@ const deliver = createDeliverConsumer({
     }),
   },
 });
+
+const fanOut = createFanOutConsumer({ db, broker, logger, deliverNow: deliveries.deliverNow });
+const sweeper = createFirstAttemptSweeper({ db, logger });
 
 // Read from the database on scrape (one query shared by both gauges): what is waiting, and since when.
 let backlog: { at: number; value: Promise<{ n: number; age: number }> } | undefined;
@@ -77,7 +79,8 @@ await runtime.start({
   routes: (app) => app.use(internalRoutes({ db, box, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS, scale: config.POSTLINE_DELAY_SCALE })),
   parts: [
     { name: 'fan-out consumer', start: () => fanOut.start(), stop: () => fanOut.stop() },
-    { name: 'deliver consumer', start: () => deliver.start(), stop: () => deliver.stop() },
+    { name: 'deliver consumer', start: () => deliveries.consumer.start(), stop: () => deliveries.consumer.stop() },
+    { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
     { name: 'webhook client', start: () => undefined, stop: () => client.close() },
   ],
 });

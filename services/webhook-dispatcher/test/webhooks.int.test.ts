@@ -8,6 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import amqp from 'amqplib';
 import { randomUUID } from 'node:crypto';
 import { Resend } from 'resend';
+import { createDb } from '@postline/platform';
+import type { DispatcherDb } from '../src/db/schema.ts';
 import {
   startSystem,
   startWebhookReceiver,
@@ -312,6 +314,26 @@ describe('delivery', () => {
     );
     const [attempt] = (await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data!;
     expect(attempt).toMatchObject({ http_status_code: null, error: 'timeout' });
+  });
+
+  it('sends the first attempt of an event whose in-process delivery never ran (a crash) through the sweeper', async () => {
+    const r = await receiver();
+    const hook = await subscribe(r.url);
+    // What a dispatcher that died between the fan-out commit and its first attempt leaves behind.
+    const { db } = createDb<DispatcherDb>({ url: String(system.env.DATABASE_URL), schema: 'webhook_dispatcher' });
+    const eventId = `msg_${randomUUID().replaceAll('-', '')}`;
+    const emailId = randomUUID();
+    const body = JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: { email_id: emailId } });
+    await db
+      .insertInto('webhook_events')
+      .values({ id: eventId, endpoint_id: hook.id, team_id: teamId, source_event_id: randomUUID(), type: 'email.delivered', body, status: 'pending', next_attempt_at: new Date(Date.now() - 60_000) })
+      .execute();
+    await db.destroy();
+    await r.waitFor('the swept first attempt', (ds) => ds.some(forEmail(emailId)), 20_000);
+    const delivery = r.deliveries.find(forEmail(emailId))!;
+    expect(delivery.headers['webhook-id']).toBe(eventId);
+    expect(delivery.body).toBe(body);
+    expect(verifyDelivery(delivery, hook.signing_secret)).toBe(true);
   });
 
   it('exposes delivery metrics', async () => {

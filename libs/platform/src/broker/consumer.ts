@@ -49,9 +49,11 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
   prepare?: (message: Message<MatchingKeys<P>>) => Promise<Prepared>;
   /**
    * Runs inside a transaction that has already recorded the message id in `inbox`; the message is acked
-   * only after that transaction commits. Throw PermanentError, RetryLaterError or anything else.
+   * only after that transaction commits. Throw PermanentError, RetryLaterError or anything else. It may
+   * return a function, run once the transaction has committed (work that must not run for a rollback;
+   * nothing guarantees it runs at all, so what it starts needs its own recovery).
    */
-  handle: (message: Message<MatchingKeys<P>>, trx: Transaction<DB>, prepared: Prepared) => Promise<void>;
+  handle: (message: Message<MatchingKeys<P>>, trx: Transaction<DB>, prepared: Prepared) => Promise<void | (() => void)>;
 };
 
 export type Consumer = {
@@ -155,15 +157,23 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     const message = decoded.message;
     try {
       const prepared = (opts.prepare ? await opts.prepare(message as Message<MatchingKeys<P>>) : undefined) as Prepared;
+      const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
         const claimed = await sql`insert into inbox (consumer, message_id) values (${consumerId}, ${message.id})
           on conflict do nothing returning message_id`.execute(trx);
         // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
         if (claimed.rows.length === 0) return false;
-        await opts.handle(message as Message<MatchingKeys<P>>, trx, prepared);
+        after.run = await opts.handle(message as Message<MatchingKeys<P>>, trx, prepared);
         return true;
       });
       settle(ch, msg, 'ack');
+      if (after.run) {
+        try {
+          after.run();
+        } catch (err) {
+          log.error({ err, message_id: message.id }, 'after-commit work failed');
+        }
+      }
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
       const decision = decideFailure(err, attempt, policy);
