@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import amqp from 'amqplib';
 import { Pool } from 'undici';
 import { Resend } from 'resend';
-import { startSystem } from '@postline/testing';
+import { deliveredData, deliveredEnvelope, startSystem } from '@postline/testing';
 import { newSecret, signedHeaders } from '../../services/webhook-dispatcher/src/domain/signing.ts';
 
 const { values: args } = parseArgs({
@@ -67,32 +67,13 @@ function waitForArrivals(ids: string[], timeoutMs: number): Promise<void> {
   });
 }
 
-function eventFor(teamId: string, emailId: string, publishedAt: number) {
-  return {
-    id: randomUUID(),
-    type: 'email.delivered',
-    version: 1,
-    occurred_at: new Date(publishedAt).toISOString(),
-    team_id: teamId,
-    data: {
-      email_id: emailId,
-      created_at: new Date(publishedAt).toISOString(),
-      from: 'Bench <bench@example.com>',
-      to: ['someone@example.com'],
-      subject: `bench ${emailId}`,
-      message_id: `<${emailId}@example.com>`,
-      tags: { published_at: String(publishedAt) },
-    },
-  };
-}
-
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 // 1. Baseline: plain undici, same signed bodies, same receiver.
 const secret = newSecret();
 const pool = new Pool(new URL(receiverUrl).origin, { connections: CONCURRENCY });
 const baselineIds = Array.from({ length: N }, () => randomUUID());
-const bodies = baselineIds.map((id) => JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: eventFor(randomUUID(), id, Date.now()).data }));
+const bodies = baselineIds.map((id) => JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: deliveredData(id) }));
 const baselineStart = performance.now();
 let cursor = 0;
 await Promise.all(
@@ -121,7 +102,9 @@ try {
   const exchange = `${String(system.env.BROKER_PREFIX)}.events`;
   const publish = (emailId: string) => {
     const at = performance.timeOrigin + performance.now();
-    channel.publish(exchange, 'email.delivered', Buffer.from(JSON.stringify(eventFor(String(team.team_id), emailId, at))), { persistent: true });
+    channel.publish(exchange, 'email.delivered', Buffer.from(JSON.stringify(deliveredEnvelope({ teamId: String(team.team_id), emailId }))), {
+      persistent: true,
+    });
     return at;
   };
 

@@ -7,14 +7,13 @@ import {
   createDb,
   createLogger,
   createMessagingTables,
-  newId,
   type Broker,
   type BrokerOptions,
   type MessagingTables,
 } from '../src/index.ts';
 
 export const SCHEMA = 'svc';
-export const TEAM_ID = '0199a1b2-0000-7000-8000-000000000001';
+export { TEST_TEAM_ID as TEAM_ID } from '@postline/testing';
 
 export type TestDb = MessagingTables & { effects: { consumer: string; message_id: string } };
 
@@ -80,28 +79,7 @@ export async function createMessagingFixture(): Promise<MessagingFixture> {
   };
 }
 
-/** The `data` of a valid `email.delivered` event. */
-export function deliveredData() {
-  return {
-    email_id: newId(),
-    created_at: new Date().toISOString(),
-    from: 'Acme <news@acme.test>',
-    to: ['someone@example.test'],
-    subject: 'Hello',
-  };
-}
-
-export function deliveredEnvelope(id = newId()) {
-  return {
-    id,
-    type: 'email.delivered',
-    version: 1,
-    occurred_at: new Date().toISOString(),
-    team_id: TEAM_ID,
-    data: deliveredData(),
-  };
-}
-
+export { deliveredData, deliveredEnvelope } from '@postline/testing';
 export { waitFor, sleep } from '@postline/testing';
 
 /** Sum of the samples of metric `name` (or its `sample`, e.g. `..._count`) whose labels include `labels`. */

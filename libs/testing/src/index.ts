@@ -4,4 +4,5 @@ export { startDnsServer, type DnsServer, type DnsRecord, type DnsFailure } from 
 export { observeBroker, type BrokerObserver, type ObservedMessage } from './observe.ts';
 export { startWebhookReceiver, verifyDelivery, type WebhookReceiver, type ReceivedDelivery, type Reply } from './webhook-receiver.ts';
 export { waitFor, sleep } from './wait.ts';
+export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
 export { startSystem, freePort, type System, type RunningService } from './system.ts';

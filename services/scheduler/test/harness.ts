@@ -12,13 +12,13 @@ import {
   type Broker,
   type ConsumerQueueNames,
 } from '@postline/platform';
-import { createTestDatabase, freePort, infraFromEnv, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
+import { createTestDatabase, freePort, infraFromEnv, deliveredEnvelope, TEST_TEAM_ID, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { SchedulerDb } from '../src/db/schema.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-export const TEAM_ID = '0199a1b2-0000-7000-8000-000000000001';
+export const TEAM_ID = TEST_TEAM_ID;
 
 /** One scheduler process: the real `src/main.ts`. */
 export type SchedulerProcess = {
@@ -195,23 +195,7 @@ export async function createSchedulerFixture(): Promise<SchedulerFixture> {
   };
 }
 
-/** A valid `email.delivered` envelope, the message a timer carries in these tests. */
-export function deliveredEnvelope(id = newId()): MessageEnvelope {
-  return {
-    id,
-    type: 'email.delivered',
-    version: 1,
-    occurred_at: new Date().toISOString(),
-    team_id: TEAM_ID,
-    data: {
-      email_id: newId(),
-      created_at: new Date().toISOString(),
-      from: 'Acme <news@acme.test>',
-      to: ['someone@example.test'],
-      subject: 'Hello',
-    },
-  };
-}
+export { deliveredEnvelope };
 
 /** An ISO timestamp `ms` from now (negative: in the past). */
 export function inMs(ms: number): string {

@@ -11,6 +11,7 @@ import { Resend } from 'resend';
 import { createDb } from '@postline/platform';
 import type { DispatcherDb } from '../src/db/schema.ts';
 import {
+  deliveredEnvelope,
   startSystem,
   startWebhookReceiver,
   verifyDelivery,
@@ -70,21 +71,7 @@ async function subscribe(url: string, events: string[] = ['email.delivered']) {
 
 /** Publishes a public event as the sender would (through the broker), for this test's team. */
 function publishDelivered(team = teamId, emailId: string = randomUUID()): string {
-  const envelope = {
-    id: randomUUID(),
-    type: 'email.delivered',
-    version: 1,
-    occurred_at: new Date().toISOString(),
-    team_id: team,
-    data: {
-      email_id: emailId,
-      created_at: new Date().toISOString(),
-      from: 'Acme <hello@acme.test>',
-      to: ['someone@example.com'],
-      subject: 'Hello',
-      message_id: `<${emailId}@acme.test>`,
-    },
-  };
+  const envelope = deliveredEnvelope({ teamId: team, emailId });
   channel.publish(`${String(system.env.BROKER_PREFIX)}.events`, 'email.delivered', Buffer.from(JSON.stringify(envelope)), { persistent: true });
   return emailId;
 }
