@@ -19,20 +19,18 @@ import {
 import { lockEndpoint, updateEndpoint } from './db/endpoints.ts';
 import { insertAttempt, lockEvent, updateEvent } from './db/events.ts';
 import type { DispatcherDb, EndpointRow, EventRow } from './db/schema.ts';
+import type { PostResult, WebhookClient } from './delivery/http-client.ts';
 import { newAttemptId } from './domain/ids.ts';
 import { MAX_ATTEMPTS, retryDelayMs, shouldDisable } from './domain/schedule.ts';
 import { signedHeaders } from './domain/signing.ts';
 
-/** What the delivery client returns for one POST (never throws for network outcomes). */
-export type PostResult = { ok: boolean; status: number | null; body: string; error?: string; durationMs: number };
-export type WebhookPoster = { post: (url: string, body: string, headers: Record<string, string>) => Promise<PostResult> };
 
 export type DeliverDeps = {
   db: Kysely<DispatcherDb>;
   broker: Broker;
   logger: Logger;
   box: SecretBox;
-  client: WebhookPoster;
+  client: Pick<WebhookClient, 'post'>;
   /** POSTLINE_DELAY_SCALE. */
   scale: number;
   /**
@@ -84,7 +82,7 @@ function findTarget(db: Kysely<DispatcherDb>, eventId: string): Promise<Target |
     .executeTakeFirst();
 }
 
-export const USER_AGENT = 'Postline-Webhooks/1.0';
+const USER_AGENT = 'Postline-Webhooks/1.0';
 /** How long a delivery waits when its endpoint already has `perEndpoint` deliveries in flight. */
 const BUSY_WAIT_MS = 500;
 
@@ -341,7 +339,7 @@ export function createFirstAttemptSweeper(deps: { db: Kysely<DispatcherDb>; logg
   };
 }
 
-export function attemptTimerKey(eventId: string): string {
+function attemptTimerKey(eventId: string): string {
   return `webhook-attempt:${eventId}`;
 }
 

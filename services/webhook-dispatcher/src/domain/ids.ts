@@ -12,7 +12,3 @@ export function newAttemptId(): string {
 export function isEventId(id: string): boolean {
   return /^msg_[0-9a-f]{32}$/.test(id);
 }
-
-export function isAttemptId(id: string): boolean {
-  return /^atmpt_[0-9a-f]{32}$/.test(id);
-}

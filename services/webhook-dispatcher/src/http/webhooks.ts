@@ -7,7 +7,7 @@ import { deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, updateEndp
 import { findEvent, listAttempts, listEvents } from '../db/events.ts';
 import type { DispatcherDb, EndpointRow, EventRow } from '../db/schema.ts';
 import { checkEndpointUrl } from '../delivery/url-policy.ts';
-import { isAttemptId, isEventId } from '../domain/ids.ts';
+import { isEventId } from '../domain/ids.ts';
 import { ROTATION_OVERLAP_S } from '../domain/schedule.ts';
 import { newSecret } from '../domain/signing.ts';
 
@@ -29,12 +29,15 @@ const UpdateWebhook = z.object({
   status: z.enum(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }).nullish(),
 });
 
-const Limit = PaginationQuery.shape.limit;
-/** Event and attempt lists page forward only, with `after`. */
-const EventPage = z.object({
-  limit: Limit,
-  after: z.string().regex(/^(msg|atmpt)_[0-9a-f]{32}$/, 'The cursor must be a valid id.').optional(),
-});
+/** Event and attempt lists page forward only, with `after`: the id of an event (`msg_`) or attempt (`atmpt_`). */
+function forwardPage(prefix: 'msg' | 'atmpt') {
+  return z.object({
+    limit: PaginationQuery.shape.limit,
+    after: z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.').optional(),
+  });
+}
+const EventPage = forwardPage('msg');
+const AttemptPage = forwardPage('atmpt');
 
 /** `/webhooks` as in API-REFERENCE.md §8 and SPEC.md §6. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
@@ -125,9 +128,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
   route(router, '/webhooks/:id/events/:eventId/attempts', {
     get: async (req, res) => {
       const event = await ownedEvent(deps, teamOf(res), req.params.id, req.params.eventId);
-      const query = parseInput(EventPage, req.query);
-      if (query.after !== undefined && !isAttemptId(query.after)) throw new ApiError(422, 'validation_error', 'The cursor must be a valid id.');
-      const page = await listAttempts(deps.db, event.id, query);
+      const page = await listAttempts(deps.db, event.id, parseInput(AttemptPage, req.query));
       res.json({
         ...page,
         data: page.data.map((a) => ({
