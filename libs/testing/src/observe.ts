@@ -1,4 +1,5 @@
 import amqp from 'amqplib';
+import { createWaitList } from './wait.ts';
 
 export type ObservedMessage = {
   routingKey: string;
@@ -37,7 +38,7 @@ export async function observeBroker(opts: {
   const connection = await amqp.connect(opts.amqpUrl);
   const channel = await connection.createChannel();
   const messages: ObservedMessage[] = [];
-  const waiters = new Set<() => void>();
+  const waits = createWaitList();
   const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
   for (const binding of opts.bindings) {
     const exchange = `${opts.prefix}.${binding.exchange}`;
@@ -53,7 +54,7 @@ export async function observeBroker(opts: {
         exchange: msg.fields.exchange,
         envelope: JSON.parse(msg.content.toString('utf8')) as ObservedMessage['envelope'],
       });
-      for (const wake of [...waiters]) wake();
+      waits.notify();
     },
     { noAck: true },
   );
@@ -62,21 +63,7 @@ export async function observeBroker(opts: {
     messages,
     waitFor(what, match, opts = {}) {
       const since = opts.since ?? 0;
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = messages.slice(since).find(match);
-          if (!found) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; saw: ${messages.map((m) => m.routingKey).join(', ')}`));
-        }, opts.timeoutMs ?? 15_000);
-        waiters.add(check);
-        check();
-      });
+      return waits.until(what, () => messages.slice(since).find(match), opts.timeoutMs ?? 15_000, () => `saw: ${messages.map((m) => m.routingKey).join(', ')}`);
     },
     async close() {
       await channel.close().catch(() => undefined);

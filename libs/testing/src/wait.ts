@@ -10,3 +10,40 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+export type WaitList = {
+  /** Something changed: re-check every pending wait. */
+  notify: () => void;
+  /**
+   * Resolves with the first non-undefined value of `check`, tried now and on every `notify()`; rejects
+   * after `timeoutMs` with `what` and `detail()` in the message.
+   */
+  until: <T>(what: string, check: () => T | undefined, timeoutMs: number, detail: () => string) => Promise<T>;
+};
+
+/** Event-driven waits over something a test collects (messages, deliveries). */
+export function createWaitList(): WaitList {
+  const waiters = new Set<() => void>();
+  return {
+    notify() {
+      for (const wake of [...waiters]) wake();
+    },
+    until(what, check, timeoutMs, detail) {
+      return new Promise((resolve, reject) => {
+        const attempt = () => {
+          const value = check();
+          if (value === undefined) return;
+          clearTimeout(timer);
+          waiters.delete(attempt);
+          resolve(value);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(attempt);
+          reject(new Error(`timed out waiting for ${what}; ${detail()}`));
+        }, timeoutMs);
+        waiters.add(attempt);
+        attempt();
+      });
+    },
+  };
+}

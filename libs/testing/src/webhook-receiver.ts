@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
+import { createWaitList } from './wait.ts';
 
 export type ReceivedDelivery = {
   /** Milliseconds since the epoch when the request arrived. */
@@ -36,7 +37,7 @@ export type WebhookReceiver = {
  */
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const deliveries: ReceivedDelivery[] = [];
-  const waiters = new Set<() => void>();
+  const waits = createWaitList();
   let decide: (delivery: ReceivedDelivery, n: number) => Reply = () => ({ status: 200, body: '{"ok":true}' });
   const hanging = new Set<ServerResponse>();
 
@@ -54,7 +55,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
       const delivery: ReceivedDelivery = { at: Date.now(), path: req.url ?? '/', headers, body, json };
       deliveries.push(delivery);
-      for (const wake of [...waiters]) wake();
+      waits.notify();
       answer(res, decide(delivery, deliveries.length));
     });
   });
@@ -94,21 +95,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}/hooks`,
     deliveries,
     reply: (fn) => void (decide = fn),
-    waitFor(what, match, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (!match(deliveries)) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; ${deliveries.length} deliveries received`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      });
+    async waitFor(what, match, timeoutMs = 20_000) {
+      await waits.until(what, () => (match(deliveries) ? true : undefined), timeoutMs, () => `${deliveries.length} deliveries received`);
     },
     async close() {
       for (const res of hanging) res.destroy();
