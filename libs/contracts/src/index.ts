@@ -35,7 +35,18 @@ export {
   PublicEventEnvelope,
   publicEventBody,
 } from './events.ts';
-export { MessageEnvelope, TimerSet, TimerCancel, DomainState, CheckDomain, DeliverWebhook } from './messages.ts';
+export {
+  MessageEnvelope,
+  TimerSet,
+  TimerCancel,
+  DomainState,
+  CheckDomain,
+  DeliverWebhook,
+  DeliverEmail,
+  SendScheduledEmail,
+  ExpireSuppression,
+  EmailFeedback,
+} from './messages.ts';
 export {
   catalog,
   type Catalog,

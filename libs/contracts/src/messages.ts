@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainCapabilities, DomainStatus } from './events.ts';
+import { BounceSubType, BounceType, DomainCapabilities, DomainStatus } from './events.ts';
 
 /**
  * Envelope of every broker message (ARCHITECTURE.md "Messaging"). `type` is the routing key;
@@ -75,3 +75,48 @@ export const DeliverWebhook = z.object({
   replay: z.boolean(),
 });
 export type DeliverWebhook = z.infer<typeof DeliverWebhook>;
+
+/**
+ * Command `sender.deliver`: make one delivery attempt of an email to the recipients it has at one domain
+ * (one SMTP transaction). `attempt` counts from 1; a command for an attempt already made is ignored, so a
+ * redelivered or late command never sends twice on purpose.
+ */
+export const DeliverEmail = z.object({
+  email_id: z.uuid(),
+  /** Recipient domain, lower-case. */
+  domain: z.string().min(1).max(253),
+  /** Indexes into the email's recipients, at most 50. */
+  recipients: z.array(z.number().int().min(0)).min(1).max(50),
+  attempt: z.number().int().min(1),
+});
+export type DeliverEmail = z.infer<typeof DeliverEmail>;
+
+/**
+ * Command `sender.send-scheduled`: a scheduled email's time has come (sent by the scheduler). `scheduled_at`
+ * is the time the timer was set for: a command for a time the email no longer has (rescheduled) is ignored.
+ */
+export const SendScheduledEmail = z.object({ email_id: z.uuid(), scheduled_at: z.iso.datetime({ offset: true }) });
+export type SendScheduledEmail = z.infer<typeof SendScheduledEmail>;
+
+/** Command `sender.expire-suppression`: a temporary suppression's time is up (sent by the scheduler). */
+export const ExpireSuppression = z.object({ suppression_id: z.uuid() });
+export type ExpireSuppression = z.infer<typeof ExpireSuppression>;
+
+/**
+ * Internal event `internal.email.feedback`: what a recipient's system reported about an email after
+ * accepting it, matched to the email and recipient by the VERP address (inbound-smtp publishes it for
+ * DSNs and ARF complaints it has authenticated; the sender consumes it). Never delivered to customers.
+ */
+export const EmailFeedback = z.object({
+  email_id: z.uuid(),
+  /** The recipient the report is about. */
+  recipient: z.string().min(3).max(320),
+  kind: z.enum(['bounce', 'complaint']),
+  /** For bounces: the classification of the DSN's status. */
+  bounce: z
+    .object({ type: BounceType, subType: BounceSubType, message: z.string(), diagnosticCode: z.array(z.string()) })
+    .optional(),
+  /** For complaints: the ARF Feedback-Type (`abuse`, `fraud`, ...). */
+  feedback_type: z.string().max(64).optional(),
+});
+export type EmailFeedback = z.infer<typeof EmailFeedback>;

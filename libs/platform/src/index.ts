@@ -1,4 +1,4 @@
-export { parseEnv, bool, port, positiveNumber, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
+export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
 export { createDb, pingDb, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
@@ -27,19 +27,20 @@ export {
   type ReadinessCheck,
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
-export { requireTeam, teamOf, TEAM_HEADER } from './http/internal.ts';
+export { requireTeam, teamOf, TEAM_HEADER, KEY_HEADER, PERMISSION_HEADER, KEY_DOMAIN_HEADER, IDEMPOTENCY_HEADER } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
 export { createBroker, type Broker, type BrokerOptions, type PublishOptions, type PublishResult, type Setup } from './broker/broker.ts';
-export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys } from './broker/consumer.ts';
+export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys, type BatchOptions, type BatchItem } from './broker/consumer.ts';
+export { createBatcher, type Batcher, type BatcherOptions } from './broker/batcher.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
 export { DEFAULT_RETRY_POLICY, RETRY_COUNT_HEADER, decideFailure, tierFor, type RetryPolicy, type DeadReason } from './broker/retry-policy.ts';
 export { exchangeNames, consumerQueueNames, deadQueueName, topicMatches, DELIVERY_LIMIT, type Binding, type ExchangeKind, type ExchangeNames, type ConsumerQueueNames } from './broker/topology.ts';
 export { brokerMetrics, type BrokerMetrics } from './broker/metrics.ts';
 export { OUTBOX_TABLES_V1, createMessagingTables, outboxChannel, type MessagingTables, type OutboxTable, type InboxTable } from './outbox/tables.ts';
-export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
+export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, timerMessage, outboxRows, outboxValues, type OutboxRow, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';

@@ -6,3 +6,5 @@ export { startWebhookReceiver, verifyDelivery, type WebhookReceiver, type Receiv
 export { waitFor, sleep } from './wait.ts';
 export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
 export { startSystem, freePort, type System, type RunningService } from './system.ts';
+export { startSinkMx, defaultSinkBehaviour, type SinkMx, type SinkMxOptions, type SinkMessage, type SinkReply } from './mx.ts';
+export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';

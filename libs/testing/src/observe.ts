@@ -1,4 +1,5 @@
 import amqp from 'amqplib';
+import { v7 as uuidv7 } from 'uuid';
 import { createWaitList } from './wait.ts';
 
 export type ObservedMessage = {
@@ -18,6 +19,11 @@ export type BrokerObserver = {
     match: (m: ObservedMessage) => boolean,
     opts?: { timeoutMs?: number; since?: number },
   ) => Promise<ObservedMessage>;
+  /**
+   * Publishes an event envelope (new UUIDv7 id) on the events exchange, as a service would: for messages
+   * another service's issue will produce (e.g. inbound feedback) or events a test injects.
+   */
+  publishEvent: (type: string, teamId: string | null, data: unknown) => string;
   close: () => Promise<void>;
 };
 
@@ -64,6 +70,12 @@ export async function observeBroker(opts: {
     waitFor(what, match, opts = {}) {
       const since = opts.since ?? 0;
       return waits.until(what, () => messages.slice(since).find(match), opts.timeoutMs ?? 15_000, () => `saw: ${messages.map((m) => m.routingKey).join(', ')}`);
+    },
+    publishEvent(type, teamId, data) {
+      const id = uuidv7();
+      const envelope = { id, type, version: 1, occurred_at: new Date().toISOString(), team_id: teamId, data };
+      channel.publish(`${opts.prefix}.events`, type, Buffer.from(JSON.stringify(envelope)), { persistent: true });
+      return id;
     },
     async close() {
       await channel.close().catch(() => undefined);

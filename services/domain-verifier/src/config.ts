@@ -1,15 +1,9 @@
 import { z } from 'zod';
-import { BaseEnv, BrokerEnv, parseEnv, port, positiveNumber } from '@postline/platform';
+import { BaseEnv, BrokerEnv, commaList, parseEnv, port, positiveNumber } from '@postline/platform';
 
 const HostName = z
   .string()
   .regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i, 'must be a host name');
-
-/** `host` or `host:port` entries, comma-separated; IPv6 as `[::1]:53`. */
-const DnsServers = z
-  .string()
-  .optional()
-  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0));
 
 /** Every variable the domain-verifier reads. */
 export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
@@ -18,8 +12,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   POSTLINE_SECRET_KEY: z.string().min(16, 'must be at least 16 characters'),
   /** Multiplies the check schedule: the first check delay, the back-off, the 72 h window, re-checks. */
   POSTLINE_DELAY_SCALE: positiveNumber(1),
-  /** Resolvers for verification lookups; empty means the system's. */
-  DNS_SERVERS: DnsServers,
+  /** Resolvers for verification lookups (`host` or `host:port`, IPv6 as `[::1]:53`); empty means the system's. */
+  DNS_SERVERS: commaList(),
   /** How long one DNS query waits for an answer before it counts as a temporary failure. */
   DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3000),
   /** Our inbound MX host: the target of each domain's return-path MX and receiving MX records. */

@@ -3,7 +3,7 @@
 // timer.
 import type { Transaction } from 'kysely';
 import type { DomainCreated } from '@postline/contracts';
-import { enqueueCommand, enqueueEvent, newId } from '@postline/platform';
+import { enqueue, enqueueCommand, enqueueEvent, timerMessage } from '@postline/platform';
 import type { RecordStates } from './db/domains.ts';
 import type { DomainRow, DomainsDb } from './db/schema.ts';
 import { eventRecord, recordsFor, type Infrastructure, type RecordSpec } from './domain/records.ts';
@@ -81,19 +81,7 @@ export function checkTimerKey(domainId: string): string {
 
 /** Sets (or moves) the domain's check timer; the scheduler sends `domain-verifier.check-domain` at `due`. */
 export async function scheduleCheck(trx: Transaction<DomainsDb>, domain: DomainRow, due: Date): Promise<void> {
-  await enqueueCommand(trx, 'scheduler.set-timer', domain.team_id, {
-    key: checkTimerKey(domain.id),
-    due_at: due.toISOString(),
-    routing_key: 'domain-verifier.check-domain',
-    message: {
-      id: newId(),
-      type: 'domain-verifier.check-domain',
-      version: 1,
-      occurred_at: new Date().toISOString(),
-      team_id: domain.team_id,
-      data: { domain_id: domain.id },
-    },
-  });
+  await enqueue(trx, [timerMessage(domain.team_id, checkTimerKey(domain.id), due, 'domain-verifier.check-domain', { domain_id: domain.id })]);
 }
 
 export async function cancelCheck(trx: Transaction<DomainsDb>, domain: DomainRow): Promise<void> {

@@ -2,6 +2,7 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { parseMessage, type Message, type RoutingKey } from '@postline/contracts';
 import type { Logger } from '../logger/logger.ts';
+import { createBatcher, type Batcher } from './batcher.ts';
 import type { Broker, Setup } from './broker.ts';
 import { queueDepth } from './dead-letters.ts';
 import {
@@ -44,7 +45,9 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
   /**
    * Slow I/O the handler needs (DNS lookups, HTTP calls), run before the transaction opens so that no
    * transaction is held across it; its result is the handler's third argument. It may run again for a
-   * redelivered message, so it must have no effects of its own. Its errors are handled as the handler's.
+   * redelivered message (whenever the transaction did not commit), so an effect it has must be one that may
+   * happen twice (the sender's SMTP transaction: a duplicate is the accepted risk of an MTA), and the
+   * handler must record it idempotently. Its errors are handled as the handler's.
    */
   prepare?: (message: Message<MatchingKeys<P>>) => Promise<Prepared>;
   /**
@@ -54,6 +57,34 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
    * nothing guarantees it runs at all, so what it starts needs its own recovery).
    */
   handle: (message: Message<MatchingKeys<P>>, trx: Transaction<DB>, prepared: Prepared) => Promise<void | (() => void)>;
+  /**
+   * Handle several messages in ONE transaction: the inbox rows of a batch are written with one statement,
+   * then `batch.handle` (or `handle` for each message in turn) runs, and every message of the batch is
+   * acked once that transaction commits. When the batch transaction fails, each message of it is handled
+   * again on its own (`handle`, its own transaction), so a poison message is retried or dead-lettered
+   * alone while the others commit. Absent: one transaction per message.
+   */
+  batch?: BatchOptions<DB, P, Prepared>;
+};
+
+export type BatchItem<P extends string, Prepared = undefined> = { message: Message<MatchingKeys<P>>; prepared: Prepared };
+
+export type BatchOptions<DB, P extends string, Prepared = undefined> = {
+  /** Most messages in one transaction. Default 64; the prefetch should be larger. */
+  maxMessages?: number;
+  /** How long a message waits for others to join its batch. Default 5 ms. */
+  maxWaitMs?: number;
+  /**
+   * Most batch transactions at once; while that many run, arriving messages wait and go together as soon
+   * as one commits, so batches grow with the load. Default: no limit (each `maxWaitMs` window is a batch).
+   */
+  maxConcurrent?: number;
+  /**
+   * Handles the batch's messages that are not duplicates (each id once, in delivery order). It must have the
+   * same effect as `handle` called for each of them in turn, which is what runs when it is absent and for
+   * every message on its own when the batch fails. It may return after-commit work, as `handle` may.
+   */
+  handle?: (items: BatchItem<P, Prepared>[], trx: Transaction<DB>) => Promise<void | (() => void)>;
 };
 
 export type Consumer = {
@@ -66,6 +97,15 @@ export type Consumer = {
 
 type Outcome = 'ok' | 'duplicate' | 'retried' | 'dead_lettered' | 'requeued';
 type Decoded = { ok: true; message: Message } | { ok: false; error: string };
+/** A decoded and prepared delivery, waiting for its transaction. */
+type Ready<Prepared> = {
+  ch: Channel;
+  msg: ConsumeMessage;
+  message: Message;
+  prepared: Prepared;
+  attempt: number;
+  settled: (outcome: Outcome) => void;
+};
 
 /**
  * A typed, idempotent consumer on its own quorum queue with delay-tier retries and a dead-letter queue.
@@ -147,6 +187,16 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     }
   }
 
+  const batcher: Batcher<Ready<Prepared>> | undefined = opts.batch
+    ? createBatcher({
+        maxItems: opts.batch.maxMessages ?? 64,
+        maxWaitMs: opts.batch.maxWaitMs ?? 5,
+        maxConcurrent: opts.batch.maxConcurrent,
+        flush: (items) => commitBatch(items),
+        onError: (err) => log.error({ err }, 'batch flush failed unexpectedly'),
+      })
+    : undefined;
+
   async function handleDelivery(ch: Channel, msg: ConsumeMessage): Promise<Outcome> {
     const attempt = retryCount(msg) + 1;
     const decoded = decode(msg);
@@ -155,8 +205,19 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       return deadLetter(ch, msg, attempt, 'invalid', decoded.error);
     }
     const message = decoded.message;
+    let prepared: Prepared;
     try {
-      const prepared = (opts.prepare ? await opts.prepare(message as Message<MatchingKeys<P>>) : undefined) as Prepared;
+      prepared = (opts.prepare ? await opts.prepare(message as Message<MatchingKeys<P>>) : undefined) as Prepared;
+    } catch (err) {
+      return fail(ch, msg, message, attempt, err);
+    }
+    if (!batcher) return commitOne(ch, msg, message, prepared, attempt);
+    return new Promise<Outcome>((settled) => batcher.add({ ch, msg, message, prepared, attempt, settled }));
+  }
+
+  /** One message in its own transaction: inbox row, handler, commit, ack, after-commit work. */
+  async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, prepared: Prepared, attempt: number): Promise<Outcome> {
+    try {
       const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
         const claimed = await sql`insert into inbox (consumer, message_id) values (${consumerId}, ${message.id})
@@ -167,27 +228,86 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         return true;
       });
       settle(ch, msg, 'ack');
-      if (after.run) {
-        try {
-          after.run();
-        } catch (err) {
-          log.error({ err, message_id: message.id }, 'after-commit work failed');
-        }
-      }
+      runAfter(after.run, message.id);
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
-      const decision = decideFailure(err, attempt, policy);
-      const context = { err, message_id: message.id, type: message.type, attempt };
-      if (decision.action === 'dead') {
-        log.warn({ ...context, reason: decision.reason }, 'handler failed; dead-lettering');
-        return deadLetter(ch, msg, attempt, decision.reason, errorText(err));
-      }
-      log.info({ ...context, retry_in_ms: decision.tierMs }, 'handler failed; retrying later');
-      const tier = queues.tiers.find((t) => t.delayMs === decision.tierMs);
-      const moved = await moveTo(ch, msg, tier?.queue ?? queues.work, { [RETRY_COUNT_HEADER]: attempt });
-      if (moved) metrics?.retried.inc({ consumer: consumerId });
-      return moved ? 'retried' : 'requeued';
+      return fail(ch, msg, message, attempt, err);
     }
+  }
+
+  /**
+   * A batch in one transaction: one multi-row inbox insert tells the new messages from redeliveries, the
+   * handler sees only the new ones, and every message is acked after the commit. If the transaction
+   * fails, each message is handled again on its own, so the failure lands only on the message causing it.
+   */
+  async function commitBatch(items: Ready<Prepared>[]): Promise<void> {
+    const fresh = new Set<Ready<Prepared>>();
+    const after: { run?: void | (() => void) } = {};
+    try {
+      await opts.db.transaction().execute(async (trx) => {
+        const ids = [...new Set(items.map((i) => i.message.id.toLowerCase()))];
+        const claimed = await sql<{ message_id: string }>`insert into inbox (consumer, message_id)
+          select ${consumerId}, unnest(${ids}::uuid[]) on conflict do nothing returning message_id`.execute(trx);
+        const newIds = new Set(claimed.rows.map((r) => r.message_id.toLowerCase()));
+        for (const item of items) {
+          const id = item.message.id.toLowerCase();
+          // The first copy of a new id is handled; later copies in the same batch are duplicates.
+          if (newIds.delete(id)) fresh.add(item);
+        }
+        const handled = [...fresh].map((i) => ({ message: i.message as Message<MatchingKeys<P>>, prepared: i.prepared }));
+        if (handled.length === 0) return;
+        if (opts.batch?.handle) {
+          after.run = await opts.batch.handle(handled, trx);
+        } else {
+          const runs: Array<() => void> = [];
+          for (const h of handled) {
+            const run = await opts.handle(h.message, trx, h.prepared);
+            if (run) runs.push(run);
+          }
+          if (runs.length > 0) after.run = () => runs.forEach((run) => runAfter(run));
+        }
+      });
+    } catch (err) {
+      if (items.length === 1) {
+        const [item] = items as [Ready<Prepared>];
+        item.settled(await fail(item.ch, item.msg, item.message, item.attempt, err));
+        return;
+      }
+      log.info({ err, messages: items.length }, 'batch transaction failed; handling its messages one by one');
+      metrics?.batchFallbacks.inc({ consumer: consumerId });
+      for (const item of items) item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt));
+      return;
+    }
+    metrics?.batchSize.observe({ consumer: consumerId }, items.length);
+    for (const item of items) {
+      settle(item.ch, item.msg, 'ack');
+      item.settled(fresh.has(item) ? 'ok' : 'duplicate');
+    }
+    runAfter(after.run);
+  }
+
+  function runAfter(run: void | (() => void), messageId?: string): void {
+    if (!run) return;
+    try {
+      run();
+    } catch (err) {
+      log.error({ err, message_id: messageId }, 'after-commit work failed');
+    }
+  }
+
+  /** Retry tier or dead letter for a failed prepare or handler, by the retry policy. */
+  async function fail(ch: Channel, msg: ConsumeMessage, message: Message, attempt: number, err: unknown): Promise<Outcome> {
+    const decision = decideFailure(err, attempt, policy);
+    const context = { err, message_id: message.id, type: message.type, attempt };
+    if (decision.action === 'dead') {
+      log.warn({ ...context, reason: decision.reason }, 'handler failed; dead-lettering');
+      return deadLetter(ch, msg, attempt, decision.reason, errorText(err));
+    }
+    log.info({ ...context, retry_in_ms: decision.tierMs }, 'handler failed; retrying later');
+    const tier = queues.tiers.find((t) => t.delayMs === decision.tierMs);
+    const moved = await moveTo(ch, msg, tier?.queue ?? queues.work, { [RETRY_COUNT_HEADER]: attempt });
+    if (moved) metrics?.retried.inc({ consumer: consumerId });
+    return moved ? 'retried' : 'requeued';
   }
 
   async function deadLetter(
@@ -285,6 +405,8 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       const tag = consumerTag;
       channel = undefined;
       if (ch && tag) await ch.cancel(tag).catch(() => undefined);
+      // Messages waiting for their batch go now rather than after maxWaitMs.
+      void batcher?.drain();
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, stopTimeoutMs);

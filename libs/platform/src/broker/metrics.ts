@@ -11,6 +11,10 @@ export type BrokerMetrics = {
   retried: Counter<'consumer'>;
   deadLettered: Counter<'consumer' | 'reason'>;
   handleDuration: Histogram<'consumer' | 'outcome'>;
+  /** Messages per committed batch transaction (consumers with `batch`). */
+  batchSize: Histogram<'consumer'>;
+  /** Batch transactions that failed, after which their messages were handled one by one. */
+  batchFallbacks: Counter<'consumer'>;
   /** Registers a queue whose depth is read on every scrape; returns the function that removes it. */
   watchQueue(source: QueueSource): () => void;
   watchOutbox(source: OutboxSource): () => void;
@@ -94,6 +98,19 @@ export function brokerMetrics(registry: Registry): BrokerMetrics {
       help: 'Time from delivery to ack, by outcome (ok, duplicate, retried, dead_lettered, requeued)',
       labelNames: ['consumer', 'outcome'] as const,
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'broker_batch_messages',
+      help: 'Messages handled in one committed batch transaction',
+      labelNames: ['consumer'] as const,
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers,
+    }),
+    batchFallbacks: new Counter({
+      name: 'broker_batch_fallbacks_total',
+      help: 'Batch transactions that failed, after which each of their messages was handled on its own',
+      labelNames: ['consumer'] as const,
       registers,
     }),
     watchQueue(source) {

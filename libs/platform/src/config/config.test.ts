@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { BaseEnv, bool, ConfigError, parseEnv, port } from './config.ts';
+import { BaseEnv, bool, commaList, ConfigError, parseEnv, port } from './config.ts';
 
 const Env = BaseEnv.extend({ HTTP_PORT: port(3101), FEATURE: bool(false) });
 
@@ -28,5 +28,11 @@ describe('parseEnv', () => {
   it("parses booleans only from 'true' and 'false'", () => {
     expect(parseEnv(z.object({ B: bool(false) }), { B: 'true' }).B).toBe(true);
     expect(() => parseEnv(z.object({ B: bool(false) }), { B: '1' })).toThrow(/B/);
+  });
+
+  it('reads a comma-separated list, trimmed, empty when unset', () => {
+    const Env = z.object({ L: commaList() });
+    expect(parseEnv(Env, { L: ' 127.0.0.1:53, [::1]:53 ,,' }).L).toEqual(['127.0.0.1:53', '[::1]:53']);
+    expect(parseEnv(Env, {}).L).toEqual([]);
   });
 });

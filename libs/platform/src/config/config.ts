@@ -38,6 +38,16 @@ export function positiveNumber(defaultValue: number) {
   return z.coerce.number().positive().default(defaultValue);
 }
 
+/**
+ * A comma-separated list (`DNS_SERVERS=10.0.0.2,[::1]:53`), entries trimmed; unset or empty is `[]`.
+ */
+export function commaList() {
+  return z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+}
+
 /** The variables every service reads. */
 export const BaseEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),

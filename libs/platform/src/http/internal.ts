@@ -4,6 +4,13 @@ import { ApiError } from '../errors/errors.ts';
 
 /** Set by the gateway on every forwarded request; owners trust it because only the gateway reaches them. */
 export const TEAM_HEADER = 'x-postline-team-id';
+/** The other headers the gateway forwards to owners: the API key used, its permission and its domain. */
+export const KEY_HEADER = 'x-postline-api-key-id';
+export const PERMISSION_HEADER = 'x-postline-key-permission';
+/** Set for a key limited to one sending domain: the sender lets it send only from that domain. */
+export const KEY_DOMAIN_HEADER = 'x-postline-key-domain-id';
+/** The client's Idempotency-Key: owners deduplicate on it too, in case the gateway died mid-request. */
+export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
 
 /**
  * Guards an owner's internal API: a request without the gateway's team header did not come through the

@@ -43,7 +43,21 @@ export async function enqueue(
   messages: readonly OutboxMessage[],
 ): Promise<MessageEnvelope[]> {
   if (messages.length === 0) return [];
-  const rows = messages.map((m) => {
+  const rows = outboxRows(messages);
+  await sql`insert into outbox (id, exchange, routing_key, envelope) values ${outboxValues(rows)} on conflict (id) do nothing`.execute(trx);
+  // current_schema() is the service's schema (search_path), the same name the relay listens on.
+  await sql`select pg_notify('outbox_' || current_schema(), '')`.execute(trx);
+  return rows.map((r) => r.envelope);
+}
+
+export type OutboxRow = { exchange: ExchangeKind; envelope: MessageEnvelope };
+
+/**
+ * The envelopes `enqueue` would write, validated against the catalog (a bug throws). For a caller that
+ * writes them inside a statement of its own (a data-modifying CTE) with `outboxValues`.
+ */
+export function outboxRows(messages: readonly OutboxMessage[]): OutboxRow[] {
+  return messages.map((m) => {
     const envelope = {
       id: m.id ?? newId(),
       type: m.type,
@@ -57,12 +71,13 @@ export async function enqueue(
     if (m.exchange !== exchangeFor(m.type)) throw new Error(`${m.type} belongs on the ${exchangeFor(m.type)} exchange`);
     return { exchange: m.exchange, envelope: parsed.message as MessageEnvelope };
   });
-  await sql`insert into outbox (id, exchange, routing_key, envelope) values ${sql.join(
-    rows.map((r) => sql`(${r.envelope.id}, ${r.exchange}, ${r.envelope.type}, ${JSON.stringify(r.envelope)}::jsonb)`),
-  )} on conflict (id) do nothing`.execute(trx);
-  // current_schema() is the service's schema (search_path), the same name the relay listens on.
-  await sql`select pg_notify('outbox_' || current_schema(), '')`.execute(trx);
-  return rows.map((r) => r.envelope);
+}
+
+/** `(id, exchange, routing_key, envelope)` value tuples of outbox rows, typed for any statement. */
+export function outboxValues(rows: readonly OutboxRow[]) {
+  return sql.join(
+    rows.map((r) => sql`(${r.envelope.id}::uuid, ${r.exchange}, ${r.envelope.type}, ${JSON.stringify(r.envelope)}::jsonb)`),
+  );
 }
 
 /** `enqueue` for one event; `data` is checked against the catalog at compile time and at run time. */
@@ -85,6 +100,27 @@ export async function enqueueCommand<K extends CommandKey>(
 ): Promise<MessageEnvelope> {
   const [envelope] = await enqueue(trx, [{ exchange: 'commands', type, team_id: teamId, data } as OutboxMessage]);
   return envelope as MessageEnvelope;
+}
+
+/**
+ * The outbox message of a `scheduler.set-timer`: at `due` the scheduler sends the command `type` with `data`
+ * (in an envelope made now). Setting a `key` again moves or replaces that timer.
+ *
+ * @example
+ * await enqueue(trx, [timerMessage(teamId, `domain-check:${id}`, due, 'domain-verifier.check-domain', { domain_id: id })]);
+ */
+export function timerMessage<K extends CommandKey>(teamId: string | null, key: string, due: Date, type: K, data: MessageData<K>): OutboxMessage {
+  return {
+    exchange: 'commands',
+    type: 'scheduler.set-timer',
+    team_id: teamId,
+    data: {
+      key,
+      due_at: due.toISOString(),
+      routing_key: type,
+      message: { id: newId(), type, version: 1, occurred_at: new Date().toISOString(), team_id: teamId, data },
+    },
+  };
 }
 
 export function exchangeFor(type: RoutingKey): ExchangeKind {

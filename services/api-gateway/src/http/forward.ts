@@ -1,15 +1,9 @@
 import type { RequestHandler, Response } from 'express';
-import { ApiError, TEAM_HEADER, type Logger } from '@postline/platform';
+import { ApiError, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
 import { ownerOf, type Owner } from '../domain/routes.ts';
 import { authOf, setLoggedResponseBody } from './context.ts';
 
 export type Owners = Record<Owner, string>;
-
-/** Headers an owner trusts: only the gateway can reach owners' internal ports (NetworkPolicy). */
-export const KEY_HEADER = 'x-postline-api-key-id';
-export const PERMISSION_HEADER = 'x-postline-key-permission';
-export const KEY_DOMAIN_HEADER = 'x-postline-key-domain-id';
-export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
 
 const PASS_HEADERS = ['x-batch-validation', 'x-resend-batch-validation', 'user-agent', 'x-request-id'];
 const FORWARD_TIMEOUT_MS = 30_000;
