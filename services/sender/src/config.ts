@@ -1,9 +1,25 @@
-import type { z } from 'zod';
-import { BaseEnv, BrokerEnv, parseEnv, port } from '@postline/platform';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { BaseEnv, bool, BrokerEnv, commaList, parseEnv, port, positiveNumber } from '@postline/platform';
 
 /** Every variable the sender reads. */
 export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   HTTP_PORT: port(3101),
+  /** Opens the DKIM keys of the domains' read model; also keys the VERP tags. */
+  POSTLINE_SECRET_KEY: z.string().min(16, 'must be at least 16 characters'),
+  /** Multiplies the SMTP retry back-off, the give-up window and temporary suppressions. */
+  POSTLINE_DELAY_SCALE: positiveNumber(1),
+  /** Resolvers for MX lookups (`host` or `host:port`, IPv6 as `[::1]:53`); empty means the system's. */
+  DNS_SERVERS: commaList(),
+  DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3000),
+  /** The port dialled on recipients' mail servers. */
+  MX_DELIVERY_PORT: port(25),
+  /** Development and tests only: MX hosts may resolve to private or loopback addresses. */
+  ALLOW_PRIVATE_NETWORK_TARGETS: bool(false),
+  /** The name we greet recipients' servers with (EHLO); should match our sending IP's PTR record. */
+  SMTP_HELO_NAME: z.string().min(1).default(hostname()),
+  /** Delivery attempts (SMTP transactions) in flight per sender process. */
+  DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(64),
 });
 export type Env = z.infer<typeof Env>;
 

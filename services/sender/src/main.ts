@@ -1,10 +1,101 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
-import { createServiceRuntime } from '@postline/platform';
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import { Counter, createSecretBox, createServiceRuntime, Gauge, Histogram } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
+import { createDeliverConsumer } from './consumers/deliver.ts';
+import { createDomainStateConsumer } from './consumers/domain-state.ts';
+import { createFeedbackConsumer } from './consumers/feedback.ts';
+import { createExpireSuppressionConsumer, createSendScheduledConsumer } from './consumers/scheduled.ts';
 import type { SenderDb } from './db/schema.ts';
+import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
+import { createMxResolver } from './mta/mx.ts';
+import { createMta } from './mta/smtp.ts';
 
 const config = loadConfig();
-const runtime = createServiceRuntime<SenderDb>({ service: 'sender', schema: SCHEMA, config });
-await runtime.start({ routes: (app) => app.use(internalRoutes()) });
+// Bursts of accepted emails queue many outbox rows at once (a batch of 100 writes 200).
+const runtime = createServiceRuntime<SenderDb>({ service: 'sender', schema: SCHEMA, config, relayBatchSize: 500 });
+const { db, logger, metrics, broker } = runtime;
+const registers = [metrics.registry];
+const now = () => new Date();
+
+const accepted = new Counter({ name: 'emails_accepted_total', help: 'Emails accepted, by request kind', labelNames: ['kind'] as const, registers });
+const outcomes = new Counter({
+  name: 'email_recipient_outcomes_total',
+  help: 'Recipient outcomes of delivery attempts',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+const smtpDuration = new Histogram({
+  name: 'smtp_delivery_duration_seconds',
+  help: 'One delivery attempt: compose, sign, MX lookup and the SMTP transaction',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers,
+});
+new Gauge({
+  name: 'email_recipients_waiting',
+  help: 'Recipients not yet in a final state (pending a first attempt, or deferred), by status',
+  labelNames: ['status'] as const,
+  registers,
+  async collect() {
+    const { rows } = await sql<{ status: string; n: number; oldest: number | null }>`
+      select status, count(*)::int as n, extract(epoch from now() - min(updated_at))::float8 as oldest
+      from recipients where status in ('pending', 'deferred') group by status`.execute(db);
+    this.reset();
+    oldestWaiting.reset();
+    for (const row of rows) {
+      this.set({ status: row.status }, row.n);
+      oldestWaiting.set({ status: row.status }, row.oldest ?? 0);
+    }
+  },
+});
+// Registered after the gauge whose collect sets it, so a scrape shows this scrape's figure.
+const oldestWaiting = new Gauge({
+  name: 'email_recipients_oldest_waiting_age_seconds',
+  help: 'Age of the oldest recipient not yet in a final state, by status',
+  labelNames: ['status'] as const,
+  registers,
+});
+
+const mta = createMta({
+  resolver: createMxResolver({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
+  port: config.MX_DELIVERY_PORT,
+  heloName: config.SMTP_HELO_NAME,
+  allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+  logger,
+});
+
+const deliverDeps: DeliverDeps = {
+  db,
+  mta,
+  box: createSecretBox(config.POSTLINE_SECRET_KEY),
+  // Its own key, derived: a leaked VERP tag key must not open the secret box, nor the other way round.
+  verpKey: createHash('sha256').update(`postline-verp:${config.POSTLINE_SECRET_KEY}`).digest('hex'),
+  scale: config.POSTLINE_DELAY_SCALE,
+  now,
+  logger,
+  observe: (results, seconds) => {
+    smtpDuration.observe(seconds);
+    for (const r of results) outcomes.inc({ outcome: r.kind });
+  },
+};
+
+const consumers = [
+  createDomainStateConsumer({ broker, db, logger }),
+  createDeliverConsumer({ ...deliverDeps, broker, concurrency: config.DELIVERY_CONCURRENCY }),
+  createSendScheduledConsumer({ broker, db, logger }),
+  createExpireSuppressionConsumer({ broker, db, logger, now }),
+  createFeedbackConsumer({ broker, db, logger, now }),
+];
+
+await runtime.start({
+  routes: (app) => app.use(internalRoutes({ db, now, accepted })),
+  // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
+  // the MTA's idle sessions.
+  parts: [
+    { name: 'mta', start: () => undefined, stop: () => mta.close() },
+    ...consumers.map((c, i) => ({ name: `consumer ${i}`, start: () => c.start(), stop: () => c.stop() })),
+  ],
+});

@@ -1,10 +1,14 @@
 import { Router } from 'express';
 import { requireTeam } from '@postline/platform';
+import { emailRoutes, type EmailRouteDeps } from './emails.ts';
+import { suppressionRoutes } from './suppressions.ts';
 
-/** The sender's internal HTTP API (resource routes arrive with the issue that builds them). */
-export function internalRoutes(): Router {
+/** The sender's internal HTTP API: resource routes reached through the gateway. */
+export function internalRoutes(deps: EmailRouteDeps): Router {
   const router = Router();
   // Every family this service owns is reachable only through the gateway, which sets the team header.
   router.use(['/emails', '/templates', '/contacts', '/segments', '/audiences', '/topics', '/broadcasts', '/suppressions', '/contact-properties'], requireTeam());
+  router.use(emailRoutes(deps));
+  router.use(suppressionRoutes(deps));
   return router;
 }

@@ -1,0 +1,223 @@
+// Accepting emails: one statement writes the emails, their recipients and attachments, and the messages
+// they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
+// scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { newId, outboxRows, outboxValues, timerMessage, type OutboxMessage } from '@postline/platform';
+import type { EmailRow, SenderDb, SendingDomainRow } from './db/schema.ts';
+import type { EmailRequest } from './domain/email-request.ts';
+import { domainOf, envelopeRecipients, groupByDomain } from './domain/recipients.ts';
+import { emailEvent } from './events.ts';
+
+/** The scheduler timer that sends a scheduled email. */
+export function sendTimerKey(emailId: string): string {
+  return `email-send:${emailId}`;
+}
+
+/**
+ * Why this team may not send `request` (the message of a 403 `validation_error`), or the domain it sends
+ * from. A key limited to one domain (`keyDomainId`) may send only from that domain.
+ */
+export function checkSender(
+  domains: ReadonlyMap<string, SendingDomainRow>,
+  request: EmailRequest,
+  keyDomainId: string | undefined,
+): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
+  const domain = domains.get(request.fromDomain);
+  if (!domain || !domain.sending_verified) {
+    return {
+      ok: false,
+      message: `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API.`,
+    };
+  }
+  if (keyDomainId !== undefined && domain.domain_id !== keyDomainId) {
+    return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
+  }
+  return { ok: true, domain };
+}
+
+/** The team's domains among `names`, by name. */
+export async function findSendingDomains(
+  db: Kysely<SenderDb>,
+  teamId: string,
+  names: readonly string[],
+): Promise<Map<string, SendingDomainRow>> {
+  if (names.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('sending_domains')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .where('name', 'in', [...new Set(names)])
+    .execute();
+  return new Map(rows.map((row) => [row.name, row]));
+}
+
+export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
+
+/**
+ * Stores the emails and queues their work, and returns the response body `respond` builds from their ids.
+ * Everything is one SQL statement (data-modifying CTEs), so it is atomic without a transaction and costs a
+ * single round trip. With an idempotency key, a key this team already used returns the stored body instead
+ * and writes nothing (the gateway forwards its key so that a request retried after a gateway crash is not
+ * sent twice); two requests racing on one key are ordered by the key's unique index.
+ */
+export async function acceptEmails<Body>(
+  db: Kysely<SenderDb>,
+  input: { teamId: string; idempotencyKey: string | undefined; emails: readonly Accepted[]; now: Date },
+  respond: (ids: string[]) => Body,
+): Promise<Body> {
+  const { teamId, idempotencyKey } = input;
+  const built = buildEmails(teamId, input.emails, input.now);
+  const body = respond(built.emails.map((e) => e.id));
+  const claim =
+    idempotencyKey === undefined
+      ? sql`select 1 as ok`
+      : sql`insert into accepted_requests (team_id, idempotency_key, response)
+            values (${teamId}::uuid, ${idempotencyKey}, ${JSON.stringify(body)}::jsonb)
+            on conflict do nothing returning 1 as ok`;
+  const parts = [sql`claim as (${claim})`];
+  if (built.emails.length > 0) {
+    parts.push(sql`e as (insert into emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses,
+        cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event,
+        scheduled_at, created_at)
+      select v.* from (values ${sql.join(built.emails.map(emailValues))}) as v where exists (select 1 from claim))`);
+    parts.push(sql`r as (insert into recipients (email_id, position, team_id, address, domain, status)
+      select v.* from (values ${sql.join(
+        built.recipients.map((r) => sql`(${r.email_id}::uuid, ${r.position}::smallint, ${teamId}::uuid, ${r.address}::text, ${r.domain}::text, 'pending')`),
+      )}) as v where exists (select 1 from claim))`);
+    parts.push(sql`o as (insert into outbox (id, exchange, routing_key, envelope)
+      select v.* from (values ${outboxValues(built.outbox)}) as v where exists (select 1 from claim))`);
+  }
+  if (built.attachments.length > 0) {
+    parts.push(sql`a as (insert into email_attachments (email_id, position, filename, content_type, content_id, content)
+      select v.* from (values ${sql.join(
+        built.attachments.map(
+          (a) =>
+            sql`(${a.email_id}::uuid, ${a.position}::smallint, ${a.filename}::text, ${a.content_type}::text, ${a.content_id}::text, ${a.content}::bytea)`,
+        ),
+      )}) as v where exists (select 1 from claim))`);
+  }
+  const { rows } = await sql<{ accepted: boolean }>`with ${sql.join(parts)}
+    select exists (select 1 from claim) as accepted, pg_notify('outbox_' || current_schema(), '')`.execute(db);
+  if (rows[0]?.accepted) return body;
+  const stored = await db
+    .selectFrom('accepted_requests')
+    .select('response')
+    .where('team_id', '=', teamId)
+    .where('idempotency_key', '=', idempotencyKey as string)
+    .executeTakeFirstOrThrow();
+  return stored.response as Body;
+}
+
+function emailValues(e: EmailRow) {
+  return sql`(${e.id}::uuid, ${e.team_id}::uuid, ${e.domain_id}::uuid, ${e.from_header}::text, ${e.from_address}::text,
+    ${e.from_domain}::text, ${e.to_addresses}::text[], ${e.cc_addresses}::text[], ${e.bcc_addresses}::text[],
+    ${e.reply_to}::text[], ${e.subject}::text, ${e.html}::text, ${e.text}::text, ${JSON.stringify(e.headers)}::jsonb,
+    ${JSON.stringify(e.tags)}::jsonb, ${e.message_id}::text, ${e.status}::text, ${e.last_event}::text,
+    ${e.scheduled_at}::timestamptz, ${e.created_at}::timestamptz)`;
+}
+
+/** The rows to write for accepted emails, ids assigned here, with the messages they cause. */
+function buildEmails(teamId: string, accepted: readonly Accepted[], now: Date) {
+  const emails: EmailRow[] = accepted.map(({ request, domain }) => {
+    const id = newId();
+    const scheduled = request.scheduledAt !== null;
+    return {
+      id,
+      team_id: teamId,
+      domain_id: domain.domain_id,
+      from_header: request.fromHeader,
+      from_address: request.from.address,
+      from_domain: request.fromDomain,
+      to_addresses: request.to,
+      cc_addresses: request.cc,
+      bcc_addresses: request.bcc,
+      reply_to: request.replyTo,
+      subject: request.subject,
+      html: request.html,
+      text: request.text,
+      headers: request.headers,
+      tags: request.tags,
+      message_id: `<${id}@${request.fromDomain}>`,
+      status: scheduled ? 'scheduled' : 'queued',
+      last_event: scheduled ? 'scheduled' : 'sent',
+      scheduled_at: request.scheduledAt,
+      created_at: now,
+    };
+  });
+  const recipients = emails.flatMap((email) =>
+    envelopeRecipients({ to: email.to_addresses, cc: email.cc_addresses, bcc: email.bcc_addresses }).map((address, position) => ({
+      email_id: email.id,
+      position,
+      address,
+      domain: domainOf(address),
+    })),
+  );
+  const attachments = accepted.flatMap(({ request }, i) =>
+    request.attachments.map((a, position) => ({
+      email_id: (emails[i] as EmailRow).id,
+      position,
+      filename: a.filename,
+      content_type: a.contentType,
+      content_id: a.contentId,
+      content: a.content,
+    })),
+  );
+  const outbox = outboxRows(
+    emails.flatMap((email): OutboxMessage[] =>
+      email.scheduled_at ? scheduleMessages(email, email.scheduled_at) : sendMessages(email, recipientsOf(recipients, email.id)),
+    ),
+  );
+  return { emails, recipients, attachments, outbox };
+}
+
+type Positioned = { position: number; address: string };
+
+function recipientsOf(rows: readonly (Positioned & { email_id: string })[], emailId: string): Positioned[] {
+  return rows.filter((r) => r.email_id === emailId);
+}
+
+/** What sending an email now causes: `email.sent` and one delivery command per domain group. */
+export function sendMessages(email: EmailRow, recipients: readonly Positioned[]): OutboxMessage[] {
+  return [
+    emailEvent('email.sent', email, email.to_addresses, {}),
+    ...groupByDomain(recipients.map((r) => r.address)).map(
+      (group): OutboxMessage => ({
+        exchange: 'commands',
+        type: 'sender.deliver',
+        team_id: email.team_id,
+        data: {
+          email_id: email.id,
+          domain: group.domain,
+          recipients: group.positions.map((i) => (recipients[i] as Positioned).position),
+          attempt: 1,
+        },
+      }),
+    ),
+  ];
+}
+
+/** `email.scheduled` and the timer that sends the email at `at` (set again by a reschedule). */
+export function scheduleMessages(email: EmailRow, at: Date, announce = true): OutboxMessage[] {
+  const timer = timerMessage(email.team_id, sendTimerKey(email.id), at, 'sender.send-scheduled', {
+    email_id: email.id,
+    scheduled_at: at.toISOString(),
+  });
+  return announce ? [emailEvent('email.scheduled', email, email.to_addresses, {}), timer] : [timer];
+}
+
+/** Row-locks one email of the team (for reschedule, cancel and the scheduled send). */
+export async function lockEmail(trx: Transaction<SenderDb>, teamId: string, id: string): Promise<EmailRow | undefined> {
+  return trx.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** An email's recipients not yet attempted. */
+export async function pendingRecipients(trx: Transaction<SenderDb>, emailId: string): Promise<Positioned[]> {
+  return trx
+    .selectFrom('recipients')
+    .select(['position', 'address'])
+    .where('email_id', '=', emailId)
+    .where('status', '=', 'pending')
+    .orderBy('position')
+    .execute();
+}
+

@@ -1,0 +1,25 @@
+import { createConsumer, type Broker, type Consumer } from '@postline/platform';
+import { attemptDelivery, recordAttempt, type Attempt, type DeliverDeps } from '../deliver.ts';
+import type { SenderDb } from '../db/schema.ts';
+
+/**
+ * The delivery workers: each `sender.deliver` command is one SMTP transaction, made in `prepare` (outside
+ * any transaction) and recorded in the handler's transaction. A redelivery after a crash between the two
+ * sends the message again (the duplicate RFC 1047 accepts for an MTA); the outcome is recorded once.
+ */
+export function createDeliverConsumer(deps: DeliverDeps & { broker: Broker; concurrency: number }): Consumer {
+  return createConsumer<SenderDb, 'sender.deliver', Attempt>({
+    broker: deps.broker,
+    db: deps.db,
+    service: 'sender',
+    name: 'deliver',
+    bindings: [{ exchange: 'commands', routingKey: 'sender.deliver' }],
+    prefetch: deps.concurrency,
+    logger: deps.logger,
+    prepare: (message) => attemptDelivery(deps, message),
+    handle: (_message, trx, attempt) => recordAttempt(deps, trx, attempt),
+    // Outcomes of attempts that finish together are recorded in one transaction (one commit, one inbox
+    // statement); a failed batch records each attempt on its own, and never makes an attempt again.
+    batch: { maxMessages: 64, maxConcurrent: 2 },
+  });
+}

@@ -1,0 +1,351 @@
+// One delivery attempt of an email to its recipients at one domain (`sender.deliver`). The slow part
+// (compose, sign, SMTP) runs before the transaction; the transaction then records each recipient's outcome,
+// the events, suppressions and the retry timer together. Outcomes are recorded only for recipients still at
+// this attempt, so a redelivered command records nothing twice; an attempt whose outcome was lost to a crash
+// is made again, which can duplicate a message (RFC 1047) but never loses one.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { EmailBounced, SuppressionOrigin } from '@postline/contracts';
+import { outboxRows, outboxValues, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
+import { addSuppressions } from './suppress.ts';
+import { loadAttempt } from './db/attempts.ts';
+import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './db/schema.ts';
+import { composeMessage } from './domain/compose.ts';
+import { parseMailbox } from './domain/email-request.ts';
+import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from './domain/retry.ts';
+import { sandboxOutcome, SANDBOX_DOMAIN } from './domain/sandbox.ts';
+import { emailEvent } from './events.ts';
+import { signMessage } from './mta/dkim.ts';
+import type { BounceClass, Mta, RecipientOutcome } from './mta/types.ts';
+import { verpAddress } from './mta/verp.ts';
+
+/** What happened to one recipient in this attempt. */
+export type Result =
+  | { kind: 'delivered'; code: number; response: string }
+  | { kind: 'deferred'; code: number; response: string; fromServer: boolean }
+  | { kind: 'bounced'; code: number; response: string; bounce: BounceClass }
+  | { kind: 'complained' }
+  | { kind: 'suppressed'; reason: 'previous_bounce' | 'previous_complaint' }
+  | { kind: 'failed'; reason: string };
+
+export type Attempt =
+  | { kind: 'skip' }
+  | { kind: 'attempted'; email: EmailRow; rows: RecipientRow[]; results: Result[]; attempt: number; domain: string };
+
+export type DeliverDeps = {
+  db: Kysely<SenderDb>;
+  mta: Mta;
+  box: SecretBox;
+  verpKey: string;
+  /** POSTLINE_DELAY_SCALE */
+  scale: number;
+  now: () => Date;
+  logger: Logger;
+  observe?: (results: readonly Result[], seconds: number) => void;
+};
+
+type Command = { team_id: string | null; data: { email_id: string; domain: string; recipients: number[]; attempt: number } };
+
+/** Reads what the attempt needs and makes it (before any transaction). */
+export async function attemptDelivery(deps: DeliverDeps, command: Command): Promise<Attempt> {
+  const { email_id: emailId, domain, recipients: positions, attempt } = command.data;
+  if (!command.team_id) return { kind: 'skip' };
+  const loaded = await loadAttempt(deps.db, { teamId: command.team_id, emailId, positions, attempt, now: deps.now() });
+  if (!loaded) return { kind: 'skip' };
+  const { email, rows, sending, suppressed } = loaded;
+  const done = (results: Result[]): Attempt => ({ kind: 'attempted', email, rows, results, attempt, domain });
+  if (!sending?.sending_verified) return done(rows.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
+
+  const results: (Result | undefined)[] = rows.map((row) => suppressedResult(suppressed.get(row.address.toLowerCase())));
+  if (domain === SANDBOX_DOMAIN) {
+    return done(rows.map((row, i) => results[i] ?? sandboxOutcome(row.address)));
+  }
+
+  const toSend = rows.filter((_, i) => results[i] === undefined);
+  if (toSend.length > 0) {
+    const started = process.hrtime.bigint();
+    const outcomes = await sendOverSmtp(deps, email, sending, toSend, loaded.hasAttachments);
+    const byAddress = new Map(outcomes.map((o) => [o.recipient, o]));
+    rows.forEach((row, i) => {
+      if (results[i] !== undefined) return;
+      const outcome = byAddress.get(row.address);
+      results[i] = outcome ? resultOf(outcome) : { kind: 'deferred', code: 451, response: '4.3.0 No outcome reported', fromServer: false };
+    });
+    deps.observe?.(results as Result[], Number(process.hrtime.bigint() - started) / 1e9);
+  }
+  return done(results as Result[]);
+}
+
+function suppressedResult(origin: SuppressionOrigin | undefined): Result | undefined {
+  if (!origin) return undefined;
+  return { kind: 'suppressed', reason: origin === 'complaint' ? 'previous_complaint' : 'previous_bounce' };
+}
+
+function resultOf(outcome: RecipientOutcome): Result {
+  switch (outcome.status) {
+    case 'delivered':
+      return { kind: 'delivered', code: outcome.code, response: outcome.response };
+    case 'deferred':
+      return { kind: 'deferred', code: outcome.code, response: outcome.response, fromServer: outcome.mx !== null };
+    case 'bounced':
+      return { kind: 'bounced', code: outcome.code, response: outcome.response, bounce: outcome.bounce };
+  }
+}
+
+/** Private keys opened once per domain state, not once per message. */
+const keyCache = new Map<string, string>();
+
+async function sendOverSmtp(
+  deps: DeliverDeps,
+  email: EmailRow,
+  sending: SendingDomainRow,
+  rows: RecipientRow[],
+  hasAttachments: boolean,
+): Promise<RecipientOutcome[]> {
+  const attachments = hasAttachments
+    ? await deps.db.selectFrom('email_attachments').selectAll().where('email_id', '=', email.id).orderBy('position').execute()
+    : [];
+  const composed = await composeMessage({
+    from: parseMailbox(email.from_header) ?? { name: null, address: email.from_address },
+    to: email.to_addresses,
+    cc: email.cc_addresses,
+    replyTo: email.reply_to,
+    subject: email.subject,
+    html: email.html,
+    text: email.text,
+    headers: email.headers as unknown as { name: string; value: string }[],
+    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.content_type, contentId: a.content_id, content: a.content })),
+    messageId: email.message_id,
+    date: email.scheduled_at ?? email.created_at,
+  });
+  const cacheKey = `${sending.domain_id}:${sending.dkim_private_key_encrypted.slice(-24)}`;
+  let privateKeyPem = keyCache.get(cacheKey);
+  if (!privateKeyPem) {
+    privateKeyPem = deps.box.open(sending.dkim_private_key_encrypted);
+    if (keyCache.size >= 1000) keyCache.clear();
+    keyCache.set(cacheKey, privateKeyPem);
+  }
+  // Throws when no signature can be made: the attempt is retried and never goes out unsigned.
+  const raw = await signMessage(composed, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  const single = rows.length === 1 ? (rows[0] as RecipientRow).position : undefined;
+  return deps.mta.deliver({
+    domain: (rows[0] as RecipientRow).domain,
+    envelopeFrom: verpAddress({ emailId: email.id, recipient: single, returnPath: sending.return_path, key: deps.verpKey }),
+    recipients: rows.map((r) => r.address),
+    raw,
+    requireTls: sending.tls === 'enforced',
+  });
+}
+
+/** Records the attempt's outcomes with their events, suppressions and retry timer. */
+export async function recordAttempt(deps: DeliverDeps, trx: Transaction<SenderDb>, attempt: Attempt): Promise<void> {
+  if (attempt.kind === 'skip') return;
+  const { email, rows, results } = attempt;
+  const now = deps.now();
+  const lifetimeMs = DELIVERY_LIFETIME_MS * deps.scale;
+  const by = {
+    delivered: [] as string[],
+    complained: [] as string[],
+    delayed: [] as { address: string; result: Result & { kind: 'deferred' } }[],
+    retry: [] as number[],
+    bounced: [] as { address: string; bounce: EmailBounced['bounce']; suppress: boolean; transient: boolean }[],
+    suppressed: [] as { address: string; reason: 'previous_bounce' | 'previous_complaint' }[],
+    failed: [] as { address: string; reason: string }[],
+  };
+
+  const planned = rows.map((row, i) => {
+    const result = results[i] as Result;
+    let status: RecipientRow['status'];
+    let bounceType: RecipientRow['bounce_type'] = null;
+    let firstDeferredAt = row.first_deferred_at;
+    switch (result.kind) {
+      case 'delivered':
+      case 'complained':
+      case 'suppressed':
+      case 'failed':
+        status = result.kind;
+        break;
+      case 'bounced':
+        status = 'bounced';
+        bounceType = result.bounce.type;
+        break;
+      case 'deferred': {
+        const since = row.first_deferred_at ?? now;
+        if (now.getTime() - since.getTime() >= lifetimeMs) {
+          // Out of time: a server kept answering 4xx → a transient bounce; nobody answered → failed.
+          status = result.fromServer ? 'bounced' : 'failed';
+          if (result.fromServer) bounceType = 'Transient';
+        } else {
+          status = 'deferred';
+          firstDeferredAt = since;
+        }
+        break;
+      }
+    }
+    return { row, result, status, bounceType, firstDeferredAt };
+  });
+  // One statement for every recipient, and only those still at this attempt: a redelivered command
+  // (or a racing duplicate) updates nothing and so emits nothing.
+  const { rows: updatedRows } = await sql<{ position: number }>`
+    update recipients as r set status = v.status, attempts = ${attempt.attempt}, last_code = v.code,
+      last_response = v.response, bounce_type = v.bounce_type, first_deferred_at = v.first_deferred_at, updated_at = ${now}
+    from (values ${sql.join(
+      planned.map(
+        (p) => sql`(${p.row.position}::int, ${p.status}::text, ${'code' in p.result ? p.result.code : null}::int,
+          ${'response' in p.result ? p.result.response.slice(0, 1000) : null}::text, ${p.bounceType}::text, ${p.firstDeferredAt}::timestamptz)`,
+      ),
+    )}) as v (position, status, code, response, bounce_type, first_deferred_at)
+    where r.email_id = ${email.id} and r.position = v.position and r.attempts = ${attempt.attempt - 1}
+      and r.status in ('pending', 'deferred')
+    returning r.position`.execute(trx);
+  const updated = new Set(updatedRows.map((u) => u.position));
+
+  for (const { row, result, status } of planned) {
+    if (!updated.has(row.position)) continue;
+
+    switch (result.kind) {
+      case 'delivered':
+        by.delivered.push(row.address);
+        break;
+      case 'complained':
+        by.delivered.push(row.address);
+        by.complained.push(row.address);
+        break;
+      case 'suppressed':
+        by.suppressed.push({ address: row.address, reason: result.reason });
+        break;
+      case 'failed':
+        by.failed.push({ address: row.address, reason: result.reason });
+        break;
+      case 'bounced':
+        by.bounced.push({
+          address: row.address,
+          bounce: bounceOf(result.bounce, result.code, result.response),
+          suppress: result.bounce.suppress && row.domain !== 'postline.test',
+          transient: result.bounce.type === 'Transient',
+        });
+        break;
+      case 'deferred':
+        if (status === 'deferred') {
+          by.retry.push(row.position);
+          if (row.first_deferred_at === null) by.delayed.push({ address: row.address, result });
+        } else if (status === 'bounced') {
+          by.bounced.push({
+            address: row.address,
+            bounce: {
+              type: 'Transient',
+              subType: 'General',
+              message: 'The recipient\'s mail server kept refusing the email temporarily until we stopped retrying.',
+              diagnosticCode: [`smtp; ${result.code} ${result.response}`],
+            },
+            suppress: false,
+            transient: true,
+          });
+        } else {
+          by.failed.push({ address: row.address, reason: 'delivery_timeout' });
+        }
+        break;
+    }
+  }
+
+  const messages: OutboxMessage[] = [];
+  let last: LastEvent | undefined;
+  if (by.delivered.length > 0) {
+    messages.push(emailEvent('email.delivered', email, by.delivered, {}));
+    last = 'delivered';
+  }
+  if (by.complained.length > 0) {
+    messages.push(emailEvent('email.complained', email, by.complained, {}));
+    last = 'complained';
+  }
+  if (by.delayed.length > 0) {
+    const first = (by.delayed[0] as (typeof by.delayed)[number]).result;
+    messages.push(
+      emailEvent('email.delivery_delayed', email, by.delayed.map((d) => d.address), {
+        delivery_delayed: { message: 'The recipient\'s mail server did not accept the email yet; we will retry.', diagnosticCode: [`smtp; ${first.code} ${first.response}`] },
+      }),
+    );
+    last = 'delivery_delayed';
+  }
+  for (const b of by.bounced) {
+    messages.push(emailEvent('email.bounced', email, [b.address], { bounce: b.bounce }));
+    last = 'bounced';
+  }
+  for (const reason of new Set(by.suppressed.map((s) => s.reason))) {
+    const addresses = by.suppressed.filter((s) => s.reason === reason).map((s) => s.address);
+    messages.push(
+      emailEvent('email.suppressed', email, addresses, {
+        suppressed: {
+          message: 'The recipient is on your suppression list because of an earlier bounce or complaint, so the email was not sent to it.',
+          type: 'OnAccountSuppressionList',
+          reason,
+        },
+      }),
+    );
+    last = 'suppressed';
+  }
+  for (const reason of new Set(by.failed.map((f) => f.reason))) {
+    messages.push(emailEvent('email.failed', email, by.failed.filter((f) => f.reason === reason).map((f) => f.address), { failed: { reason } }));
+    last = 'failed';
+  }
+  if (by.retry.length > 0) messages.push(retryTimer(deps, email, attempt.domain, by.retry, attempt.attempt, now));
+  if (messages.length > 0) {
+    await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) values ${outboxValues(outboxRows(messages))}),
+      e as (update emails set last_event = coalesce(${last ?? null}::text, last_event) where id = ${email.id})
+      select pg_notify('outbox_' || current_schema(), '')`.execute(trx);
+  }
+
+  const suppress = by.bounced.filter((b) => b.suppress);
+  if (suppress.length > 0) {
+    await addSuppressions(trx, email.team_id, suppress.map((b) => ({ email: b.address, origin: 'bounce' as const, sourceId: email.id })), now);
+  }
+  const transient = by.bounced.filter((b) => b.transient && !b.suppress);
+  if (transient.length > 0) await suppressRepeatedTransients(deps, trx, email.team_id, email.id, transient.map((b) => b.address), now);
+}
+
+function bounceOf(bounce: BounceClass, code: number, response: string): EmailBounced['bounce'] {
+  return {
+    type: bounce.type,
+    subType: bounce.subType,
+    message: bounce.type === 'Permanent'
+      ? 'The recipient\'s mail server permanently rejected the email.'
+      : bounce.type === 'Transient'
+        ? 'The recipient\'s mail server rejected the email for a reason that may not last.'
+        : 'The recipient\'s mail server rejected the email for an undetermined reason.',
+    diagnosticCode: [`smtp; ${code} ${response}`],
+  };
+}
+
+function retryTimer(deps: DeliverDeps, email: EmailRow, domain: string, positions: number[], attempt: number, now: Date): OutboxMessage {
+  const due = new Date(now.getTime() + retryDelayMs(attempt, deps.scale));
+  return timerMessage(email.team_id, `email-deliver:${email.id}:${domain}:${positions[0] ?? 0}`, due, 'sender.deliver', {
+    email_id: email.id,
+    domain,
+    recipients: positions,
+    attempt: attempt + 1,
+  });
+}
+
+/** A few transient bounces of one address in a window make a temporary suppression that expires. */
+async function suppressRepeatedTransients(
+  deps: DeliverDeps,
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  emailId: string,
+  addresses: string[],
+  now: Date,
+): Promise<void> {
+  const since = new Date(now.getTime() - TRANSIENT_SUPPRESSION.windowMs * deps.scale);
+  const counts = await trx
+    .selectFrom('recipients')
+    .select(['address', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('team_id', '=', teamId)
+    .where('bounce_type', '=', 'Transient')
+    .where('address', 'in', addresses)
+    .where('updated_at', '>=', since)
+    .groupBy('address')
+    .execute();
+  const repeated = counts.filter((c) => Number(c.n) >= TRANSIENT_SUPPRESSION.bounces).map((c) => c.address);
+  if (repeated.length === 0) return;
+  const expiresAt = new Date(now.getTime() + TRANSIENT_SUPPRESSION.durationMs * deps.scale);
+  await addSuppressions(trx, teamId, repeated.map((email) => ({ email, origin: 'bounce' as const, sourceId: emailId, expiresAt })), now);
+}

@@ -1,0 +1,463 @@
+import { domainToASCII } from 'node:url';
+import * as chrono from 'chrono-node';
+import { ApiError, invalidParameter, isUuid, missingField, validationError } from '@postline/platform';
+
+/** One parsed address. `address` is as given with the domain lower-cased (an IDN stays in Unicode). */
+export type Mailbox = { name: string | null; address: string };
+
+/** A POST /emails body (one item of a batch), checked and normalised (API-REFERENCE.md §1). */
+export type EmailRequest = {
+  from: Mailbox;
+  /** Lower-case, IDNs in punycode: the domain that must be verified and that signs. */
+  fromDomain: string;
+  /** The `from` string as sent, for events and GET /emails/{id} ("Acme <o@x.com>"). */
+  fromHeader: string;
+  /** Trimmed, each one a valid `a@b.com` or `Name <a@b.com>`; use parseMailbox for the address. */
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  subject: string;
+  html: string | null;
+  /** null: not given, generated from html when composing; "": the sender opted out of a text part. */
+  text: string | null;
+  /** Custom headers in the order given; names and values checked against header injection. */
+  headers: { name: string; value: string }[];
+  attachments: EmailAttachment[];
+  tags: { name: string; value: string }[];
+  scheduledAt: Date | null;
+  /**
+   * The topic the email is sent under. The sender must apply the contact's subscription to it (an
+   * opted-out contact is not sent to) or refuse it; it is not a label to store and ignore.
+   */
+  topicId: string | null;
+};
+
+export type EmailAttachment = {
+  filename: string | null;
+  /** null: derived from the filename when composing. */
+  contentType: string | null;
+  /** Set: an inline part the html refers to as `cid:<contentId>`. Without angle brackets. */
+  contentId: string | null;
+  content: Buffer;
+};
+
+export type ParseEmailOptions = {
+  /** The reference time for `scheduled_at` ("in 1 min"). */
+  now: Date;
+  /** An item of POST /emails/batch, where attachments are not allowed. */
+  batch: boolean;
+};
+
+export const MAX_RECIPIENTS_PER_FIELD = 50;
+export const MAX_TAGS = 75;
+export const MAX_TAG_LENGTH = 256;
+/** Attachments' total size counted as base64, as the reference states it ("≤40 MB after base64"). */
+export const MAX_ATTACHMENTS_BASE64_BYTES = 40 * 1024 * 1024;
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 60 * 60 * 1000;
+/**
+ * How far in the past `scheduled_at` may be and still be accepted (it is then due at once). Clients
+ * compute "now + a few seconds" on their own clock, so a small skew must not fail them; a time further
+ * back is almost always a wrong zone or year, and sending at once would surprise more than a 422.
+ */
+export const SCHEDULE_PAST_TOLERANCE_MS = 60 * 1000;
+
+const FROM_FORMAT = 'The email address needs to follow the `email@example.com` or `Name <email@example.com>` format';
+/** Line breaks, NUL and the other C0 controls (tab excepted) and DEL: header injection and smuggling. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const LOCAL_PART = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*$`);
+const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const TOP_LABEL = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
+/** RFC 5322 field name: printable ASCII except the colon. */
+const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+const TAG_TEXT = /^[A-Za-z0-9_-]+$/;
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;.*)?$`);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Headers the API may not set through `headers`: the ones we write ourselves from other fields or while
+ * composing and signing (a second copy of a singleton is what lets a forged header pass DKIM, MAIL-NOTES
+ * §3.3), and authentication results a receiver might trust.
+ */
+const RESERVED_HEADERS = new Map<string, string>([
+  ['from', 'from'],
+  ['sender', 'from'],
+  ['reply-to', 'reply_to'],
+  ['to', 'to'],
+  ['cc', 'cc'],
+  ['bcc', 'bcc'],
+  ['subject', 'subject'],
+  ['date', ''],
+  ['message-id', ''],
+  ['mime-version', ''],
+  ['content-type', 'attachments'],
+  ['content-transfer-encoding', ''],
+  ['content-disposition', 'attachments'],
+  ['content-id', 'attachments'],
+  ['return-path', ''],
+  ['dkim-signature', ''],
+  ['arc-seal', ''],
+  ['arc-message-signature', ''],
+  ['arc-authentication-results', ''],
+  ['authentication-results', ''],
+  ['received-spf', ''],
+]);
+
+/**
+ * Checks a POST /emails body (or one batch item) and returns it normalised. Unknown keys are ignored and
+ * `null` means absent, as the SDKs send both. Throws ApiError (422).
+ */
+export function parseEmailRequest(body: unknown, options: ParseEmailOptions): EmailRequest {
+  const input = body ?? {};
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw validationError('The email must be a JSON object.');
+  }
+  const fields = input as Record<string, unknown>;
+  if (present(fields.template)) throw validationError('Templates are not supported yet.');
+
+  const fromHeader = fields.from;
+  if (!present(fromHeader) || fromHeader === '') throw missingField('from');
+  const from = typeof fromHeader === 'string' ? parseMailbox(fromHeader) : null;
+  if (typeof fromHeader !== 'string' || !from) throw invalidParameter(`Invalid \`from\` field. ${FROM_FORMAT}`);
+
+  const to = fields.to === '' ? [] : parseRecipients(fields.to, 'to');
+  if (to.length === 0) throw missingField('to');
+  const cc = parseRecipients(fields.cc, 'cc');
+  const bcc = parseRecipients(fields.bcc, 'bcc');
+  const replyTo = parseRecipients(fields.reply_to, 'reply_to');
+
+  if (!present(fields.subject)) throw missingField('subject');
+  const subject = fields.subject;
+  if (typeof subject !== 'string') throw validationError('Invalid `subject` field: it must be a string.');
+  if (CONTROL.test(subject))
+    throw validationError('Invalid `subject` field: it must not contain line breaks or control characters.');
+  if (subject.length > 998) throw validationError('Invalid `subject` field: it must be at most 998 characters.');
+
+  const html = optionalString(fields.html, 'html');
+  const text = optionalString(fields.text, 'text');
+  if (html === null && (text === null || text === '')) throw validationError('Missing `html` or `text` field.');
+
+  if (options.batch && Array.isArray(fields.attachments) && fields.attachments.length > 0) {
+    throw validationError('Attachments are not supported in batch emails.');
+  }
+
+  return {
+    from,
+    fromDomain: domainToASCII(from.address.slice(from.address.lastIndexOf('@') + 1)),
+    fromHeader: fromHeader.trim(),
+    to,
+    cc,
+    bcc,
+    replyTo,
+    subject,
+    html,
+    text,
+    headers: parseHeaders(fields.headers),
+    attachments: parseAttachments(fields.attachments),
+    tags: parseTags(fields.tags),
+    scheduledAt: optionalScheduledAt(fields.scheduled_at, options.now),
+    topicId: parseTopicId(fields.topic_id),
+  };
+}
+
+/**
+ * Parses `a@b.com` or `Name <a@b.com>` (the name may be quoted: `"Acme, Inc." <a@b.com>`). Stricter than
+ * RFC 5322 on purpose: no groups, comments, quoted local parts or IP literals, a dot-atom ASCII local part
+ * and a public-looking domain (IDNs allowed). Returns null when the value is not such a mailbox.
+ */
+export function parseMailbox(value: string): Mailbox | null {
+  const input = value.trim();
+  if (input === '' || CONTROL.test(input)) return null;
+  let name: string | null = null;
+  let spec = input;
+  if (input.endsWith('>')) {
+    const open = input.lastIndexOf('<');
+    if (open < 0) return null;
+    spec = input.slice(open + 1, -1).trim();
+    const parsed = displayName(input.slice(0, open).trim());
+    if (parsed === undefined) return null;
+    name = parsed;
+  }
+  const at = spec.lastIndexOf('@');
+  if (at <= 0) return null;
+  const local = spec.slice(0, at);
+  const domain = spec.slice(at + 1);
+  if (local.length > 64 || !LOCAL_PART.test(local)) return null;
+  const ascii = asciiDomain(domain);
+  if (ascii === null || local.length + 1 + ascii.length > 254) return null;
+  return { name, address: `${local}@${domain.toLowerCase()}` };
+}
+
+/**
+ * Parses `scheduled_at`: ISO 8601 (a time without an offset is UTC) or natural language read by chrono
+ * relative to `now` in UTC unless the text names a zone ("Friday at 3pm ET"). The whole text must parse:
+ * "in 1 min please" is refused rather than half-understood. At most 30 days ahead and not in the past
+ * beyond SCHEDULE_PAST_TOLERANCE_MS. Throws ApiError 422 validation_error.
+ */
+export function parseScheduledAt(value: string, now: Date): Date {
+  const text = value.trim();
+  const iso = isoDate(text);
+  const date = iso === undefined ? naturalDate(text, now) : iso;
+  if (!date) {
+    throw validationError(
+      'Invalid `scheduled_at` field: use an ISO 8601 date (2026-11-20T09:00:00Z) or natural language such as `in 1 min` or `tomorrow at 9am`.',
+    );
+  }
+  if (date.getTime() - now.getTime() > MAX_SCHEDULE_AHEAD_MS) {
+    throw validationError('Invalid `scheduled_at` field: an email can be scheduled at most 30 days ahead.');
+  }
+  if (now.getTime() - date.getTime() > SCHEDULE_PAST_TOLERANCE_MS) {
+    throw validationError('Invalid `scheduled_at` field: the time is in the past.');
+  }
+  return date;
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** undefined: not a valid display name. "" and `""` are no name. */
+function displayName(raw: string): string | null | undefined {
+  let name = raw;
+  if (raw.startsWith('"')) {
+    const match = /^"((?:[^"\\]|\\.)*)"$/.exec(raw);
+    if (!match) return undefined;
+    name = (match[1] ?? '').replace(/\\(.)/g, '$1');
+  } else if (/[<>"]/.test(raw)) {
+    return undefined;
+  }
+  if (name.length > 256) return undefined;
+  return name.trim() === '' ? null : name;
+}
+
+/** The domain in lower-case punycode, or null unless it is a hostname of two or more labels. */
+function asciiDomain(domain: string): string | null {
+  if (domain === '' || /[\s[\]]/.test(domain)) return null;
+  const ascii = domainToASCII(domain);
+  if (ascii === '' || ascii.length > 253) return null;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) return null;
+  return TOP_LABEL.test(labels[labels.length - 1] ?? '') ? ascii : null;
+}
+
+function parseRecipients(value: unknown, field: string): string[] {
+  if (!present(value)) return [];
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list))
+    throw validationError(`Invalid \`${field}\` field: it must be a string or an array of strings.`);
+  if (list.length > MAX_RECIPIENTS_PER_FIELD) {
+    throw validationError(`Invalid \`${field}\` field: at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
+  }
+  return list.map((item) => {
+    if (typeof item !== 'string' || !parseMailbox(item))
+      throw validationError(`Invalid \`${field}\` field. ${FROM_FORMAT}.`);
+    return item.trim();
+  });
+}
+
+function optionalString(value: unknown, field: string): string | null {
+  if (!present(value)) return null;
+  if (typeof value !== 'string') throw validationError(`Invalid \`${field}\` field: it must be a string.`);
+  return value;
+}
+
+function parseHeaders(value: unknown): { name: string; value: string }[] {
+  if (!present(value)) return [];
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw validationError('Invalid `headers` field: it must be an object of header names to string values.');
+  }
+  const seen = new Set<string>();
+  return Object.entries(value as Record<string, unknown>).map(([name, headerValue]) => {
+    const label = JSON.stringify(name);
+    if (CONTROL.test(name) || !FIELD_NAME.test(name)) {
+      throw validationError(`Invalid header name ${label}: a header name is printable ASCII without spaces or colons.`);
+    }
+    const key = name.toLowerCase();
+    const reserved = RESERVED_HEADERS.get(key);
+    if (reserved !== undefined) {
+      throw validationError(
+        reserved === ''
+          ? `The ${label} header is set by Postline and cannot be given in \`headers\`.`
+          : `The ${label} header cannot be given in \`headers\`; use the \`${reserved}\` field.`,
+      );
+    }
+    if (seen.has(key)) throw validationError(`Duplicate header ${label}: header names are case-insensitive.`);
+    seen.add(key);
+    if (typeof headerValue !== 'string')
+      throw validationError(`Invalid value of header ${label}: it must be a string.`);
+    if (CONTROL.test(headerValue)) {
+      throw validationError(`Invalid value of header ${label}: it must not contain line breaks or control characters.`);
+    }
+    // RFC 5322 §2.1.1: a line is at most 998 characters, and a value without spaces cannot be folded.
+    if (name.length + 2 + headerValue.length > 998) {
+      throw validationError(`Invalid value of header ${label}: a header is at most 998 characters.`);
+    }
+    return { name, value: headerValue };
+  });
+}
+
+function parseAttachments(value: unknown): EmailAttachment[] {
+  if (!present(value)) return [];
+  if (!Array.isArray(value)) throw validationError('Invalid `attachments` field: it must be an array.');
+  let base64Bytes = 0;
+  const parsed = value.map((item: unknown, index) => {
+    const attachment = parseAttachment(item, index);
+    base64Bytes += Math.ceil(attachment.content.length / 3) * 4;
+    return attachment;
+  });
+  if (base64Bytes > MAX_ATTACHMENTS_BASE64_BYTES) {
+    throw validationError('Attachments exceed the 40 MB limit per email (counted after base64 encoding).');
+  }
+  return parsed;
+}
+
+function parseAttachment(item: unknown, index: number): EmailAttachment {
+  const at = `attachments[${index}]`;
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    throw invalidAttachment(`Invalid \`${at}\`: an attachment must be an object with \`content\`.`);
+  }
+  const fields = item as Record<string, unknown>;
+  if (present(fields.path)) {
+    throw invalidAttachment(
+      `Invalid \`${at}\`: attachments by remote \`path\` are not supported yet; send the file as base64 \`content\`.`,
+    );
+  }
+  if (!present(fields.content) || fields.content === '') {
+    throw invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
+  }
+  const content = attachmentContent(fields.content);
+  if (!content) {
+    throw invalidAttachment(
+      `Invalid \`${at}.content\`: it must be a base64 string, an array of bytes or a serialised Buffer.`,
+    );
+  }
+
+  const filename = optionalText(fields.filename, `${at}.filename`, 255);
+  const contentType = optionalText(fields.content_type, `${at}.content_type`, 255);
+  if (contentType !== null && !CONTENT_TYPE.test(contentType)) {
+    throw invalidAttachment(`Invalid \`${at}.content_type\`: it must be a MIME type such as \`application/pdf\`.`);
+  }
+  const cidField = present(fields.content_id) ? 'content_id' : 'inline_content_id';
+  const rawCid = optionalText(fields[cidField], `${at}.${cidField}`, 127);
+  const contentId = rawCid === null ? null : rawCid.replace(/^<(.*)>$/, '$1');
+  if (contentId !== null && !/^[\x21-\x3b=\x3f-\x7e]+$/.test(contentId)) {
+    throw invalidAttachment(
+      `Invalid \`${at}.${cidField}\`: it must be printable ASCII without spaces or angle brackets.`,
+    );
+  }
+  return { filename, contentType, contentId, content };
+}
+
+/** The three shapes SDKs send (API-REFERENCE.md §1 wire note); null when the value is none of them. */
+function attachmentContent(value: unknown): Buffer | null {
+  if (typeof value === 'string') {
+    const compact = value.replace(/\s+/g, '');
+    if (!BASE64.test(compact) || compact.length % 4 === 1) return null;
+    return Buffer.from(compact, 'base64');
+  }
+  const bytes = Array.isArray(value)
+    ? (value as unknown[])
+    : typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer'
+      ? (value as { data?: unknown }).data
+      : undefined;
+  if (!Array.isArray(bytes)) return null;
+  const isByte = (b: unknown): b is number => typeof b === 'number' && Number.isInteger(b) && b >= 0 && b <= 255;
+  return (bytes as unknown[]).every(isByte) ? Buffer.from(bytes as number[]) : null;
+}
+
+function optionalText(value: unknown, field: string, maxLength: number): string | null {
+  if (!present(value)) return null;
+  if (typeof value !== 'string' || value === '' || value.length > maxLength || CONTROL.test(value)) {
+    throw invalidAttachment(
+      `Invalid \`${field}\`: it must be a non-empty string of at most ${maxLength} characters without line breaks.`,
+    );
+  }
+  return value;
+}
+
+function invalidAttachment(message: string): ApiError {
+  return new ApiError(422, 'invalid_attachment', message);
+}
+
+function parseTags(value: unknown): { name: string; value: string }[] {
+  if (!present(value)) return [];
+  if (!Array.isArray(value))
+    throw validationError('Invalid `tags` field: it must be an array of `{name, value}` objects.');
+  if (value.length > MAX_TAGS) throw validationError(`Invalid \`tags\` field: at most ${MAX_TAGS} tags are allowed.`);
+  const names = new Set<string>();
+  return value.map((item: unknown, index) => {
+    const tag = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+    const { name, value: tagValue } = tag;
+    if (typeof name !== 'string' || typeof tagValue !== 'string') {
+      throw validationError(`Invalid tag at \`tags[${index}]\`: it must have a string \`name\` and \`value\`.`);
+    }
+    for (const text of [name, tagValue]) {
+      if (!TAG_TEXT.test(text) || text.length > MAX_TAG_LENGTH) {
+        throw validationError(
+          `Invalid tag ${JSON.stringify(name)}: names and values must be 1 to ${MAX_TAG_LENGTH} ASCII letters, numbers, underscores or dashes.`,
+        );
+      }
+    }
+    // Webhook payloads carry tags as an object keyed by name, so a second tag of one name would be lost.
+    if (names.has(name)) throw validationError(`Invalid tag ${JSON.stringify(name)}: tag names must be unique.`);
+    names.add(name);
+    return { name, value: tagValue };
+  });
+}
+
+function optionalScheduledAt(value: unknown, now: Date): Date | null {
+  if (!present(value)) return null;
+  if (typeof value !== 'string') throw validationError('Invalid `scheduled_at` field: it must be a string.');
+  return parseScheduledAt(value, now);
+}
+
+function parseTopicId(value: unknown): string | null {
+  if (!present(value)) return null;
+  if (typeof value !== 'string' || !isUuid(value)) throw invalidParameter('The `topic_id` must be a valid UUID.');
+  return value;
+}
+
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** An ISO 8601 / RFC 3339 date (also Postgres' `2026-11-20 09:00:00+00`); undefined when not that shape. */
+function isoDate(text: string): Date | null | undefined {
+  const m = ISO.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => Number(part ?? 0));
+  const ms = Number(((m[7] ?? '') + '000').slice(0, 3));
+  const utc = Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 0, hour, minute, second, ms);
+  const check = new Date(utc);
+  // Date.UTC rolls 2026-02-30 over into March; a date that does not round-trip does not exist.
+  if (
+    check.getUTCFullYear() !== year ||
+    check.getUTCMonth() + 1 !== month ||
+    check.getUTCDate() !== day ||
+    check.getUTCHours() !== hour ||
+    check.getUTCMinutes() !== minute ||
+    check.getUTCSeconds() !== second
+  ) {
+    return null;
+  }
+  const date = new Date(utc - offsetMs(m[8]));
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function offsetMs(offset: string | undefined): number {
+  if (!offset || offset.toUpperCase() === 'Z') return 0;
+  const digits = offset.slice(1).replace(':', '');
+  const hours = Number(digits.slice(0, 2));
+  const minutes = Number(digits.slice(2) || '0');
+  if (hours > 23 || minutes > 59) return Number.NaN;
+  return (offset.startsWith('-') ? -1 : 1) * (hours * 60 + minutes) * 60_000;
+}
+
+function naturalDate(text: string, now: Date): Date | null {
+  const results = chrono.parse(text, { instant: now, timezone: 'UTC' }, { forwardDate: true });
+  const only = results[0];
+  if (results.length !== 1 || !only || only.index !== 0 || only.text.length !== text.length) return null;
+  return only.start.date();
+}

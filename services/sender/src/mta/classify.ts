@@ -1,0 +1,90 @@
+import type { BounceClass } from './types.ts';
+
+/**
+ * The replies the MTA makes up itself when no server gave one (DNS, connection, policy). One table, so the
+ * same situation always gets the same code; RFC 3463 / IANA enhanced codes.
+ */
+export const LOCAL_REPLIES = {
+  /** RFC 7505: the domain publishes `MX 0 .`; never connect. */
+  nullMx: { code: 556, enhanced: '5.1.10', message: 'Recipient domain publishes a null MX and accepts no mail' },
+  /** NXDOMAIN for the recipient domain (RFC 5321 §5.1: an error, not a retry). */
+  noSuchDomain: { code: 550, enhanced: '5.1.2', message: 'Recipient domain does not exist' },
+  /** The domain exists but has neither MX nor A/AAAA records: nothing to deliver to. */
+  noMailHost: { code: 550, enhanced: '5.1.2', message: 'Recipient domain has no MX and no address records' },
+  /** MX records exist but none names a host with an address (IP literals, NXDOMAIN exchanges). */
+  noUsableMx: { code: 550, enhanced: '5.4.4', message: 'No MX host of the recipient domain resolves to an address' },
+  /** Every address of every MX host is private, loopback, link-local or otherwise non-public. */
+  mxRefusedByPolicy: { code: 550, enhanced: '5.4.4', message: 'MX hosts of the recipient domain resolve only to non-public addresses (refused by policy)' },
+  /** SERVFAIL, timeout or refusal from DNS: retry later (RFC 5321 §4.5.4.1). */
+  dnsTemporary: { code: 451, enhanced: '4.4.3', message: 'Temporary DNS failure resolving the recipient domain' },
+  /** No MX host answered (refused, timed out, no greeting, 421). */
+  noAnswer: { code: 451, enhanced: '4.4.1', message: 'No MX host of the recipient domain could be reached' },
+  /** Connection lost or timed out during the transaction, typically after the final dot: maybe delivered, retried. */
+  connectionLost: { code: 451, enhanced: '4.4.2', message: 'Connection lost before the server confirmed the message' },
+  /** The sending domain requires TLS and the MX host did not offer it or the handshake failed. */
+  tlsRequired: { code: 451, enhanced: '4.7.10', message: 'TLS is required for this message and the MX host could not provide it' },
+  /** A recipient we cannot put into RCPT TO (CR, LF, angle brackets, spaces): never sent. */
+  badAddress: { code: 553, enhanced: '5.1.3', message: 'Bad recipient address syntax' },
+  /** The message is larger than the SIZE the server announced. */
+  messageTooLarge: { code: 552, enhanced: '5.3.4', message: 'Message larger than the recipient server accepts' },
+  /** A failure of our own (bad envelope, unexpected error): retried, never filed against the recipient. */
+  localError: { code: 451, enhanced: '4.3.0', message: 'Local error while delivering' },
+} as const satisfies Record<string, { code: number; enhanced: string; message: string }>;
+
+export type LocalReply = (typeof LOCAL_REPLIES)[keyof typeof LOCAL_REPLIES];
+
+const ENHANCED = /^(?:\d{3}[ -])?\s*([245])\.(\d{1,3})\.(\d{1,3})(?=\s|$)/m;
+
+/** The RFC 3463 status (`5.1.1`) at the start of a reply line (`550 5.1.1 No such user`), or null. */
+export function parseEnhancedCode(text: string): string | null {
+  const match = ENHANCED.exec(text);
+  return match ? `${match[1]}.${Number(match[2])}.${Number(match[3])}` : null;
+}
+
+/**
+ * Files a refused recipient per MAIL-NOTES.md §1.8. The reply code decides permanent vs transient (a 4xx is
+ * never permanent, whatever its enhanced code says); the enhanced code decides the subtype. Only replies
+ * about the address itself suppress it:
+ *
+ * | reply                                   | type/subType                       | suppress |
+ * |-----------------------------------------|------------------------------------|----------|
+ * | x.2.2 (mailbox full)                    | Transient/MailboxFull              | no       |
+ * | x.3.4, or 552 without enhanced code     | Transient/MessageTooLarge          | no       |
+ * | other 4xx (including 4.7.x greylisting) | Transient/General                  | no       |
+ * | 5.7.x (policy, spam, reputation)        | Transient/ContentRejected (or AttachmentRejected when the text says attachment) | no |
+ * | 5.1.2, 5.1.10, 556 without enhanced     | Permanent/NoEmail                  | yes      |
+ * | 5.1.x, 5.2.1 (mailbox disabled)         | Permanent/General                  | yes      |
+ * | 550/551/553 without enhanced code       | Permanent/General                  | yes      |
+ * | other 5xx (5.0.0, 5.3–5.6.x, 554 ...)   | Permanent/General                  | no       |
+ * | anything else (no 4xx/5xx code)         | Undetermined/Undetermined          | no       |
+ */
+export function classifyReply(code: number, enhanced: string | null, text: string): BounceClass {
+  const status = enhanced ?? parseEnhancedCode(text);
+  const permanent = code >= 500 && code < 600;
+  if (!permanent && !(code >= 400 && code < 500)) return UNDETERMINED;
+  const [, subject, detail] = status ? status.split('.').map(Number) : [];
+
+  if (subject === 2 && detail === 2) return { type: 'Transient', subType: 'MailboxFull', suppress: false };
+  if ((subject === 3 && detail === 4) || (status === null && code === 552)) {
+    return { type: 'Transient', subType: 'MessageTooLarge', suppress: false };
+  }
+  // 4.7.x is greylisting or rate limiting, not a verdict on the content.
+  if (!permanent) return { type: 'Transient', subType: 'General', suppress: false };
+  if (subject === 7) {
+    return { type: 'Transient', subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected', suppress: false };
+  }
+
+  if (status === null) {
+    if (code === 556) return { type: 'Permanent', subType: 'NoEmail', suppress: true };
+    return { type: 'Permanent', subType: 'General', suppress: MAILBOX_REPLY_CODES.has(code) };
+  }
+  if (subject === 1) {
+    return { type: 'Permanent', subType: detail === 2 || detail === 10 ? 'NoEmail' : 'General', suppress: true };
+  }
+  return { type: 'Permanent', subType: 'General', suppress: subject === 2 && detail === 1 };
+}
+
+/** RFC 5321 reply codes that mean "this mailbox", used only when the server sent no enhanced code. */
+const MAILBOX_REPLY_CODES = new Set([550, 551, 553]);
+
+const UNDETERMINED: BounceClass = { type: 'Undetermined', subType: 'Undetermined', suppress: false };

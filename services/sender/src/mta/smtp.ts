@@ -1,0 +1,374 @@
+import net from 'node:net';
+import { Readable } from 'node:stream';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { checkTargetAddress, type Logger } from '@postline/platform';
+import { classifyReply, LOCAL_REPLIES, parseEnhancedCode, type LocalReply } from './classify.ts';
+import type { MxHost, MxResolver } from './mx.ts';
+import { createSessionPool, type PooledSession, type SessionPool } from './pool.ts';
+import type { DeliveryRequest, Mta, RecipientOutcome } from './types.ts';
+
+export type MtaOptions = {
+  resolver: MxResolver;
+  /** MX_DELIVERY_PORT: 25 in production, the sink's port in tests. */
+  port: number;
+  /** EHLO name: the sending host's FQDN. */
+  heloName: string;
+  /** Dial private, loopback and other non-public addresses (local development and tests only). */
+  allowPrivate: boolean;
+  /** TCP connect (default 30 s). */
+  connectTimeoutMs?: number;
+  /** Greeting, and again for the STARTTLS handshake (default 30 s). */
+  greetingTimeoutMs?: number;
+  /** Inactivity during a session, e.g. waiting for the reply to the final dot (default 5 min). */
+  socketTimeoutMs?: number;
+  /** Transactions (and so sessions) open at once per MX address and port (default 5, Postfix's initial concurrency). */
+  maxConnectionsPerDestination?: number;
+  /** Messages per session before it is closed (default 100). */
+  maxMessagesPerConnection?: number;
+  /** How long a session stays open for the next message (default 2 s, Postfix's connection cache time). */
+  idleMs?: number;
+  /** Addresses tried per delivery across all MX hosts (default 6; RFC 5321 asks for at least two). */
+  maxAddressesPerDelivery?: number;
+  /** How long close() waits for transactions in flight before cutting them (default 10 s). */
+  closeTimeoutMs?: number;
+  logger?: Logger;
+};
+
+/** nodemailer's error shape (its errors type is not exported). */
+type SmtpError = Error & {
+  code?: string;
+  command?: string;
+  response?: string;
+  responseCode?: number;
+  recipient?: string;
+  rejectedErrors?: SmtpError[];
+};
+
+/** The envelope nodemailer's send() fills in place with the RCPT results (SMTPConnectionEnvelope). */
+type Envelope = { from: string; to: string[]; size: number; accepted?: string[]; rejectedErrors?: SmtpError[] };
+
+/** Why an address gave no result; the reply, when the server gave one, is reported if nothing else works. */
+type Failure = { mx: string | null; code: number; enhanced: string | null; response: string; tls: boolean };
+
+type Attempt = { kind: 'done'; outcomes: Map<string, RecipientOutcome> } | { kind: 'next'; failure: Failure };
+
+/** Characters that cannot appear in RCPT TO: nodemailer would refuse the whole envelope for them. */
+const UNSENDABLE = /[\s<>]/;
+
+/**
+ * The outbound MTA over nodemailer's SMTPConnection (MAIL-NOTES.md §1). We resolve MX hosts ourselves and
+ * dial IP addresses, so nodemailer never does DNS (and never falls back to localhost); the MX name is the
+ * SNI name and the EHLO goes out as `heloName`. Every address is checked before dialing and again once
+ * connected. Sessions are reused per MX address and port with at most `maxConnectionsPerDestination`
+ * transactions at once; the rest wait in line.
+ */
+export function createMta(options: MtaOptions): Mta {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
+  const greetingTimeoutMs = options.greetingTimeoutMs ?? 30_000;
+  const socketTimeoutMs = options.socketTimeoutMs ?? 5 * 60_000;
+  const maxAddresses = Math.max(2, options.maxAddressesPerDelivery ?? 6);
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  const pool: SessionPool = createSessionPool({
+    maxPerDestination: options.maxConnectionsPerDestination ?? 5,
+    maxMessagesPerSession: options.maxMessagesPerConnection ?? 100,
+    idleMs: options.idleMs ?? 2000,
+  });
+  const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
+
+  const allowed = (ip: string) => checkTargetAddress(ip, { allowPrivate: options.allowPrivate });
+
+  async function deliver(request: DeliveryRequest): Promise<RecipientOutcome[]> {
+    const outcomes = new Map<string, RecipientOutcome>();
+    const recipients = [...new Set(request.recipients)];
+    const sendable = recipients.filter((r) => r !== '' && !UNSENDABLE.test(r));
+    for (const r of recipients) if (!sendable.includes(r)) outcomes.set(r, local(r, LOCAL_REPLIES.badAddress, null));
+
+    if (closed) {
+      for (const r of sendable) outcomes.set(r, local(r, LOCAL_REPLIES.localError, null, 'MTA is shutting down'));
+    } else if (sendable.length > 0) {
+      try {
+        for (const [r, outcome] of await route(request, sendable)) outcomes.set(r, outcome);
+      } catch (error) {
+        options.logger?.error({ err: error, domain: request.domain }, 'unexpected MTA failure');
+        for (const r of sendable) outcomes.set(r, local(r, LOCAL_REPLIES.localError, null, String(error)));
+      }
+    }
+    return request.recipients.map((r) => outcomes.get(r) ?? local(r, LOCAL_REPLIES.localError, null, 'no outcome'));
+  }
+
+  async function route(request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
+    const mx = await options.resolver.resolve(request.domain);
+    switch (mx.kind) {
+      case 'permanent': {
+        const bounce = { type: 'Permanent' as const, subType: mx.subType, suppress: mx.subType === 'NoEmail' };
+        return new Map(
+          recipients.map((r) => [r, { status: 'bounced', recipient: r, code: mx.code, enhanced: mx.enhanced, response: `${mx.code} ${mx.enhanced} ${mx.message}`, mx: null, bounce }]),
+        );
+      }
+      case 'temporary':
+        return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: mx.code, enhanced: mx.enhanced, response: `${mx.code} ${mx.enhanced} ${mx.message}`, mx: null }]));
+      case 'hosts':
+        return tryHosts(mx.hosts, request, recipients);
+    }
+  }
+
+  /** Each address of each MX host in order until one gives per-recipient results. */
+  async function tryHosts(hosts: MxHost[], request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
+    const failures: Failure[] = [];
+    for (const { exchange, address } of hosts.flatMap((h) => h.addresses.map((address) => ({ exchange: h.exchange, address }))).slice(0, maxAddresses)) {
+      const attempt = await attemptAddress(exchange, address, request, recipients);
+      if (attempt.kind === 'done') return attempt.outcomes;
+      options.logger?.info({ domain: request.domain, mx: exchange, ip: address, reason: attempt.failure.response }, 'MX address failed, trying the next');
+      failures.push(attempt.failure);
+    }
+    // Nothing delivered anywhere: defer, naming a TLS failure when TLS was required, else the last reply.
+    const tlsFailure = request.requireTls ? failures.find((f) => f.tls) : undefined;
+    const reported = tlsFailure
+      ? { ...tlsFailure, code: LOCAL_REPLIES.tlsRequired.code, enhanced: LOCAL_REPLIES.tlsRequired.enhanced, response: `${format(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}` }
+      : (failures.at(-1) ?? { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer) });
+    return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: reported.code, enhanced: reported.enhanced, response: reported.response, mx: reported.mx }]));
+  }
+
+  async function attemptAddress(mx: string, ip: string, request: DeliveryRequest, recipients: string[]): Promise<Attempt> {
+    const check = allowed(ip);
+    if (!check.ok) return { kind: 'next', failure: { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer, `refused to dial ${ip} (${check.reason})`) } };
+    const key = `${ip}|${options.port}`;
+    const release = await pool.acquire(key);
+    try {
+      let session = pool.takeIdle(key, (s) => !request.requireTls || s.secure);
+      let maybeStale = session !== undefined; // the server may have dropped an idle session meanwhile
+      for (;;) {
+        if (closed) return { kind: 'next', failure: { mx: null, ...fromLocal(LOCAL_REPLIES.localError, 'MTA is shutting down') } };
+        if (!session) {
+          const opened = await openSession(mx, ip, key, request.requireTls);
+          if ('failure' in opened) return { kind: 'next', failure: opened.failure };
+          session = opened;
+        }
+        const result = await transact(session, mx, request, recipients);
+        if (result.kind === 'done') return result;
+        // Nothing went out. A reused session may simply have gone stale: once more on a fresh one.
+        if (!maybeStale) return result;
+        maybeStale = false;
+        session = undefined;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** Dials, checks the peer, and runs greeting, EHLO and STARTTLS (plaintext again if the handshake fails). */
+  async function openSession(mx: string, ip: string, key: string, requireTls: boolean): Promise<PooledSession | { failure: Failure }> {
+    const modes = requireTls ? (['required'] as const) : (['opportunistic', 'none'] as const);
+    let failure: Failure | undefined;
+    for (const mode of modes) {
+      let socket: net.Socket;
+      try {
+        socket = await dial(ip, options.port, connectTimeoutMs);
+      } catch (error) {
+        return { failure: { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer, `${ip}:${options.port} ${(error as SmtpError).code ?? (error as Error).message}`) } };
+      }
+      // Defence in depth: the address we reached, not only the one we meant to reach.
+      const peer = allowed(socket.remoteAddress ?? '');
+      if (!peer.ok) {
+        socket.destroy();
+        return { failure: { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer, `connected to a refused address ${socket.remoteAddress ?? '?'} (${peer.reason})`) } };
+      }
+      const shaken = await handshake(socket, mx, ip, mode);
+      if ('conn' in shaken) {
+        const session: PooledSession = { conn: shaken.conn, key, secure: shaken.conn.secure, messages: 0 };
+        pool.track(session);
+        return session;
+      }
+      failure = failureOf(shaken.error, mx, shaken.tls);
+      // Opportunistic TLS: a failed handshake (often a certificate or protocol mismatch) is retried in plaintext.
+      if (shaken.tls && mode === 'opportunistic') continue;
+      return { failure };
+    }
+    return { failure: failure ?? { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer) } };
+  }
+
+  /** Greeting, EHLO and STARTTLS; `tls` tells a failed STARTTLS (refused, or a handshake that broke) apart. */
+  function handshake(
+    socket: net.Socket,
+    mx: string,
+    ip: string,
+    mode: 'required' | 'opportunistic' | 'none',
+  ): Promise<{ conn: SMTPConnection } | { error: SmtpError; tls: boolean }> {
+    const conn = new SMTPConnection({
+      connection: socket,
+      host: ip,
+      port: options.port,
+      servername: mx,
+      name: options.heloName,
+      ignoreTLS: mode === 'none',
+      requireTLS: mode === 'required',
+      opportunisticTLS: mode === 'opportunistic',
+      // No MTA-STS yet: opportunistic TLS does not verify certificates (MAIL-NOTES.md §1.3).
+      tls: { rejectUnauthorized: false, servername: mx },
+      // Covers greeting, EHLO and STARTTLS; the greeting alone gets greetingTimeout.
+      connectionTimeout: 2 * greetingTimeoutMs,
+      greetingTimeout: greetingTimeoutMs,
+      socketTimeout: socketTimeoutMs,
+      socketCloseTimeout: 1000,
+    });
+    // Always listened to: nodemailer emits 'error' for idle sessions too, and an unheard one would throw.
+    conn.on('error', (error: SmtpError) => options.logger?.debug({ err: error, mx, ip }, 'SMTP session error'));
+    return new Promise((resolve) => {
+      // A broken TLS handshake surfaces as a socket error (ESOCKET) while `upgrading`, a refused STARTTLS as ETLS.
+      const fail = (error: SmtpError) => resolve({ error, tls: error.code === 'ETLS' || conn.upgrading === true });
+      conn.once('error', fail);
+      conn.once('end', () => fail(Object.assign(new Error(`${ip} closed the connection during the handshake`), { code: 'ECONNECTION' })));
+      conn.connect((error) => (error ? fail(error) : resolve({ conn })));
+    });
+  }
+
+  /** One transaction on an open session: per-recipient outcomes, or 'next' when nothing went out. */
+  async function transact(session: PooledSession, mx: string, request: DeliveryRequest, recipients: string[]): Promise<Attempt> {
+    const { conn } = session;
+    let dataStarted = false;
+    // nodemailer reads the body only after the server answered DATA with 354: from then on a lost
+    // connection may have delivered the message, so it is deferred, never retried elsewhere at once.
+    const body = new Readable({
+      read() {
+        dataStarted = true;
+        this.push(request.raw);
+        this.push(null);
+      },
+    });
+    const envelope: Envelope = { from: request.envelopeFrom, to: recipients, size: request.raw.length };
+    const sent = await new Promise<{ error: SmtpError } | { response: string }>((resolve) => {
+      conn.send(envelope, body, (error, info) => resolve(error ? { error: error as SmtpError } : { response: info.response }));
+    });
+
+    const outcomes = new Map<string, RecipientOutcome>();
+    const rejected = new Map<string, SmtpError>();
+    for (const e of [...(envelope.rejectedErrors ?? []), ...('error' in sent ? (sent.error.rejectedErrors ?? []) : [])]) {
+      if (e.recipient !== undefined && e.responseCode) rejected.set(e.recipient, e);
+    }
+    const perRecipient = (otherwise: (r: string) => RecipientOutcome) => {
+      for (const r of recipients) {
+        const refused = rejected.get(r);
+        outcomes.set(r, refused ? fromReply(r, refused.responseCode!, refused.response ?? '', mx, 'recipient') : otherwise(r));
+      }
+    };
+
+    if ('response' in sent) {
+      session.messages++;
+      pool.putIdle(session);
+      const accepted = new Set(envelope.accepted ?? recipients);
+      perRecipient((r) =>
+        accepted.has(r)
+          ? { status: 'delivered', recipient: r, code: Number(/^\d{3}/.exec(sent.response)?.[0] ?? 250), response: sent.response, mx }
+          : local(r, LOCAL_REPLIES.localError, mx, 'server reported neither acceptance nor rejection'),
+      );
+      return { kind: 'done', outcomes };
+    }
+
+    const { error } = sent;
+    const code = error.responseCode;
+    if (dataStarted) {
+      perRecipient((r) => (code && code >= 400 ? fromReply(r, code, error.response ?? '', mx, 'transaction') : local(r, LOCAL_REPLIES.connectionLost, mx, error.message)));
+      await settle(session, Boolean(code) && code !== 421);
+      return { kind: 'done', outcomes };
+    }
+    if (error.code === 'EMESSAGE' && error.command === 'MAIL FROM' && !code) {
+      // Larger than the SIZE the server announced; nothing was sent.
+      perRecipient((r) => local(r, LOCAL_REPLIES.messageTooLarge, mx, error.message));
+      pool.putIdle(session);
+      return { kind: 'done', outcomes };
+    }
+    if (error.command === 'API' && error.code === 'EENVELOPE') {
+      perRecipient((r) => local(r, LOCAL_REPLIES.localError, mx, error.message));
+      pool.putIdle(session);
+      return { kind: 'done', outcomes };
+    }
+    if (code && code >= 400 && code !== 421 && !conn.destroyed) {
+      // A reply ended the transaction: MAIL FROM refused, every RCPT refused, or DATA refused.
+      perRecipient((r) => fromReply(r, code, error.response ?? '', mx, 'transaction'));
+      await settle(session, true);
+      return { kind: 'done', outcomes };
+    }
+    // 421 or a lost connection before the message went out: nothing delivered, another host may do.
+    conn.close();
+    return { kind: 'next', failure: failureOf(error, mx, false) };
+  }
+
+  /** After a failed transaction: RSET and keep the session, or close it. */
+  async function settle(session: PooledSession, reusable: boolean): Promise<void> {
+    if (!reusable || session.conn.destroyed) return session.conn.close();
+    const reset = await new Promise<boolean>((resolve) => session.conn.reset((error) => resolve(!error)));
+    if (reset) pool.putIdle(session);
+    else session.conn.close();
+  }
+
+  return {
+    deliver(request) {
+      const running = deliver(request);
+      inFlight.add(running);
+      void running.finally(() => inFlight.delete(running));
+      return running;
+    },
+    async close() {
+      closed = true;
+      const sessions = pool.close(closeTimeoutMs);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, closeTimeoutMs)))]);
+      clearTimeout(timer);
+      await sessions;
+    },
+  };
+}
+
+function dial(ip: string, port: number, timeoutMs: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: ip, port });
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      socket.destroy();
+      reject(error);
+    };
+    const timer = setTimeout(() => fail(Object.assign(new Error(`connect to ${ip}:${port} timed out`), { code: 'ETIMEDOUT' })), timeoutMs);
+    socket.once('error', fail);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeListener('error', fail);
+      resolve(socket);
+    });
+  });
+}
+
+function failureOf(error: SmtpError, mx: string, tls: boolean): Failure {
+  if (error.responseCode && error.response) {
+    return { mx, code: error.responseCode, enhanced: parseEnhancedCode(error.response), response: error.response, tls };
+  }
+  return { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer, `${mx}: ${error.message}`), tls };
+}
+
+/**
+ * An outcome from a server reply. Only a reply to this recipient's RCPT TO can suppress the address; a
+ * reply to MAIL FROM or to the message (`553 5.1.8` bad sender, `550` after the dot) says nothing about
+ * the recipient's mailbox.
+ */
+function fromReply(recipient: string, code: number, response: string, mx: string, scope: 'recipient' | 'transaction'): RecipientOutcome {
+  const enhanced = parseEnhancedCode(response);
+  if (code >= 500) {
+    const bounce = classifyReply(code, enhanced, response);
+    return { status: 'bounced', recipient, code, enhanced, response, mx, bounce: scope === 'recipient' ? bounce : { ...bounce, suppress: false } };
+  }
+  return { status: 'deferred', recipient, code, enhanced, response, mx };
+}
+
+function local(recipient: string, reply: LocalReply, mx: string | null, detail?: string): RecipientOutcome {
+  const { code, enhanced, response } = fromLocal(reply, detail);
+  if (code >= 500) return { status: 'bounced', recipient, code, enhanced, response, mx, bounce: classifyReply(code, enhanced, response) };
+  return { status: 'deferred', recipient, code, enhanced, response, mx };
+}
+
+function fromLocal(reply: LocalReply, detail?: string): Omit<Failure, 'mx'> {
+  return { code: reply.code, enhanced: reply.enhanced, response: detail ? `${format(reply)}: ${detail}` : format(reply), tls: false };
+}
+
+function format(reply: LocalReply): string {
+  return `${reply.code} ${reply.enhanced} ${reply.message}`;
+}

@@ -1,0 +1,82 @@
+// The team's suppression list: addresses we do not send to. Every change publishes suppression.added or
+// suppression.removed in the same transaction; a temporary suppression (repeated transient bounces) has a
+// scheduler timer that removes it.
+import type { Transaction } from 'kysely';
+import type { SuppressionAdded, SuppressionOrigin } from '@postline/contracts';
+import { enqueue, newId, timerMessage, type OutboxMessage } from '@postline/platform';
+import type { SenderDb, SuppressionRow } from './db/schema.ts';
+
+export function suppressionData(row: SuppressionRow): SuppressionAdded {
+  return { id: row.id, email: row.email, origin: row.origin, source_id: row.source_id, created_at: row.created_at.toISOString() };
+}
+
+export function expiryTimerKey(id: string): string {
+  return `suppression-expire:${id}`;
+}
+
+/**
+ * Adds addresses to the team's list; an address already there is left as it is (and returned), except
+ * that a permanent entry replaces a temporary one. Returns the rows, in input order.
+ */
+export async function addSuppressions(
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  entries: readonly { email: string; origin: SuppressionOrigin; sourceId: string | null; expiresAt?: Date | null }[],
+  now: Date,
+): Promise<SuppressionRow[]> {
+  const out: SuppressionRow[] = [];
+  const messages: OutboxMessage[] = [];
+  for (const entry of entries) {
+    const email = entry.email.toLowerCase();
+    const expiresAt = entry.expiresAt ?? null;
+    const inserted = await trx
+      .insertInto('suppressions')
+      .values({ id: newId(), team_id: teamId, email, origin: entry.origin, source_id: entry.sourceId, expires_at: expiresAt, created_at: now })
+      .onConflict((oc) =>
+        // Only a permanent entry upgrades a temporary one; otherwise the existing row stands.
+        expiresAt === null
+          ? oc
+              .columns(['team_id', 'email'])
+              .doUpdateSet({ expires_at: null, origin: entry.origin, source_id: entry.sourceId })
+              .where('suppressions.expires_at', 'is not', null)
+          : oc.columns(['team_id', 'email']).doNothing(),
+      )
+      .returningAll()
+      .executeTakeFirst();
+    if (inserted) {
+      out.push(inserted);
+      messages.push({ exchange: 'events', type: 'suppression.added', team_id: teamId, data: suppressionData(inserted) });
+      if (inserted.expires_at) {
+        messages.push(
+          timerMessage(teamId, expiryTimerKey(inserted.id), inserted.expires_at, 'sender.expire-suppression', { suppression_id: inserted.id }),
+        );
+      }
+      continue;
+    }
+    const existing = await trx
+      .selectFrom('suppressions')
+      .selectAll()
+      .where('team_id', '=', teamId)
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
+    out.push(existing);
+  }
+  await enqueue(trx, messages);
+  return out;
+}
+
+/** Removes rows (by id) of the team and publishes suppression.removed for each one that was there. */
+export async function removeSuppressions(trx: Transaction<SenderDb>, teamId: string, ids: readonly string[]): Promise<SuppressionRow[]> {
+  if (ids.length === 0) return [];
+  const removed = await trx.deleteFrom('suppressions').where('team_id', '=', teamId).where('id', 'in', ids).returningAll().execute();
+  await enqueue(
+    trx,
+    removed.flatMap((row): OutboxMessage[] => [
+      { exchange: 'events', type: 'suppression.removed', team_id: teamId, data: suppressionData(row) },
+      ...(row.expires_at
+        ? [{ exchange: 'commands', type: 'scheduler.cancel-timer', team_id: teamId, data: { key: expiryTimerKey(row.id) } } as OutboxMessage]
+        : []),
+    ]),
+  );
+  return removed;
+}

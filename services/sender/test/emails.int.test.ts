@@ -1,0 +1,496 @@
+// Sending end to end: the official resend SDK through the real gateway, the real sender, scheduler and
+// domain-verifier processes on RabbitMQ and Postgres; the outside world faked over real sockets: a DNS
+// server for the customer's and the recipients' zones, and smtp-server sinks as the recipients' MX hosts.
+// POSTLINE_DELAY_SCALE shrinks the SMTP back-off (5 min → 6 ms) and the 5-day give-up window (→ ~8.6 s).
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { Resend } from 'resend';
+import {
+  createVerifiedDomain,
+  defaultSinkBehaviour,
+  observeBroker,
+  startDnsServer,
+  startSinkMx,
+  startSystem,
+  startWebhookReceiver,
+  verifyDelivery,
+  type BrokerObserver,
+  type DnsServer,
+  type ObservedMessage,
+  type SinkMx,
+  type System,
+} from '@postline/testing';
+
+jest.setTimeout(60_000);
+
+const SCALE = 0.00002;
+const RCPT = 'rcpt.test';
+
+let system: System;
+let dns: DnsServer;
+let sink: SinkMx;
+let events: BrokerObserver;
+let resend: Resend;
+let apiKey: string;
+let domain: string;
+let domainId: string;
+let dkimRecord: string;
+/** recipient local part → how many more times to answer 452 before accepting */
+const softLeft = new Map<string, number>();
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  sink = await startSinkMx({
+    behaviour: (rcpt) => {
+      const local = rcpt.split('@')[0] ?? '';
+      const left = softLeft.get(local);
+      if (left !== undefined) {
+        softLeft.set(local, left - 1);
+        return left > 0 ? 452 : 250;
+      }
+      return defaultSinkBehaviour(rcpt);
+    },
+  });
+  dns.set(RCPT, [{ type: 'MX', exchange: `mx1.${RCPT}`, priority: 10 }]);
+  dns.set(`mx1.${RCPT}`, [{ type: 'A', address: '127.0.0.1' }]);
+  system = await startSystem({
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '300',
+    POSTLINE_DELAY_SCALE: String(SCALE),
+    RATE_LIMIT_PER_SECOND: '1000',
+    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    MX_DELIVERY_PORT: String(sink.port),
+  });
+  events = await observeBroker({
+    amqpUrl: String(system.env.AMQP_URL),
+    prefix: String(system.env.BROKER_PREFIX),
+    bindings: [
+      { exchange: 'events', pattern: 'email.*' },
+      { exchange: 'events', pattern: 'suppression.*' },
+      { exchange: 'events', pattern: 'internal.domain.state' },
+    ],
+  });
+  const team = system.admin('team', 'create', '--name', 'Sending');
+  apiKey = String(team.api_key);
+  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  ({ domain, domainId, dkimRecord } = await verifiedDomain());
+}, 90_000);
+
+afterAll(async () => {
+  await events?.close();
+  await system?.stop();
+  await sink?.close();
+  await dns?.close();
+}, 30_000);
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
+
+async function verifiedDomain() {
+  const verified = await createVerifiedDomain({ resend, dns, events, name: `${unique('s')}.example.com` });
+  return { domain: verified.name, domainId: verified.id, dkimRecord: verified.dkimRecord, names: verified.recordNames };
+}
+
+type SendOptions = Partial<Parameters<Resend['emails']['send']>[0]>;
+
+async function send(options: SendOptions, from = domain, requestOptions?: { idempotencyKey?: string }) {
+  return resend.emails.send(
+    { from: `Acme <hello@${from}>`, to: `ok@${RCPT}`, subject: 'Hello', html: '<p>Hello <b>there</b></p>', ...options } as Parameters<Resend['emails']['send']>[0],
+    requestOptions,
+  );
+}
+
+async function sendOk(options: SendOptions): Promise<string> {
+  const { data, error } = await send(options);
+  if (error || !data) throw new Error(JSON.stringify(error));
+  return data.id;
+}
+
+function eventFor(type: string, emailId: string, extra: (m: ObservedMessage) => boolean = () => true, timeoutMs = 20_000) {
+  return events.waitFor(`${type} ${emailId}`, (m) => m.routingKey === type && m.envelope.data.email_id === emailId && extra(m), { timeoutMs });
+}
+
+const eventsOf = (emailId: string) => events.messages.filter((m) => m.envelope.data.email_id === emailId).map((m) => m.routingKey);
+
+describe('POST /emails to a real MX', () => {
+  it('delivers a DKIM-signed message that verifies, with a VERP envelope sender, and reports sent then delivered', async () => {
+    const id = await sendOk({ to: `ok-dkim@${RCPT}`, text: 'plain', headers: { 'X-Entity-Ref-ID': 'ref-1' }, tags: [{ name: 'kind', value: 'welcome' }] });
+    const delivered = await eventFor('email.delivered', id);
+    expect(delivered.envelope.data).toMatchObject({ to: [`ok-dkim@${RCPT}`], subject: 'Hello', tags: { kind: 'welcome' } });
+    expect(eventsOf(id).slice(0, 2)).toEqual(['email.sent', 'email.delivered']);
+
+    const message = sink.messages.find((m) => m.to.includes(`ok-dkim@${RCPT}`));
+    expect(message).toBeDefined();
+    expect(message?.from).toMatch(new RegExp(`^b\\.${id.replaceAll('-', '')}\\.0\\.[a-z2-7]{10}@send\\.${domain.replaceAll('.', '\\.')}$`));
+    expect(message?.secure).toBe(true);
+    const raw = message?.raw.toString('utf8') ?? '';
+    expect(raw).toMatch(/^DKIM-Signature: /m);
+    expect(raw).not.toMatch(/^Bcc:/im);
+    expect(raw).toMatch(/^X-Entity-Ref-ID: ref-1/m);
+
+    const selectorName = /s=([^;\s]+)/.exec(raw)?.[1];
+    const result = await dkimVerify(message?.raw as Buffer, {
+      resolver: (name: string, type: string) => {
+        if (type === 'TXT' && name === `${selectorName}._domainkey.${domain}`) return Promise.resolve([[dkimRecord]]);
+        return Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }));
+      },
+    });
+    expect(result.results[0]?.status.result).toBe('pass');
+    expect(result.results[0]?.signingDomain).toBe(domain);
+
+    const { data } = await resend.emails.get(id);
+    expect(data).toMatchObject({ object: 'email', id, last_event: 'delivered', to: [`ok-dkim@${RCPT}`], from: `Acme <hello@${domain}>` });
+  });
+
+  it('gives one delivered, one retried and one bounced-and-suppressed recipient for 250/452/550 in one transaction', async () => {
+    const soft = unique('softonce');
+    softLeft.set(soft, 1);
+    const hard = `${unique('hard')}@${RCPT}`;
+    const id = await sendOk({ to: [`${unique('ok')}@${RCPT}`, `${soft}@${RCPT}`, hard] });
+
+    const bounced = await eventFor('email.bounced', id);
+    expect(bounced.envelope.data).toMatchObject({
+      to: [hard],
+      bounce: { type: 'Permanent', subType: 'General', diagnosticCode: [expect.stringContaining('550')] },
+    });
+    await events.waitFor('suppression.added', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === hard && m.envelope.data.source_id === id);
+    await eventFor('email.delivery_delayed', id, (m) => (m.envelope.data.to as string[])[0] === `${soft}@${RCPT}`);
+    // The retry delivers the soft recipient in a later transaction; the others are not sent again.
+    await eventFor('email.delivered', id, (m) => (m.envelope.data.to as string[]).includes(`${soft}@${RCPT}`));
+    const copies = sink.messages.filter((m) => m.raw.toString().includes(`Message-ID: <${id}@`));
+    expect(copies.map((m) => m.to)).toEqual([[expect.stringMatching(/^ok/)], [`${soft}@${RCPT}`]]);
+
+    // A later email to the suppressed address is skipped.
+    const next = await sendOk({ to: hard });
+    const suppressed = await eventFor('email.suppressed', next);
+    expect(suppressed.envelope.data).toMatchObject({ to: [hard], suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' } });
+    expect(sink.messages.some((m) => m.raw.toString().includes(`<${next}@`))).toBe(false);
+  });
+
+  it('retries a connection cut after DATA and never counts it delivered; gives up after the window with a transient bounce', async () => {
+    const rcpt = `${unique('drop')}@${RCPT}`;
+    const id = await sendOk({ to: rcpt });
+    await eventFor('email.delivery_delayed', id);
+    const final = await eventFor('email.bounced', id, () => true, 30_000);
+    expect(final.envelope.data).toMatchObject({ bounce: { type: 'Transient', subType: 'General' } });
+    expect(eventsOf(id)).not.toContain('email.delivered');
+    const { data } = await resend.emails.get(id);
+    expect(data?.last_event).toBe('bounced');
+  });
+});
+
+describe('feedback after delivery (from the inbound MX)', () => {
+  it('a complaint emits email.complained and suppresses the address; a later send is skipped', async () => {
+    const to = `${unique('complainer')}@${RCPT}`;
+    const id = await sendOk({ to });
+    await eventFor('email.delivered', id);
+    events.publishEvent('internal.email.feedback', teamIdOf(), { email_id: id, recipient: to, kind: 'complaint', feedback_type: 'abuse' });
+    await eventFor('email.complained', id);
+    await events.waitFor('complaint suppression', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to && m.envelope.data.origin === 'complaint');
+    expect((await resend.emails.get(id)).data?.last_event).toBe('complained');
+    const next = await sendOk({ to });
+    const skipped = await eventFor('email.suppressed', next);
+    expect(skipped.envelope.data).toMatchObject({ suppressed: { reason: 'previous_complaint' } });
+  });
+
+  it('a permanent bounce report after delivery bounces and suppresses; the same report twice does nothing more', async () => {
+    const to = `${unique('late')}@${RCPT}`;
+    const id = await sendOk({ to });
+    await eventFor('email.delivered', id);
+    const report = {
+      email_id: id,
+      recipient: to,
+      kind: 'bounce',
+      bounce: { type: 'Permanent', subType: 'General', message: 'mailbox gone', diagnosticCode: ['smtp; 550 5.1.1 gone'] },
+    };
+    events.publishEvent('internal.email.feedback', teamIdOf(), report);
+    await eventFor('email.bounced', id);
+    await events.waitFor('bounce suppression', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to);
+    events.publishEvent('internal.email.feedback', teamIdOf(), report);
+    const marker = await sendOk({ to: 'delivered@postline.test' });
+    await eventFor('email.delivered', marker);
+    expect(eventsOf(id).filter((t) => t === 'email.bounced')).toHaveLength(1);
+  });
+});
+
+describe('repeated transient bounces', () => {
+  it('make a temporary suppression that expires by itself', async () => {
+    const full = `${unique('full')}@${RCPT}`;
+    for (let i = 0; i < 3; i++) {
+      const id = await sendOk({ to: full });
+      const bounced = await eventFor('email.bounced', id);
+      expect(bounced.envelope.data).toMatchObject({ bounce: { type: 'Transient', subType: 'MailboxFull' } });
+    }
+    const added = await events.waitFor('temporary suppression', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === full);
+    const skipped = await sendOk({ to: full });
+    await eventFor('email.suppressed', skipped);
+    // 3 days × POSTLINE_DELAY_SCALE ≈ 5 s
+    await events.waitFor('expiry', (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === added.envelope.data.id, { timeoutMs: 20_000 });
+    const after = await sendOk({ to: full });
+    await eventFor('email.bounced', after);
+  });
+});
+
+describe('destinations that cannot be reached', () => {
+  it('bounces a null MX at once without connecting, and NXDOMAIN permanently', async () => {
+    const nullMx = `${unique('nullmx')}.test`;
+    dns.set(nullMx, [{ type: 'MX', exchange: '', priority: 0 }]);
+    const before = sink.connections();
+    const a = await sendOk({ to: `x@${nullMx}` });
+    const b = await sendOk({ to: `x@${unique('nx')}.test` });
+    const bounceA = await eventFor('email.bounced', a);
+    const bounceB = await eventFor('email.bounced', b);
+    expect(bounceA.envelope.data).toMatchObject({ bounce: { type: 'Permanent', subType: 'NoEmail', diagnosticCode: [expect.stringMatching(/556.*5\.1\.10/)] } });
+    expect(bounceB.envelope.data).toMatchObject({ bounce: { type: 'Permanent', subType: 'NoEmail', diagnosticCode: [expect.stringContaining('5.1.2')] } });
+    expect(sink.connections()).toBe(before);
+  });
+
+  it('keeps retrying through SERVFAIL and fails when the window runs out, never bouncing on DNS trouble', async () => {
+    const broken = `${unique('servfail')}.test`;
+    dns.fail(broken, 'servfail');
+    const id = await sendOk({ to: `x@${broken}` });
+    await eventFor('email.delivery_delayed', id);
+    const failed = await eventFor('email.failed', id, () => true, 30_000);
+    expect(failed.envelope.data).toMatchObject({ failed: { reason: 'delivery_timeout' } });
+    expect(eventsOf(id)).not.toContain('email.bounced');
+  });
+
+  it('falls back to the next MX when the preferred one is down', async () => {
+    const two = `${unique('twomx')}.test`;
+    dns.set(two, [
+      { type: 'MX', exchange: `b.${two}`, priority: 20 },
+      { type: 'MX', exchange: `a.${two}`, priority: 10 },
+    ]);
+    dns.set(`a.${two}`, [{ type: 'A', address: '127.0.0.2' }]); // nothing listens there
+    dns.set(`b.${two}`, [{ type: 'A', address: '127.0.0.1' }]);
+    const id = await sendOk({ to: `y@${two}` });
+    await eventFor('email.delivered', id);
+  });
+});
+
+describe('sandbox recipients at postline.test', () => {
+  it('produce their events without any network delivery', async () => {
+    const before = sink.connections();
+    const delivered = await sendOk({ to: 'delivered+signup@postline.test' });
+    const bounced = await sendOk({ to: 'bounced@postline.test' });
+    const complained = await sendOk({ to: 'complained+x@postline.test' });
+    const suppressed = await sendOk({ to: 'suppressed@postline.test' });
+    await eventFor('email.delivered', delivered);
+    const b = await eventFor('email.bounced', bounced);
+    expect(b.envelope.data).toMatchObject({ bounce: { type: 'Permanent', diagnosticCode: [expect.stringContaining('5.1.1')] } });
+    await eventFor('email.complained', complained);
+    const s = await eventFor('email.suppressed', suppressed);
+    expect(s.envelope.data).toMatchObject({ suppressed: { type: 'OnAccountSuppressionList' } });
+    expect(sink.connections()).toBe(before);
+    // Sandbox addresses never join the list, so they behave the same every time.
+    const again = await sendOk({ to: 'bounced@postline.test' });
+    await eventFor('email.bounced', again);
+  });
+});
+
+describe('webhooks', () => {
+  it('delivers signed email.sent and email.delivered for a sandbox email to a subscribed endpoint', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const { data: hook, error } = await resend.webhooks.create({ endpoint: `${receiver.url}/hooks`, events: ['email.sent', 'email.delivered'] });
+      if (error || !hook) throw new Error(JSON.stringify(error));
+      const id = await sendOk({ to: 'delivered+hooks@postline.test' });
+      await receiver.waitFor('sent and delivered', (ds) => ds.filter((d) => d.json.data.email_id === id).length >= 2, 20_000);
+      const mine = receiver.deliveries.filter((d) => d.json.data.email_id === id);
+      expect(mine.map((d) => d.json.type).sort()).toEqual(['email.delivered', 'email.sent']);
+      for (const delivery of mine) expect(verifyDelivery(delivery, hook.signing_secret)).toBe(true);
+      expect(mine[0]?.json.data).toMatchObject({ email_id: id, from: `Acme <hello@${domain}>`, subject: 'Hello' });
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('the API', () => {
+  it('refuses a from domain that is not the team\'s verified domain with 403 validation_error', async () => {
+    const { error } = await send({}, 'not-mine.example.com');
+    expect(error).toMatchObject({ statusCode: 403, name: 'validation_error' });
+  });
+
+  it('names bad input with the reference\'s errors', async () => {
+    expect((await send({ from: 'nope' } as SendOptions)).error).toMatchObject({ statusCode: 422, name: 'invalid_parameter' });
+    expect((await send({ subject: undefined })).error).toMatchObject({ statusCode: 422, name: 'missing_required_field' });
+    expect((await send({ headers: { 'X-Bad': 'a\r\nBcc: victim@x.test' } })).error).toMatchObject({ statusCode: 422 });
+    expect((await send({ headers: { From: 'ceo@elsewhere.test' } })).error).toMatchObject({ statusCode: 422 });
+    const attachment = await send({ attachments: [{ filename: 'a.txt', path: 'https://example.com/a.txt' }] });
+    expect(attachment.error).toMatchObject({ statusCode: 422, name: 'invalid_attachment' });
+  });
+
+  it('sends attachments given as base64, as bytes and as a serialised Buffer', async () => {
+    const id = await sendOk({
+      to: `${unique('att')}@${RCPT}`,
+      attachments: [
+        { filename: 'a.txt', content: Buffer.from('first file').toString('base64') },
+        { filename: 'b.txt', content: Buffer.from('second file') },
+      ],
+    });
+    await eventFor('email.delivered', id);
+    const raw = sink.messages.find((m) => m.raw.toString().includes(`<${id}@`))?.raw.toString() ?? '';
+    expect(raw).toContain('filename=a.txt');
+    expect(raw).toContain(Buffer.from('second file').toString('base64'));
+  });
+
+  it('replays an idempotent request without creating a second email', async () => {
+    const key = unique('idem');
+    const to = `${unique('idem')}@${RCPT}`;
+    const first = await send({ to }, domain, { idempotencyKey: key });
+    const second = await send({ to }, domain, { idempotencyKey: key });
+    expect(second.data?.id).toBe(first.data?.id);
+    // The sender itself also deduplicates on the key the gateway forwards (a gateway that died mid-request).
+    const direct = await fetch(`${system.services.sender.url}/emails`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-postline-team-id': teamIdOf(), 'x-postline-idempotency-key': key },
+      body: JSON.stringify({ from: `hello@${domain}`, to, subject: 'Hello', html: '<p>x</p>' }),
+    });
+    expect(await direct.json()).toEqual({ id: first.data?.id });
+    await eventFor('email.delivered', String(first.data?.id));
+    expect(sink.messages.filter((m) => m.to.includes(to))).toHaveLength(1);
+  });
+
+  it('lists emails newest first with keyset pagination', async () => {
+    const a = await sendOk({ to: 'delivered@postline.test' });
+    const b = await sendOk({ to: 'delivered@postline.test' });
+    const { data } = await resend.emails.list({ limit: 2 });
+    expect(data?.data.map((e) => e.id)).toEqual([b, a]);
+    expect(data?.has_more).toBe(true);
+    const next = await resend.emails.list({ limit: 1, after: a });
+    expect(next.data?.data[0]?.id).not.toBe(a);
+  });
+});
+
+describe('batch', () => {
+  it('strict: accepts all in order, or refuses the whole batch', async () => {
+    const ok = await resend.batch.send([
+      { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'one', html: '<p>1</p>' },
+      { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'two', text: '2' },
+    ]);
+    expect(ok.data?.data).toHaveLength(2);
+    const [first, second] = ok.data?.data ?? [];
+    expect((await resend.emails.get(String(first?.id))).data?.subject).toBe('one');
+    expect((await resend.emails.get(String(second?.id))).data?.subject).toBe('two');
+
+    const listed = (await resend.emails.list({ limit: 100 })).data?.data.length ?? 0;
+    const bad = await resend.batch.send([
+      { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>1</p>' },
+      { from: `hello@${domain}`, to: 'delivered@postline.test', html: '<p>no subject</p>' } as never,
+    ]);
+    expect(bad.error).toMatchObject({ statusCode: 422, name: 'missing_required_field' });
+    expect((await resend.emails.list({ limit: 100 })).data?.data.length ?? 0).toBe(listed);
+  });
+
+  it('permissive: queues the valid emails and reports the others by index', async () => {
+    const res = await resend.batch.send(
+      [
+        { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>1</p>' },
+        { from: 'hello@not-verified.example.com', to: 'delivered@postline.test', subject: 'x', html: '<p>2</p>' },
+        { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'att', html: '<p>3</p>', attachments: [{ filename: 'a', content: 'YQ==' }] } as never,
+      ],
+      { batchValidation: 'permissive' },
+    );
+    expect(res.data?.data).toHaveLength(1);
+    expect((res.data as unknown as { errors: { index: number }[] }).errors.map((e) => e.index)).toEqual([1, 2]);
+    await eventFor('email.delivered', String(res.data?.data[0]?.id));
+  });
+});
+
+describe('scheduling', () => {
+  it('sends a scheduled email at its time, announced with email.scheduled', async () => {
+    const at = new Date(Date.now() + 2000).toISOString();
+    const id = await sendOk({ to: 'delivered@postline.test', scheduledAt: at });
+    await eventFor('email.scheduled', id);
+    expect((await resend.emails.get(id)).data).toMatchObject({ last_event: 'scheduled' });
+    expect(eventsOf(id)).not.toContain('email.sent');
+    const sent = await eventFor('email.sent', id);
+    expect(Date.parse(sent.envelope.occurred_at)).toBeGreaterThanOrEqual(Date.parse(at) - 50);
+    await eventFor('email.delivered', id);
+  });
+
+  it('reschedules and cancels, and refuses to cancel an email that is not scheduled', async () => {
+    const later = await sendOk({ to: 'delivered@postline.test', scheduledAt: 'in 1 hour' });
+    const moved = await resend.emails.update({ id: later, scheduledAt: new Date(Date.now() + 1000).toISOString() });
+    expect(moved.data).toEqual({ object: 'email', id: later });
+    await eventFor('email.delivered', later);
+
+    const canceled = await sendOk({ to: 'delivered@postline.test', scheduledAt: new Date(Date.now() + 1500).toISOString() });
+    expect((await resend.emails.cancel(canceled)).data).toEqual({ object: 'email', id: canceled });
+    expect((await resend.emails.get(canceled)).data?.last_event).toBe('canceled');
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(eventsOf(canceled)).toEqual(['email.scheduled']);
+    expect((await resend.emails.cancel(canceled)).error).toMatchObject({ statusCode: 403, name: 'validation_error' });
+    expect((await resend.emails.cancel(later)).error).toMatchObject({ statusCode: 403, name: 'validation_error' });
+  });
+
+  it('refuses a time more than 30 days ahead', async () => {
+    const { error } = await send({ scheduledAt: new Date(Date.now() + 31 * 86_400_000).toISOString() });
+    expect(error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+  });
+});
+
+describe('/suppressions', () => {
+  it('adds, lists, gets, removes by hand, and the next send goes through again', async () => {
+    const address = `${unique('manual')}@${RCPT}`;
+    const created = await call('POST', '/suppressions', { email: address });
+    expect(created.status).toBe(201);
+    const id = (created.body as { id: string }).id;
+    await events.waitFor('suppression.added', (m) => m.routingKey === 'suppression.added' && m.envelope.data.id === id);
+    expect((await call('GET', `/suppressions/${address}`)).body).toMatchObject({ object: 'suppression', id, email: address, origin: 'manual', source_id: null });
+    const list = await call('GET', '/suppressions?origin=manual');
+    expect((list.body as { data: { id: string }[] }).data.map((s) => s.id)).toContain(id);
+
+    const skipped = await sendOk({ to: address });
+    await eventFor('email.suppressed', skipped);
+
+    expect((await call('DELETE', `/suppressions/${id}`)).body).toEqual({ object: 'suppression', id, deleted: true });
+    await events.waitFor('suppression.removed', (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === id);
+    expect((await call('GET', `/suppressions/${id}`)).status).toBe(404);
+    const sent = await sendOk({ to: address });
+    await eventFor('email.delivered', sent);
+  });
+
+  it('adds and removes in batches', async () => {
+    const emails = [`${unique('b1')}@${RCPT}`, `${unique('b2')}@${RCPT}`];
+    const added = await call('POST', '/suppressions/batch/add', { emails });
+    expect(added.status).toBe(201);
+    expect((added.body as { data: unknown[] }).data).toHaveLength(2);
+    const removed = await call('POST', '/suppressions/batch/remove', { emails: [...emails, `${unique('none')}@${RCPT}`] });
+    expect((removed.body as { data: { deleted: boolean }[] }).data.map((d) => d.deleted)).toEqual([true, true, false]);
+  });
+});
+
+describe('a domain that loses verification', () => {
+  it('fails its queued emails with a reason', async () => {
+    const lost = await verifiedDomain();
+    const { data } = await resend.emails.send({
+      from: `hello@${lost.domain}`,
+      to: 'delivered@postline.test',
+      subject: 'later',
+      html: '<p>x</p>',
+      scheduledAt: new Date(Date.now() + 3000).toISOString(),
+    });
+    const id = String(data?.id);
+    for (const name of lost.names) dns.remove(name);
+    await resend.domains.verify(lost.domainId);
+    await events.waitFor('unverified', (m) => m.routingKey === 'internal.domain.state' && m.envelope.data.domain_id === lost.domainId && m.envelope.data.sending_verified === false);
+    const failed = await eventFor('email.failed', id);
+    expect(failed.envelope.data).toMatchObject({ failed: { reason: 'domain_not_verified' } });
+  });
+});
+
+function teamIdOf(): string {
+  const state = events.messages.find((m) => m.routingKey === 'internal.domain.state' && m.envelope.data.domain_id === domainId);
+  return String(state?.envelope.team_id);
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${system.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'user-agent': 'test' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
