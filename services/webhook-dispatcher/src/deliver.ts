@@ -5,25 +5,27 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DeliverWebhook } from '@postline/contracts';
 import { sql } from 'kysely';
 import {
+  createBatcher,
   createConsumer,
   enqueue,
   enqueueCommand,
   newId,
+  timerMessage,
   type Broker,
   type Consumer,
   type Counter,
   type Histogram,
   type Logger,
+  type OutboxMessage,
   type SecretBox,
 } from '@postline/platform';
 import { lockEndpoint, updateEndpoint } from './db/endpoints.ts';
-import { insertAttempt, lockEvent, updateEvent } from './db/events.ts';
+import { insertAttempt, insertAttempts, lockEvent, updateEvent } from './db/events.ts';
 import type { DispatcherDb, EndpointRow, EventRow } from './db/schema.ts';
 import type { PostResult, WebhookClient } from './delivery/http-client.ts';
 import { newAttemptId } from './domain/ids.ts';
 import { MAX_ATTEMPTS, retryDelayMs, shouldDisable } from './domain/schedule.ts';
 import { signedHeaders } from './domain/signing.ts';
-
 
 export type DeliverDeps = {
   db: Kysely<DispatcherDb>;
@@ -39,8 +41,20 @@ export type DeliverDeps = {
    * `overall` consumer slots.
    */
   perEndpoint: number;
-  /** Deliveries in flight at once overall (consumer prefetch). */
+  /** Deliveries in flight at once overall, in-process first attempts included (also the consumer prefetch). */
   overall: number;
+  /**
+   * In-process first attempts (`deliverNow`) under way at once (waiting, posting, being recorded). At this
+   * many, `admit` holds the fan-out back, so a burst waits in its durable queue rather than in memory.
+   * Default 2,048.
+   */
+  inProcessLimit?: number;
+  /**
+   * How long an in-process first attempt waits in memory for a slot of its endpoint; past that it waits on
+   * a short timer instead, as a busy command does, so a hanging endpoint cannot hold `inProcessLimit`.
+   * Default 2 s.
+   */
+  inProcessWaitMs?: number;
   metrics: {
     deliveries: Counter<'outcome'>;
     attemptDuration: Histogram<'outcome'>;
@@ -55,7 +69,7 @@ type Prepared =
   | { kind: 'attempted'; result: PostResult; sentAt: Date; endpointFailing: boolean };
 
 /** One event with what delivering it needs from its endpoint, read in one query. */
-type Target = Pick<EventRow, 'id' | 'team_id' | 'endpoint_id' | 'body' | 'status' | 'attempts_made'> &
+export type Target = Pick<EventRow, 'id' | 'team_id' | 'endpoint_id' | 'body' | 'status' | 'attempts_made'> &
   Pick<EndpointRow, 'endpoint' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'failing_since'> & {
     endpoint_status: EndpointRow['status'];
   };
@@ -90,30 +104,66 @@ export type Deliveries = {
   /** Consumes `webhook-dispatcher.deliver` commands (retries, replays, busy waits, swept first attempts). */
   consumer: Consumer;
   /**
-   * Makes a first attempt in process, right after the fan-out committed, without a broker hop. Never
-   * throws; if this process dies first, the first-attempt sweeper sends the command instead.
+   * Makes a first attempt in process, right after the fan-out committed (with the event and endpoint rows
+   * it has just read and written), without a broker hop or another read. Never throws; if this process
+   * dies first, the first-attempt sweeper sends the command instead.
    */
-  deliverNow: (eventId: string, teamId: string) => void;
+  deliverNow: (target: Target) => void;
+  /** Resolves once there is room for more in-process first attempts (the fan-out awaits it first). */
+  admit: () => Promise<void>;
+  /** Lets in-process first attempts finish (bounded) and records their outcomes. */
+  stop: () => Promise<void>;
 };
+
+/** What one delivery needs recorded once its POST is over. */
+type Outcome = { command: DeliverWebhook; teamId: string; prepared: Prepared };
 
 export function createDeliveries(deps: DeliverDeps): Deliveries {
   const slots = new Map<string, { running: number; waiting: (() => void)[] }>();
+  const overall = { running: 0, waiting: [] as (() => void)[] };
+  const inProcessLimit = deps.inProcessLimit ?? 2048;
+  const inProcessWaitMs = deps.inProcessWaitMs ?? 2_000;
+  let inProcess = 0;
+  const admissions: (() => void)[] = [];
 
-  /** A delivery slot of this endpoint: at once, after waiting behind at most perEndpoint others, or none. */
-  async function acquire(endpointId: string): Promise<boolean> {
+  /**
+   * A delivery slot of this endpoint: at once, or after waiting behind at most `maxWaiting` others for at
+   * most `maxWaitMs`; else none. Then one of the `overall` slots, waiting as long as it takes (every
+   * holder is a POST with a deadline).
+   */
+  async function acquire(endpointId: string, maxWaiting: number, maxWaitMs?: number): Promise<boolean> {
     const slot = slots.get(endpointId) ?? { running: 0, waiting: [] };
     slots.set(endpointId, slot);
-    if (slot.running < deps.perEndpoint) {
-      slot.running++;
-      return true;
+    if (slot.running < deps.perEndpoint) slot.running++;
+    else if (slot.waiting.length >= maxWaiting) return false;
+    else {
+      // The releasing delivery hands its slot over: `running` stays the same.
+      const granted = await new Promise<boolean>((resolve) => {
+        const waiter = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer =
+          maxWaitMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                const at = slot.waiting.indexOf(waiter);
+                if (at >= 0) slot.waiting.splice(at, 1);
+                resolve(at < 0);
+              }, maxWaitMs);
+        slot.waiting.push(waiter);
+      });
+      if (!granted) return false;
     }
-    if (slot.waiting.length >= deps.perEndpoint) return false;
-    // The releasing delivery hands its slot over: `running` stays the same.
-    await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    if (overall.running < deps.overall) overall.running++;
+    else await new Promise<void>((resolve) => overall.waiting.push(resolve));
     return true;
   }
 
   function release(endpointId: string): void {
+    const nextOverall = overall.waiting.shift();
+    if (nextOverall) nextOverall();
+    else overall.running--;
     const slot = slots.get(endpointId);
     if (!slot) return;
     const next = slot.waiting.shift();
@@ -126,11 +176,15 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
   async function prepare(command: DeliverWebhook): Promise<Prepared> {
     const target = await findTarget(deps.db, command.event_id);
     if (!target) return { kind: 'skip', why: 'gone' };
+    return attempt(target, command, deps.perEndpoint);
+  }
+
+  async function attempt(target: Target, command: DeliverWebhook, maxWaiting: number, maxWaitMs?: number): Promise<Prepared> {
     if (!command.replay && (target.attempts_made >= (command.attempt ?? 0) || target.status === 'success' || target.status === 'failed')) {
       return { kind: 'skip', why: 'done' };
     }
     if (target.endpoint_status === 'disabled') return { kind: 'skip', why: 'disabled' };
-    if (!(await acquire(target.endpoint_id))) return { kind: 'busy' };
+    if (!(await acquire(target.endpoint_id, maxWaiting, maxWaitMs))) return { kind: 'busy' };
     try {
       const sentAt = now();
       const headers = {
@@ -205,12 +259,82 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       error: result.error ?? null,
       duration_ms: Math.round(result.durationMs),
     });
-    const outcome = result.ok ? 'success' : 'failure';
-    deps.metrics.deliveries.inc({ outcome: command.replay ? `replay_${outcome}` : outcome });
-    deps.metrics.attemptDuration.observe({ outcome }, result.durationMs / 1000);
+    count(command.replay, result);
     if (command.replay) await afterReplay(trx, event, result.ok);
     // The hot path (a success on a healthy endpoint) leaves the endpoint row alone.
     if (!result.ok || prepared.endpointFailing) await trackEndpoint(trx, event.endpoint_id, result.ok, sentAt);
+  }
+
+  /**
+   * `record` for many outcomes in one transaction. Scheduled attempts (the hot path) settle their events
+   * with one UPDATE, their attempt rows with one INSERT and their retry timers with one outbox write;
+   * replays, busy waits, skips and a second outcome for the same event in the batch go through `record`.
+   */
+  async function recordMany(trx: Transaction<DispatcherDb>, outcomes: Outcome[]): Promise<void> {
+    const scheduled: (Outcome & { prepared: Extract<Prepared, { kind: 'attempted' }> })[] = [];
+    const others: Outcome[] = [];
+    const seen = new Set<string>();
+    for (const o of outcomes) {
+      if (o.prepared.kind === 'attempted' && !o.command.replay && !seen.has(o.command.event_id)) {
+        seen.add(o.command.event_id);
+        scheduled.push({ ...o, prepared: o.prepared });
+      } else {
+        others.push(o);
+      }
+    }
+    if (scheduled.length > 0) {
+      const plans = scheduled.map((o) => ({ ...o, ...plan(o.command.attempt ?? 1, o.prepared.result.ok, o.prepared.sentAt) }));
+      const { rows } = await sql<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>>`update webhook_events e
+        set status = v.status, attempts_made = v.attempt, next_attempt_at = v.next, updated_at = now()
+        from (values ${sql.join(plans.map((p) => sql`(${p.command.event_id}, ${p.attempt}::int, ${p.status}, ${p.next}::timestamptz)`))})
+          as v(id, attempt, status, next)
+        where e.id = v.id and e.attempts_made < v.attempt
+        returning e.id, e.endpoint_id, e.team_id`.execute(trx);
+      const settled = new Map(rows.map((row) => [row.id, row]));
+      // Gone, or a duplicate command whose twin already recorded this attempt: nothing to record.
+      const recorded = plans.flatMap((p) => {
+        const event = settled.get(p.command.event_id);
+        return event ? [{ ...p, event }] : [];
+      });
+      await insertAttempts(
+        trx,
+        recorded.map(({ event, attempt, prepared: { result, sentAt } }) => ({
+          id: newAttemptId(),
+          event_id: event.id,
+          endpoint_id: event.endpoint_id,
+          attempt,
+          replay: false,
+          sent_at: sentAt,
+          http_status_code: result.status,
+          response: result.body,
+          error: result.error ?? null,
+          duration_ms: Math.round(result.durationMs),
+        })),
+      );
+      await enqueue(
+        trx,
+        recorded.flatMap(({ event, attempt, next }) => (next ? [deliveryTimer(event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next)] : [])),
+      );
+      for (const { prepared } of recorded) count(false, prepared.result);
+      // Endpoint rows are locked in id order, so two batches cannot deadlock on them.
+      const tracked = recorded.filter((r) => !r.prepared.result.ok || r.prepared.endpointFailing);
+      tracked.sort((a, b) => (a.event.endpoint_id < b.event.endpoint_id ? -1 : a.event.endpoint_id > b.event.endpoint_id ? 1 : 0));
+      for (const r of tracked) await trackEndpoint(trx, r.event.endpoint_id, r.prepared.result.ok, r.prepared.sentAt);
+    }
+    for (const o of others) await record(trx, o.command, o.teamId, o.prepared);
+  }
+
+  function count(replay: boolean, result: PostResult): void {
+    const outcome = result.ok ? 'success' : 'failure';
+    deps.metrics.deliveries.inc({ outcome: replay ? `replay_${outcome}` : outcome });
+    deps.metrics.attemptDuration.observe({ outcome }, result.durationMs / 1000);
+  }
+
+  /** The event's state after scheduled attempt `attempt`: success, the next retry's time, or failed after the eighth. */
+  function plan(attempt: number, ok: boolean, sentAt: Date): { attempt: number; status: EventRow['status']; next: Date | null } {
+    const delay = ok ? undefined : retryDelayMs(attempt, deps.scale, (deps.random ?? Math.random)());
+    const next = delay === undefined || attempt >= MAX_ATTEMPTS ? null : new Date(sentAt.getTime() + delay);
+    return { attempt, status: ok ? 'success' : next ? 'attempting' : 'failed', next };
   }
 
   /**
@@ -218,10 +342,7 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
    * yet: success, the next retry with its timer, or failed after the eighth.
    */
   async function settleAttempt(trx: Transaction<DispatcherDb>, command: DeliverWebhook, ok: boolean, sentAt: Date): Promise<EventRow | undefined> {
-    const attempt = command.attempt ?? 1;
-    const delay = ok ? undefined : retryDelayMs(attempt, deps.scale, (deps.random ?? Math.random)());
-    const next = delay === undefined || attempt >= MAX_ATTEMPTS ? null : new Date(sentAt.getTime() + delay);
-    const status = ok ? 'success' : next ? 'attempting' : 'failed';
+    const { attempt, status, next } = plan(command.attempt ?? 1, ok, sentAt);
     const event = await trx
       .updateTable('webhook_events')
       .set({ status, attempts_made: attempt, next_attempt_at: next, updated_at: new Date() })
@@ -259,11 +380,57 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     }
   }
 
-  function deliverNow(eventId: string, teamId: string): void {
-    const command: DeliverWebhook = { event_id: eventId, attempt: 1, replay: false };
-    prepare(command)
-      .then((prepared) => deps.db.transaction().execute((trx) => record(trx, command, teamId, prepared)))
-      .catch((err: unknown) => deps.logger.warn({ err, event_id: eventId }, 'first attempt failed to run; the sweeper will retry it'));
+  /**
+   * Outcomes of in-process first attempts, recorded in batches (one transaction for many). If a batch
+   * fails, each outcome is recorded on its own; one that still fails is left to the sweeper.
+   */
+  const results = createBatcher<Outcome>({
+    maxItems: 64,
+    maxWaitMs: 5,
+    maxConcurrent: 2,
+    flush: async (outcomes) => {
+      try {
+        await deps.db.transaction().execute((trx) => recordMany(trx, outcomes));
+      } catch (err) {
+        if (outcomes.length > 1) deps.logger.info({ err, outcomes: outcomes.length }, 'recording a batch of first attempts failed; recording them one by one');
+        for (const o of outcomes) {
+          await deps.db
+            .transaction()
+            .execute((trx) => record(trx, o.command, o.teamId, o.prepared))
+            .catch((e: unknown) => deps.logger.warn({ err: e, event_id: o.command.event_id }, 'first attempt failed to record; the sweeper will retry it'));
+        }
+      }
+    },
+  });
+  const attempting = new Set<Promise<void>>();
+
+  function deliverNow(target: Target): void {
+    const command: DeliverWebhook = { event_id: target.id, attempt: 1, replay: false };
+    inProcess++;
+    const run = attempt(target, command, Number.POSITIVE_INFINITY, inProcessWaitMs)
+      .then((prepared) => results.add({ command, teamId: target.team_id, prepared }))
+      .catch((err: unknown) => deps.logger.warn({ err, event_id: target.id }, 'first attempt failed to run; the sweeper will retry it'))
+      .finally(() => {
+        inProcess--;
+        attempting.delete(run);
+        // One waiting fan-out message per freed place (a message may add several); all once idle.
+        if (inProcess === 0) admissions.splice(0).forEach((admitted) => admitted());
+        else if (inProcess < inProcessLimit) admissions.shift()?.();
+      });
+    attempting.add(run);
+  }
+
+  function admit(): Promise<void> {
+    if (inProcess < inProcessLimit) return Promise.resolve();
+    return new Promise((resolve) => admissions.push(resolve));
+  }
+
+  async function stop(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, 5_000)));
+    await Promise.race([Promise.all([...attempting]), deadline]);
+    clearTimeout(timer);
+    await results.drain();
   }
 
   const consumer = createConsumer<DispatcherDb, 'webhook-dispatcher.deliver', Prepared>({
@@ -279,8 +446,16 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       if (!message.team_id) return;
       await record(trx, message.data, message.team_id, prepared);
     },
+    batch: {
+      maxMessages: 32,
+      maxWaitMs: 5,
+      handle: async (items, trx) => {
+        const outcomes = items.flatMap(({ message, prepared }) => (message.team_id ? [{ command: message.data, teamId: message.team_id, prepared }] : []));
+        await recordMany(trx, outcomes);
+      },
+    },
   });
-  return { consumer, deliverNow };
+  return { consumer, deliverNow, admit, stop };
 }
 
 /** A first attempt that never ran (its process died) is swept after this long. */
@@ -350,19 +525,12 @@ export async function scheduleDelivery(
   command: DeliverWebhook,
   due: Date,
 ): Promise<void> {
+  await enqueue(trx, [deliveryTimer(teamId, command, due)]);
+}
+
+/** The outbox message of a `scheduler.set-timer` that sends `command` at `due`. */
+function deliveryTimer(teamId: string, command: DeliverWebhook, due: Date): OutboxMessage {
   // Retries of an event share one timer key (a newer schedule replaces it); a deferred replay gets its own.
   const key = command.replay ? `webhook-replay:${command.event_id}:${newId()}` : attemptTimerKey(command.event_id);
-  await enqueueCommand(trx, 'scheduler.set-timer', teamId, {
-    key,
-    due_at: due.toISOString(),
-    routing_key: 'webhook-dispatcher.deliver',
-    message: {
-      id: newId(),
-      type: 'webhook-dispatcher.deliver',
-      version: 1,
-      occurred_at: new Date().toISOString(),
-      team_id: teamId,
-      data: command,
-    },
-  });
+  return timerMessage(teamId, key, due, 'webhook-dispatcher.deliver', command);
 }

@@ -14,7 +14,9 @@ const runtime = createServiceRuntime<DispatcherDb>({ service: 'webhook-dispatche
 const { db, broker, logger, metrics } = runtime;
 const registers = [metrics.registry];
 const box = createSecretBox(config.POSTLINE_SECRET_KEY);
-const client = createWebhookClient({ allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS });
+const PER_ENDPOINT = 16;
+// As many sockets per endpoint as deliveries in flight to it, so none of those waits in the client's queue.
+const client = createWebhookClient({ allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS, maxConnectionsPerOrigin: PER_ENDPOINT });
 
 const deliveries = createDeliveries({
   db,
@@ -23,7 +25,7 @@ const deliveries = createDeliveries({
   box,
   client,
   scale: config.POSTLINE_DELAY_SCALE,
-  perEndpoint: 16,
+  perEndpoint: PER_ENDPOINT,
   overall: 64,
   metrics: {
     deliveries: new Counter({
@@ -42,7 +44,7 @@ const deliveries = createDeliveries({
   },
 });
 
-const fanOut = createFanOutConsumer({ db, broker, logger, deliverNow: deliveries.deliverNow });
+const fanOut = createFanOutConsumer({ db, broker, logger, deliverNow: deliveries.deliverNow, admit: deliveries.admit });
 const sweeper = createFirstAttemptSweeper({ db, logger });
 
 // Read from the database on scrape (one query shared by both gauges): what is waiting, and since when.
@@ -77,10 +79,13 @@ new Gauge({
 
 await runtime.start({
   routes: (app) => app.use(internalRoutes({ db, box, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS, scale: config.POSTLINE_DELAY_SCALE })),
+  // Stopped in reverse: the fan-out first, then its in-process first attempts finish and are recorded,
+  // and the client closes last.
   parts: [
-    { name: 'fan-out consumer', start: () => fanOut.start(), stop: () => fanOut.stop() },
-    { name: 'deliver consumer', start: () => deliveries.consumer.start(), stop: () => deliveries.consumer.stop() },
-    { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
     { name: 'webhook client', start: () => undefined, stop: () => client.close() },
+    { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
+    { name: 'deliver consumer', start: () => deliveries.consumer.start(), stop: () => deliveries.consumer.stop() },
+    { name: 'in-process deliveries', start: () => undefined, stop: () => deliveries.stop() },
+    { name: 'fan-out consumer', start: () => fanOut.start(), stop: () => fanOut.stop() },
   ],
 });

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
-import type { PaginationQuery, PublicEventType } from '@postline/contracts';
+import type { PaginationQuery } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
 import type { DispatcherDb, EndpointRow, WebhookEndpointsTable } from './schema.ts';
 
@@ -22,15 +22,10 @@ export async function listEndpoints(db: Db, teamId: string, query: PaginationQue
   return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query, { optional: true });
 }
 
-/** The team's enabled endpoints subscribed to `type`. */
-export async function subscribedEndpoints(db: Db, teamId: string, type: PublicEventType): Promise<EndpointRow[]> {
-  return db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('team_id', '=', teamId)
-    .where('status', '=', 'enabled')
-    .where((eb) => eb(eb.val(type), '=', eb.fn.any('events')))
-    .execute();
+/** The enabled endpoints of these teams (the caller picks those subscribed to each event's type). */
+export async function enabledEndpoints(db: Db, teamIds: readonly string[]): Promise<EndpointRow[]> {
+  if (teamIds.length === 0) return [];
+  return db.selectFrom('webhook_endpoints').selectAll().where('team_id', 'in', teamIds).where('status', '=', 'enabled').execute();
 }
 
 export async function updateEndpoint(db: Db, id: string, patch: Updateable<WebhookEndpointsTable>): Promise<EndpointRow> {

@@ -4,15 +4,20 @@ import type { AttemptRow, DispatcherDb, EventRow, WebhookAttemptsTable, WebhookE
 
 type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
 
-/** Inserts the records that do not exist yet (one per endpoint and source event); returns the new ones. */
-export async function insertEvents(trx: Transaction<DispatcherDb>, rows: Insertable<WebhookEventsTable>[]): Promise<EventRow[]> {
-  if (rows.length === 0) return [];
-  return trx
-    .insertInto('webhook_events')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['endpoint_id', 'source_event_id']).doNothing())
-    .returningAll()
-    .execute();
+/** Inserts the records that do not exist yet (one per endpoint and source event); returns the ids of the new ones. */
+export async function insertEvents(trx: Transaction<DispatcherDb>, rows: Insertable<WebhookEventsTable>[]): Promise<string[]> {
+  const created: string[] = [];
+  // At most 1,000 rows (9 parameters each) per statement, well under Postgres's 65,535 parameters.
+  for (let i = 0; i < rows.length; i += 1_000) {
+    const chunk = await trx
+      .insertInto('webhook_events')
+      .values(rows.slice(i, i + 1_000))
+      .onConflict((oc) => oc.columns(['endpoint_id', 'source_event_id']).doNothing())
+      .returning('id')
+      .execute();
+    for (const row of chunk) created.push(row.id);
+  }
+  return created;
 }
 
 export async function findEvent(db: Db, endpointId: string, id: string): Promise<EventRow | undefined> {
@@ -38,6 +43,10 @@ export async function updateEvent(db: Db, id: string, patch: Updateable<WebhookE
 
 export async function insertAttempt(db: Db, row: Insertable<WebhookAttemptsTable>): Promise<void> {
   await db.insertInto('webhook_attempts').values(row).execute();
+}
+
+export async function insertAttempts(db: Db, rows: Insertable<WebhookAttemptsTable>[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('webhook_attempts').values(rows).execute();
 }
 
 export async function listAttempts(db: Db, eventId: string, query: { limit?: number; after?: string }): Promise<Page<AttemptRow>> {

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 const PREFIX = 'whsec_';
 
@@ -12,8 +12,19 @@ export function newSecret(): string {
  * Standard Webhooks (and Svix) verify it. `timestamp` is Unix seconds.
  */
 export function signature(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+  return `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+// Preparing an HMAC key from raw bytes costs as much as the HMAC of a small body; secrets are reused.
+const keys = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64'));
+    if (keys.size >= 10_000) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 /** The three headers of one delivery, under both their Standard Webhooks and Svix names. */
