@@ -68,19 +68,20 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitHealthy(url: string, child: ChildProcess, output: string[], timeoutMs: number): Promise<void> {
+/** Waits for /readyz: a started system has every dependency connected, not only its HTTP port open. */
+async function waitReady(url: string, child: ChildProcess, output: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output.join('')}`);
     try {
-      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      const r = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
       if (r.ok) return;
     } catch {
       // not up yet
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`service at ${url} not healthy in ${timeoutMs} ms:\n${output.join('')}`);
+  throw new Error(`service at ${url} not ready in ${timeoutMs} ms:\n${output.join('')}`);
 }
 
 /**
@@ -126,7 +127,7 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     services[name] = { name, port: ports[name], url: url(name), process: child, output };
   }
   try {
-    await Promise.all(SERVICE_NAMES.map((n) => waitHealthy(services[n].url, services[n].process, services[n].output, 30_000)));
+    await Promise.all(SERVICE_NAMES.map((n) => waitReady(services[n].url, services[n].process, services[n].output, 30_000)));
   } catch (err) {
     for (const s of Object.values(services)) s.process.kill('SIGKILL');
     await database.drop();
