@@ -3,6 +3,7 @@ export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
 export { createDb, pingDb, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';
+export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { newId, isUuid, uuidv7Time } from './ids/ids.ts';
 export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
 export {

@@ -5,6 +5,7 @@ import type { GatewayDb } from './db/schema.ts';
 import { isAutomationsRoute } from './domain/routes.ts';
 import { apiKeyRoutes } from './http/api-keys.ts';
 import { authenticate } from './http/auth.ts';
+import type { KeyCache } from './http/key-cache.ts';
 import { forwardToOwners, type Owners } from './http/forward.ts';
 import { idempotency, idempotencyHooks } from './http/idempotency.ts';
 import { logRoutes } from './http/logs.ts';
@@ -21,6 +22,7 @@ export type GatewayDeps = {
   rateLimitPerSecond: number;
   requestLogs: RequestLogWriter;
   markKeyUsed: (keyId: string, at: Date) => void;
+  keys: KeyCache;
   now: () => Date;
 };
 
@@ -52,7 +54,7 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
         next();
       });
       app.use(requestLogger(deps.requestLogs));
-      app.use(authenticate({ db: deps.db, markUsed: deps.markKeyUsed, now: deps.now }));
+      app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(
         rateLimit({ redis: deps.redis, prefix: deps.redisPrefix, defaultPerSecond: deps.rateLimitPerSecond, logger: deps.logger }),
       );
@@ -67,7 +69,7 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
     },
     routes: (app) => {
       app.use(idempotency({ db: deps.db }));
-      app.use(apiKeyRoutes({ db: deps.db, domainExists: domainExists(deps.owners) }));
+      app.use(apiKeyRoutes({ db: deps.db, domainExists: domainExists(deps.owners), onKeysChanged: deps.keys.invalidate }));
       app.use(logRoutes({ db: deps.db }));
       app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }) }));
     },

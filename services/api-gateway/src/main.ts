@@ -4,7 +4,9 @@ import { createDb, createLifecycle, createLogger, createMetrics, listen } from '
 import { createGatewayApp } from './app.ts';
 import { loadConfig, SCHEMA } from './config.ts';
 import type { GatewayDb } from './db/schema.ts';
+import { findKeyByHash } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
+import { createKeyCache, watchKeyChanges } from './http/key-cache.ts';
 import { createKeyUsageTracker } from './http/key-usage.ts';
 import { createRequestLogWriter } from './http/request-log.ts';
 
@@ -18,6 +20,9 @@ redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error
 await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
 
 const requestLogs = createRequestLogWriter({ db, logger });
+// Keys are cached only while the key-change LISTEN is in place; until then every request reads Postgres.
+const keys = createKeyCache({ load: (hash) => findKeyByHash(db, hash) });
+const keyWatch = watchKeyChanges({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, logger, cache: keys });
 const keyUsage = createKeyUsageTracker({ db, logger });
 const http = createGatewayApp({
   db,
@@ -34,11 +39,13 @@ const http = createGatewayApp({
   rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
   requestLogs,
   markKeyUsed: keyUsage.markUsed,
+  keys,
   now: () => new Date(),
 });
 
 const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, onStopping: http.setShuttingDown });
 lifecycle.add({ name: 'postgres', stop: () => db.destroy() });
+lifecycle.add({ name: 'key-changes', stop: () => keyWatch.stop() });
 lifecycle.add({ name: 'redis', stop: () => void redis.disconnect() });
 requestLogs.start();
 lifecycle.add({ name: 'request-logs', stop: requestLogs.stop });

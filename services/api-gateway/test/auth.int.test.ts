@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql } from 'kysely';
+import { waitFor } from '@postline/testing';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 let gw: Gateway;
@@ -33,21 +34,51 @@ describe('authentication', () => {
     expect(r.body.name).toBe('invalid_api_key');
   });
 
-  it('refuses an expired key with 403', async () => {
+  // Keys are cached in memory; a change made outside this gateway (another replica, the admin CLI, psql)
+  // reaches it by NOTIFY within milliseconds, far below the cache's 60 s bound.
+  const refusedSoon = (apiKey: string) =>
+    waitFor('the key to be refused', async () => {
+      const r = await call(gw, 'GET', '/api-keys', { key: apiKey });
+      return r.status === 403 && r.body.name === 'invalid_api_key';
+    }, 2000);
+
+  it('refuses an expired key with 403, also when it was cached before it expired', async () => {
     const team = await gw.createTeam();
+    expect((await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status).toBe(200);
     await gw.db.updateTable('api_keys').set({ expires_at: sql<Date>`now() - interval '1 second'` }).where('id', '=', team.keyId).execute();
-    const r = await call(gw, 'GET', '/api-keys', { key: team.apiKey });
-    expect(r.status).toBe(403);
-    expect(r.body.name).toBe('invalid_api_key');
+    await refusedSoon(team.apiKey);
   });
 
-  it("refuses a disabled team's keys with 403", async () => {
+  it("refuses a disabled team's keys with 403 once the change is committed anywhere", async () => {
     const team = await gw.createTeam();
     expect((await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status).toBe(200);
     await gw.db.updateTable('teams').set({ access_enabled: false }).where('id', '=', team.teamId).execute();
-    const r = await call(gw, 'GET', '/api-keys', { key: team.apiKey });
-    expect(r.status).toBe(403);
-    expect(r.body.name).toBe('invalid_api_key');
+    await refusedSoon(team.apiKey);
+    await gw.db.updateTable('teams').set({ access_enabled: true }).where('id', '=', team.teamId).execute();
+    await waitFor('the key to work again', async () => (await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status === 200, 2000);
+  });
+
+  it('refuses a key revoked on this gateway at once, though it was cached', async () => {
+    const team = await gw.createTeam();
+    const other = await gw.createKey(team.teamId, 'full_access');
+    expect((await call(gw, 'GET', '/api-keys', { key: other.apiKey })).status).toBe(200);
+    expect((await call(gw, 'DELETE', `/api-keys/${other.keyId}`, { key: team.apiKey })).status).toBe(200);
+    expect((await call(gw, 'GET', '/api-keys', { key: other.apiKey })).status).toBe(403);
+  });
+
+  it('keeps keys in memory: authenticating needs no database read while the cache is current', async () => {
+    const team = await gw.createTeam();
+    expect((await call(gw, 'GET', '/emails', { key: team.apiKey })).status).toBe(503);
+    // Renaming the key table away makes every database lookup fail; the cached key still authenticates.
+    await sql`alter table api_keys rename to api_keys_away`.execute(gw.db);
+    try {
+      const cached = await call(gw, 'GET', '/emails', { key: team.apiKey });
+      expect(cached.status).toBe(503); // the owner is unreachable here; authentication passed
+      const other = await call(gw, 'GET', '/emails', { key: 'pl_unknown' });
+      expect(other.status).toBe(500);
+    } finally {
+      await sql`alter table api_keys_away rename to api_keys`.execute(gw.db);
+    }
   });
 
   it('restricts a sending_access key to the sending routes with 401 restricted_api_key', async () => {

@@ -1,13 +1,14 @@
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createDb, createLogger, createMetrics, listen, newId, type Listening } from '@postline/platform';
-import { createTestDatabase, freePort, infraFromEnv, uniqueName, type TestDatabase } from '@postline/testing';
+import { createTestDatabase, freePort, infraFromEnv, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
 import { createGatewayApp } from '../src/app.ts';
 import { SCHEMA } from '../src/config.ts';
-import { issueApiKey } from '../src/db/api-keys.ts';
+import { findKeyByHash, issueApiKey } from '../src/db/api-keys.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { GatewayDb } from '../src/db/schema.ts';
 import { insertTeam } from '../src/db/teams.ts';
+import { createKeyCache, watchKeyChanges } from '../src/http/key-cache.ts';
 import { createKeyUsageTracker } from '../src/http/key-usage.ts';
 import { createRequestLogWriter } from '../src/http/request-log.ts';
 
@@ -34,6 +35,8 @@ export async function startGateway(
   redis.on('error', () => undefined);
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
+  const keys = createKeyCache({ load: (hash) => findKeyByHash(db, hash) });
+  const keyWatch = watchKeyChanges({ databaseUrl: database.url, schema: SCHEMA, logger, cache: keys });
   const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });
   const http = createGatewayApp({
     db,
@@ -50,11 +53,13 @@ export async function startGateway(
     rateLimitPerSecond: opts.rateLimitPerSecond ?? 1000,
     requestLogs,
     markKeyUsed: keyUsage.markUsed,
+    keys,
     now: () => new Date(),
   });
   requestLogs.start();
   keyUsage.start();
   const server: Listening = await listen(http.app, 0, '127.0.0.1');
+  await waitFor('the key-change listener', () => keyWatch.isListening());
 
   const createKey = async (teamId: string, permission: 'full_access' | 'sending_access') => {
     const { key, token } = await issueApiKey(db, { teamId, name: 'test', permission, domainId: null });
@@ -78,6 +83,7 @@ export async function startGateway(
       await server.stop(1000);
       await requestLogs.stop();
       await keyUsage.stop();
+      await keyWatch.stop();
       redis.disconnect();
       await db.destroy();
       await database.drop();

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { MessageEnvelope } from '@postline/contracts';
 import type { Logger } from '../logger/logger.ts';
@@ -6,6 +5,7 @@ import type { Broker, PublishResult } from '../broker/broker.ts';
 import type { ExchangeKind } from '../broker/topology.ts';
 import { outboxChannel } from './tables.ts';
 import { createWakeup } from '../lifecycle/wakeup.ts';
+import { listenChannel, type ChannelListener } from '../db/listen.ts';
 
 export type OutboxRelayOptions<DB> = {
   /** The service's database (search_path = its schema), where `outbox` lives. */
@@ -57,8 +57,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
 
   let stopping = false;
   let loop: Promise<void> | undefined;
-  let listener: Promise<void> | undefined;
-  let listenClient: pg.Client | undefined;
+  let listener: ChannelListener | undefined;
   const wakeup = createWakeup();
   let lastPrune = 0;
   const cleanups: Array<() => void> = [];
@@ -142,45 +141,6 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
     }
   }
 
-  /** One LISTEN connection, re-opened after errors; the poll covers the gaps. */
-  async function listen(): Promise<void> {
-    let attempt = 0;
-    while (!stopping) {
-      const client = new pg.Client({ connectionString: opts.databaseUrl, application_name: `${schema}-outbox-listen` });
-      listenClient = client;
-      const ended = new Promise<unknown>((resolve) => {
-        client.once('error', resolve);
-        client.once('end', resolve);
-      });
-      client.on('error', (err) => log.warn({ err }, 'outbox listen connection error'));
-      client.on('notification', () => signal());
-      try {
-        await client.connect();
-        await client.query(`listen "${channel}"`);
-        attempt = 0;
-        signal(); // rows may have been committed while we were not listening
-        await ended;
-      } catch (err) {
-        if (!stopping) log.warn({ err }, 'outbox listen failed');
-      }
-      await client.end().catch(() => undefined);
-      if (!stopping) await waitForStopOr(Math.min(pollMs * 2 ** attempt++, 30_000));
-    }
-  }
-
-  const stopWaiters = new Set<() => void>();
-  function waitForStopOr(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        stopWaiters.delete(done);
-        resolve();
-      }
-      stopWaiters.add(done);
-    });
-  }
-
   return {
     async start() {
       if (loop) return;
@@ -199,15 +159,23 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
       });
       if (unwatch) cleanups.push(unwatch);
       loop = run();
-      listener = listen();
+      // The poll covers the gaps while the LISTEN connection is down.
+      listener = listenChannel({
+        databaseUrl: opts.databaseUrl,
+        channel,
+        logger: log,
+        applicationName: `${schema}-outbox-listen`,
+        onNotification: signal,
+        onListening: signal, // rows may have been committed while nobody was listening
+        retryMs: pollMs,
+        maxRetryMs: 30_000,
+      });
     },
     async stop() {
       stopping = true;
       for (const cleanup of cleanups.splice(0)) cleanup();
       wakeup.signal();
-      for (const done of [...stopWaiters]) done();
-      await listenClient?.end().catch(() => undefined);
-      await Promise.all([loop, listener]);
+      await Promise.all([loop, listener?.stop()]);
       loop = undefined;
       listener = undefined;
     },

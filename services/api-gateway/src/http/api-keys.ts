@@ -24,6 +24,8 @@ export type ApiKeyDeps = {
   db: Kysely<GatewayDb>;
   /** Whether the team owns that domain (asked of the domain-verifier). */
   domainExists: (teamId: string, domainId: string) => Promise<boolean>;
+  /** Called after a key changed here, before answering (the other gateways hear of it by NOTIFY). */
+  onKeysChanged: () => void;
 };
 
 export function apiKeyRoutes(deps: ApiKeyDeps): Router {
@@ -72,6 +74,7 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
       const { teamId } = authOf(res);
       const id = keyId(req.params.id);
       if (!(await revokeApiKey(deps.db, teamId, id))) throw notFound('API key not found');
+      deps.onKeysChanged();
       res.json({ object: 'api_key', id, deleted: true });
     },
   });

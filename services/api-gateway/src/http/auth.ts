@@ -1,14 +1,13 @@
 import type { RequestHandler } from 'express';
-import type { Kysely } from 'kysely';
 import { ApiError, sha256Hex } from '@postline/platform';
-import { findKeyByHash, type KeyWithTeam } from '../db/api-keys.ts';
-import type { GatewayDb } from '../db/schema.ts';
+import type { KeyWithTeam } from '../db/api-keys.ts';
 import { bearerToken } from '../domain/api-key-token.ts';
 import { isSendingRoute } from '../domain/routes.ts';
 import type { AuthContext } from './context.ts';
 
 export type AuthDeps = {
-  db: Kysely<GatewayDb>;
+  /** The key with that token hash, whatever its state (the key cache). */
+  findKey: (tokenHash: string) => Promise<KeyWithTeam | undefined>;
   /** Records that a key was used; written behind the request. */
   markUsed: (keyId: string, at: Date) => void;
   now: () => Date;
@@ -22,7 +21,7 @@ export function authenticate(deps: AuthDeps): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req.header('authorization'));
     if (!token) throw new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
-    const key = await findKeyByHash(deps.db, sha256Hex(token));
+    const key = await deps.findKey(sha256Hex(token));
     const now = deps.now();
     const problem = keyProblem(key, now);
     if (problem || !key) throw new ApiError(403, 'invalid_api_key', problem ?? 'API key is invalid');

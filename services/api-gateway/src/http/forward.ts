@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { Agent, request } from 'undici';
 import { ApiError, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
 import { ownerOf, type Owner } from '../domain/routes.ts';
 import { authOf, setLoggedResponseBody } from './context.ts';
@@ -22,14 +23,23 @@ export type ForwardHooks = {
 /** Network failures that prove the request never reached the owner. */
 const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** undici's network and timeout errors carry a code (`ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, ...). */
 function networkCode(err: unknown): string | undefined {
-  const e = err as { name?: string; cause?: { code?: string; name?: string } } | null;
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'TIMEOUT';
-  return e?.cause?.code ?? (e?.name === 'TypeError' && e.cause ? 'NETWORK' : undefined);
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('E') || code.startsWith('UND_ERR')) ? code : undefined;
 }
 
-/** Forwards each resource family to its owning service's internal HTTP API with the team attached. */
+/**
+ * Forwards each resource family to its owning service's internal HTTP API with the team attached, over
+ * kept-alive pooled connections (undici's request: a fraction of fetch's cost per call).
+ */
 export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: ForwardHooks }): RequestHandler {
+  const agent = new Agent({
+    connections: 256,
+    keepAliveTimeout: 30_000,
+    headersTimeout: FORWARD_TIMEOUT_MS,
+    bodyTimeout: FORWARD_TIMEOUT_MS,
+  });
   return async (req, res, next) => {
     const owner = ownerOf(req.path);
     if (!owner) return next();
@@ -57,17 +67,18 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     let answer: Forwarded;
     deps.hooks?.onForwarding?.(res);
     try {
-      const r = await fetch(target, {
-        method: req.method,
+      // Redirects are not followed: an owner's answer goes back as it is.
+      const r = await request(target, {
+        dispatcher: agent,
+        method: req.method as 'GET',
         headers,
         body: hasBody ? JSON.stringify(req.body ?? {}) : undefined,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
       });
+      const contentType = r.headers['content-type'];
       answer = {
-        status: r.status,
-        contentType: r.headers.get('content-type') ?? 'application/json; charset=utf-8',
-        body: Buffer.from(await r.arrayBuffer()),
+        status: r.statusCode,
+        contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
+        body: Buffer.from(await r.body.arrayBuffer()),
       };
     } catch (err) {
       const code = networkCode(err);

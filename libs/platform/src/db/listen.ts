@@ -1,0 +1,102 @@
+import pg from 'pg';
+import type { Logger } from '../logger/logger.ts';
+
+export type ChannelListener = {
+  /** True while the LISTEN is in place: notifications sent now will arrive. */
+  isListening(): boolean;
+  /** Hangs up and waits for the loop to end. */
+  stop(): Promise<void>;
+};
+
+export type ListenOptions = {
+  databaseUrl: string;
+  channel: string;
+  logger: Logger;
+  /** Shown in pg_stat_activity. */
+  applicationName: string;
+  onNotification: (payload: string | undefined) => void;
+  /**
+   * Called after every (re)connect, once the LISTEN is in place: whatever was announced while nobody
+   * was listening has to be picked up here.
+   */
+  onListening?: () => void;
+  /** Called when the connection is lost; notifications may be missed until `onListening` runs again. */
+  onLost?: () => void;
+  /** First reconnect delay, doubled per failure up to `maxRetryMs`. Default 250 ms, 10 s. */
+  retryMs?: number;
+  maxRetryMs?: number;
+};
+
+/**
+ * Holds one dedicated LISTEN connection on a Postgres channel (a pooled connection cannot hold a LISTEN),
+ * re-opened with capped backoff after errors. Callers keep a poll or a bound of their own for the gaps.
+ *
+ * @example
+ * const listener = listenChannel({ databaseUrl, channel: 'sender_outbox', logger, applicationName: 'relay',
+ *   onNotification: () => wakeup.signal(), onListening: () => wakeup.signal() });
+ */
+export function listenChannel(opts: ListenOptions): ChannelListener {
+  const log = opts.logger.child({ component: 'listen', channel: opts.channel });
+  const retryMs = opts.retryMs ?? 250;
+  const maxRetryMs = opts.maxRetryMs ?? 10_000;
+  let stopping = false;
+  let listening = false;
+  let client: pg.Client | undefined;
+  let cancelPause: (() => void) | undefined;
+
+  async function listenOnce(): Promise<void> {
+    const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: opts.applicationName });
+    client = c;
+    const ended = new Promise<unknown>((resolve) => {
+      c.once('error', resolve);
+      c.once('end', resolve);
+    });
+    c.on('error', (err) => log.warn({ err }, 'listen connection error'));
+    c.on('notification', (n) => opts.onNotification(n.payload));
+    try {
+      await c.connect();
+      await c.query(`listen "${opts.channel}"`);
+      listening = true;
+      opts.onListening?.();
+      await ended;
+    } finally {
+      if (listening) {
+        listening = false;
+        opts.onLost?.();
+      }
+      await c.end().catch(() => undefined);
+    }
+  }
+
+  const loop = (async () => {
+    let attempt = 0;
+    while (!stopping) {
+      try {
+        await listenOnce();
+        attempt = 0;
+      } catch (err) {
+        if (!stopping) log.warn({ err }, 'listen failed');
+      }
+      if (stopping) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(retryMs * 2 ** attempt++, maxRetryMs));
+        function done() {
+          clearTimeout(timer);
+          cancelPause = undefined;
+          resolve();
+        }
+        cancelPause = done;
+      });
+    }
+  })();
+
+  return {
+    isListening: () => listening,
+    async stop() {
+      stopping = true;
+      cancelPause?.();
+      await client?.end().catch(() => undefined);
+      await loop;
+    },
+  };
+}

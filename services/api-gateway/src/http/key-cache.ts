@@ -1,0 +1,76 @@
+import { listenChannel, type ChannelListener, type Logger } from '@postline/platform';
+import type { KeyWithTeam } from '../db/api-keys.ts';
+
+export type KeyCache = {
+  /** The key with that token hash, from memory when it is known to be current, else from `load`. */
+  find: (tokenHash: string) => Promise<KeyWithTeam | undefined>;
+  /** Forgets every cached key (a key or team changed somewhere). */
+  invalidate: () => void;
+  /** Whether entries may be kept: only while change notifications can reach us. */
+  setTrusted: (trusted: boolean) => void;
+  size: () => number;
+};
+
+/** The channel the api_keys and teams triggers notify on (migration 202611230900). */
+export const keyChangeChannel = (schema: string) => `api_keys_${schema}`;
+
+/**
+ * Keys looked up on every request, kept in memory so that authenticating is not a database round trip.
+ * Correctness rests on invalidation, not on the TTL: every change to a key or a team that decides access
+ * fires a NOTIFY that empties the cache of every gateway, and the gateway that made the change empties its
+ * own at once. While the LISTEN connection is down nothing is cached (`setTrusted(false)`), and a lookup
+ * that raced an invalidation is not stored (generation check), so a revoked key can never come back from
+ * memory. Unknown tokens are never cached, so a new key works at once and guessing cannot fill memory.
+ */
+export function createKeyCache(opts: {
+  load: (tokenHash: string) => Promise<KeyWithTeam | undefined>;
+  /** Upper bound on an entry's age even without notifications. Default 60 s. */
+  ttlMs?: number;
+  maxEntries?: number;
+  now?: () => number;
+}): KeyCache {
+  const ttlMs = opts.ttlMs ?? 60_000;
+  const maxEntries = opts.maxEntries ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const entries = new Map<string, { key: KeyWithTeam; storedAt: number }>();
+  let generation = 0;
+  let trusted = false;
+
+  return {
+    async find(tokenHash) {
+      const hit = entries.get(tokenHash);
+      if (hit && now() - hit.storedAt < ttlMs) return hit.key;
+      if (hit) entries.delete(tokenHash);
+      const before = generation;
+      const key = await opts.load(tokenHash);
+      if (key && trusted && generation === before) {
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+        entries.set(tokenHash, { key, storedAt: now() });
+      }
+      return key;
+    },
+    invalidate() {
+      generation++;
+      entries.clear();
+    },
+    setTrusted(value) {
+      generation++;
+      entries.clear();
+      trusted = value;
+    },
+    size: () => entries.size,
+  };
+}
+
+/** Keeps `cache` trusted only while the LISTEN on the key-change channel is in place, emptying it on each change. */
+export function watchKeyChanges(opts: { databaseUrl: string; schema: string; logger: Logger; cache: KeyCache }): ChannelListener {
+  return listenChannel({
+    databaseUrl: opts.databaseUrl,
+    channel: keyChangeChannel(opts.schema),
+    logger: opts.logger,
+    applicationName: 'api-gateway-key-changes',
+    onNotification: () => opts.cache.invalidate(),
+    onListening: () => opts.cache.setTrusted(true),
+    onLost: () => opts.cache.setTrusted(false),
+  });
+}
