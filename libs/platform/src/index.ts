@@ -1,7 +1,7 @@
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
-export { createDb, pingDb, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
+export { createDb, PREPARED, pingDb, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { newId, isUuid, uuidv7Time } from './ids/ids.ts';
@@ -41,7 +41,7 @@ export { DEFAULT_RETRY_POLICY, RETRY_COUNT_HEADER, decideFailure, tierFor, type 
 export { exchangeNames, consumerQueueNames, deadQueueName, topicMatches, DELIVERY_LIMIT, type Binding, type ExchangeKind, type ExchangeNames, type ConsumerQueueNames } from './broker/topology.ts';
 export { brokerMetrics, type BrokerMetrics } from './broker/metrics.ts';
 export { OUTBOX_TABLES_V1, createMessagingTables, outboxChannel, type MessagingTables, type OutboxTable, type InboxTable } from './outbox/tables.ts';
-export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, timerMessage, outboxRows, outboxValues, type OutboxRow, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
+export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, timerMessage, outboxRows, outboxSource, type OutboxRow, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';

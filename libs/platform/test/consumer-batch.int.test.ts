@@ -39,7 +39,7 @@ async function txid(trx: Transaction<TestDb>): Promise<string> {
   return rows[0]!.id;
 }
 
-async function startConsumer(name: string, handle: Handle, batch: Batch): Promise<Consumer> {
+async function startConsumer(name: string, handle: Handle, batch: Batch, extra: { inbox?: boolean } = {}): Promise<Consumer> {
   const consumer = createConsumer({
     broker,
     db: fx.db,
@@ -50,6 +50,7 @@ async function startConsumer(name: string, handle: Handle, batch: Batch): Promis
     retry: { tiersMs: [100], maxAttempts: 2 },
     handle,
     batch,
+    ...extra,
   });
   for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
   consumers.push(consumer);
@@ -160,6 +161,34 @@ describe('consumer with batch', () => {
     expect(await outcomes('dedupe', 'duplicate')).toBe(2);
     expect(seen.sort()).toEqual([old.id, twin.id, fresh.id].sort());
     expect(await effects('dedupe')).toEqual([old.id, twin.id, fresh.id].sort());
+  });
+
+  it('without an inbox hands every delivery, redeliveries included, to a handler that deduplicates by itself', async () => {
+    const seen: string[] = [];
+    await startConsumer(
+      'no-inbox',
+      () => Promise.reject(new Error('unexpected')),
+      {
+        maxMessages: 4,
+        maxWaitMs: 300,
+        handle: async (items, trx) => {
+          const ids = items.map((i) => i.message.id);
+          seen.push(...ids);
+          await sql`insert into effects (consumer, message_id) select 'no-inbox', id from unnest(${ids}::uuid[]) as id
+            where not exists (select 1 from effects e where e.consumer = 'no-inbox' and e.message_id = id)`.execute(trx);
+        },
+      },
+      { inbox: false },
+    );
+    const once = deliveredEnvelope();
+    await publishAll([once]);
+    await waitFor('the first handling', async () => (await outcomes('no-inbox', 'ok')) === 1);
+    await publishAll([once]);
+    await waitFor('the redelivery', async () => (await outcomes('no-inbox', 'ok')) === 2);
+    expect(seen).toEqual([once.id, once.id]);
+    expect(await effects('no-inbox')).toEqual([once.id]);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from inbox where consumer = 'svc.no-inbox'`.execute(fx.db);
+    expect(rows[0]?.n).toBe(0);
   });
 
   it('dead-letters a poison message of a failed batch on its own while the other messages commit', async () => {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '@postline/testing';
-import { createDb, ensureDatabase, migrateToLatest, newId, paginate, pingDb } from '../src/index.ts';
+import { createTestDatabase, waitFor, type TestDatabase } from '@postline/testing';
+import { createDb, ensureDatabase, migrateToLatest, newId, paginate, pingDb, PREPARED } from '../src/index.ts';
 
 type ItemsDb = { items: { id: string; team_id: string } };
 
@@ -70,5 +70,46 @@ describe('db', () => {
     expect(back.data.map((r) => r.id)).toEqual([ids[4], ids[3]]);
     expect((await paginate(q(), {}, { optional: true })).data).toHaveLength(5);
     expect((await paginate(q(), {})).data).toHaveLength(5);
+  });
+
+  it('runs a statement marked PREPARED as a named prepared statement, planned once per connection', async () => {
+    const { db: one } = createDb<ItemsDb>({ url: database.url, schema: 'svc_a', max: 1 });
+    try {
+      const team = newId();
+      await one.insertInto('items').values({ id: newId(), team_id: team }).execute();
+      const marked = () => sql<{ id: string }>`select ${PREPARED} id from items where team_id = ${team}`.execute(one);
+      const plain = () => sql<{ id: string }>`select id from items where team_id = ${team}`.execute(one);
+      const prepared = async () =>
+        (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(one)).rows.map((r) => r.statement);
+      expect((await plain()).rows).toHaveLength(1);
+      expect(await prepared()).toEqual([]);
+      expect((await marked()).rows).toHaveLength(1);
+      expect((await marked()).rows).toHaveLength(1);
+      expect(await prepared()).toEqual([expect.stringContaining('/*prepared*/ id from items')]);
+    } finally {
+      await one.destroy();
+    }
+  });
+
+  it('recovers when a migration changes the result of a prepared statement: one failure, then a fresh connection', async () => {
+    const { db: one } = createDb<ItemsDb>({ url: database.url, schema: 'svc_a', max: 1 });
+    try {
+      await sql`create table wide (id int)`.execute(one);
+      await sql`insert into wide values (1)`.execute(one);
+      const marked = () => sql<Record<string, unknown>>`select ${PREPARED} * from wide`.execute(one);
+      expect((await marked()).rows).toEqual([{ id: 1 }]);
+      await sql`alter table wide add column extra text`.execute(one);
+      await expect(marked()).rejects.toMatchObject({ code: '0A000' });
+      await waitFor('the next statement to prepare on a new connection', async () => {
+        try {
+          return (await marked()).rows.length === 1;
+        } catch {
+          return false;
+        }
+      });
+      expect((await marked()).rows).toEqual([{ id: 1, extra: null }]);
+    } finally {
+      await one.destroy();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
 // scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { newId, outboxRows, outboxValues, timerMessage, type OutboxMessage } from '@postline/platform';
+import { newId, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
 import type { EmailRow, SenderDb, SendingDomainRow } from './db/schema.ts';
 import type { EmailRequest } from './domain/email-request.ts';
 import { domainOf, envelopeRecipients, groupByDomain } from './domain/recipients.ts';
@@ -42,12 +42,8 @@ export async function findSendingDomains(
   names: readonly string[],
 ): Promise<Map<string, SendingDomainRow>> {
   if (names.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('sending_domains')
-    .selectAll()
-    .where('team_id', '=', teamId)
-    .where('name', 'in', [...new Set(names)])
-    .execute();
+  const { rows } = await sql<SendingDomainRow>`select ${PREPARED} * from sending_domains
+    where team_id = ${teamId} and name = any(${[...new Set(names)]}::text[])`.execute(db);
   return new Map(rows.map((row) => [row.name, row]));
 }
 
@@ -74,30 +70,29 @@ export async function acceptEmails<Body>(
       : sql`insert into accepted_requests (team_id, idempotency_key, response)
             values (${teamId}::uuid, ${idempotencyKey}, ${JSON.stringify(body)}::jsonb)
             on conflict do nothing returning 1 as ok`;
-  const parts = [sql`claim as (${claim})`];
-  if (built.emails.length > 0) {
-    parts.push(sql`e as (insert into emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses,
+  // Rows go in as jsonb (attachments as arrays), so the text is the same whatever their number and the
+  // statement is prepared once per connection.
+  const { rows } = await sql<{ accepted: boolean }>`with claim as (${claim}),
+    e as (insert into emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses,
         cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event,
         scheduled_at, created_at)
-      select v.* from (values ${sql.join(built.emails.map(emailValues))}) as v where exists (select 1 from claim))`);
-    parts.push(sql`r as (insert into recipients (email_id, position, team_id, address, domain, status)
-      select v.* from (values ${sql.join(
-        built.recipients.map((r) => sql`(${r.email_id}::uuid, ${r.position}::smallint, ${teamId}::uuid, ${r.address}::text, ${r.domain}::text, 'pending')`),
-      )}) as v where exists (select 1 from claim))`);
-    parts.push(sql`o as (insert into outbox (id, exchange, routing_key, envelope)
-      select v.* from (values ${outboxValues(built.outbox)}) as v where exists (select 1 from claim))`);
-  }
-  if (built.attachments.length > 0) {
-    parts.push(sql`a as (insert into email_attachments (email_id, position, filename, content_type, content_id, content)
-      select v.* from (values ${sql.join(
-        built.attachments.map(
-          (a) =>
-            sql`(${a.email_id}::uuid, ${a.position}::smallint, ${a.filename}::text, ${a.content_type}::text, ${a.content_id}::text, ${a.content}::bytea)`,
-        ),
-      )}) as v where exists (select 1 from claim))`);
-  }
-  const { rows } = await sql<{ accepted: boolean }>`with ${sql.join(parts)}
-    select exists (select 1 from claim) as accepted, pg_notify('outbox_' || current_schema(), '')`.execute(db);
+      select v.* from jsonb_to_recordset(${JSON.stringify(built.emails)}::jsonb) as v (id uuid, team_id uuid, domain_id uuid,
+        from_header text, from_address text, from_domain text, to_addresses text[], cc_addresses text[],
+        bcc_addresses text[], reply_to text[], subject text, html text, text text, headers jsonb, tags jsonb,
+        message_id text, status text, last_event text, scheduled_at timestamptz, created_at timestamptz)
+      where exists (select 1 from claim)),
+    r as (insert into recipients (email_id, position, team_id, address, domain, status)
+      select v.email_id, v.position, ${teamId}::uuid, v.address, v.domain, 'pending'
+      from jsonb_to_recordset(${JSON.stringify(built.recipients)}::jsonb) as v (email_id uuid, position smallint, address text, domain text)
+      where exists (select 1 from claim)),
+    o as (insert into outbox (id, exchange, routing_key, envelope)
+      select v.* from (${outboxSource(built.outbox)}) as v where exists (select 1 from claim)),
+    a as (insert into email_attachments (email_id, position, filename, content_type, content_id, content)
+      select v.* from unnest(${built.attachments.map((a) => a.email_id)}::uuid[], ${built.attachments.map((a) => a.position)}::smallint[],
+        ${built.attachments.map((a) => a.filename)}::text[], ${built.attachments.map((a) => a.content_type)}::text[],
+        ${built.attachments.map((a) => a.content_id)}::text[], ${built.attachments.map((a) => a.content)}::bytea[]) as v
+      where exists (select 1 from claim))
+    select ${PREPARED} exists (select 1 from claim) as accepted, pg_notify('outbox_' || current_schema(), '')`.execute(db);
   if (rows[0]?.accepted) return body;
   const stored = await db
     .selectFrom('accepted_requests')
@@ -106,14 +101,6 @@ export async function acceptEmails<Body>(
     .where('idempotency_key', '=', idempotencyKey as string)
     .executeTakeFirstOrThrow();
   return stored.response as Body;
-}
-
-function emailValues(e: EmailRow) {
-  return sql`(${e.id}::uuid, ${e.team_id}::uuid, ${e.domain_id}::uuid, ${e.from_header}::text, ${e.from_address}::text,
-    ${e.from_domain}::text, ${e.to_addresses}::text[], ${e.cc_addresses}::text[], ${e.bcc_addresses}::text[],
-    ${e.reply_to}::text[], ${e.subject}::text, ${e.html}::text, ${e.text}::text, ${JSON.stringify(e.headers)}::jsonb,
-    ${JSON.stringify(e.tags)}::jsonb, ${e.message_id}::text, ${e.status}::text, ${e.last_event}::text,
-    ${e.scheduled_at}::timestamptz, ${e.created_at}::timestamptz)`;
 }
 
 /** The rows to write for accepted emails, ids assigned here, with the messages they cause. */

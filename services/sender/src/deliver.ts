@@ -5,7 +5,7 @@
 // is made again, which can duplicate a message (RFC 1047) but never loses one.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EmailBounced, SuppressionOrigin } from '@postline/contracts';
-import { outboxRows, outboxValues, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
+import { outboxRows, outboxSource, PREPARED, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
 import { addSuppressions } from './suppress.ts';
 import { loadAttempt } from './db/attempts.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './db/schema.ts';
@@ -185,15 +185,19 @@ export async function recordAttempt(deps: DeliverDeps, trx: Transaction<SenderDb
   });
   // One statement for every recipient, and only those still at this attempt: a redelivered command
   // (or a racing duplicate) updates nothing and so emits nothing.
+  const outcomes = planned.map((p) => ({
+    position: p.row.position,
+    status: p.status,
+    code: 'code' in p.result ? p.result.code : null,
+    response: 'response' in p.result ? p.result.response.slice(0, 1000) : null,
+    bounce_type: p.bounceType,
+    first_deferred_at: p.firstDeferredAt,
+  }));
   const { rows: updatedRows } = await sql<{ position: number }>`
-    update recipients as r set status = v.status, attempts = ${attempt.attempt}, last_code = v.code,
+    update ${PREPARED} recipients as r set status = v.status, attempts = ${attempt.attempt}, last_code = v.code,
       last_response = v.response, bounce_type = v.bounce_type, first_deferred_at = v.first_deferred_at, updated_at = ${now}
-    from (values ${sql.join(
-      planned.map(
-        (p) => sql`(${p.row.position}::int, ${p.status}::text, ${'code' in p.result ? p.result.code : null}::int,
-          ${'response' in p.result ? p.result.response.slice(0, 1000) : null}::text, ${p.bounceType}::text, ${p.firstDeferredAt}::timestamptz)`,
-      ),
-    )}) as v (position, status, code, response, bounce_type, first_deferred_at)
+    from jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb)
+      as v (position int, status text, code int, response text, bounce_type text, first_deferred_at timestamptz)
     where r.email_id = ${email.id} and r.position = v.position and r.attempts = ${attempt.attempt - 1}
       and r.status in ('pending', 'deferred')
     returning r.position`.execute(trx);
@@ -289,9 +293,9 @@ export async function recordAttempt(deps: DeliverDeps, trx: Transaction<SenderDb
   }
   if (by.retry.length > 0) messages.push(retryTimer(deps, email, attempt.domain, by.retry, attempt.attempt, now));
   if (messages.length > 0) {
-    await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) values ${outboxValues(outboxRows(messages))}),
+    await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(outboxRows(messages))}),
       e as (update emails set last_event = coalesce(${last ?? null}::text, last_event) where id = ${email.id})
-      select pg_notify('outbox_' || current_schema(), '')`.execute(trx);
+      select ${PREPARED} pg_notify('outbox_' || current_schema(), '')`.execute(trx);
   }
 
   const suppress = by.bounced.filter((b) => b.suppress);

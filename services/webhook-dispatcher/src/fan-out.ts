@@ -43,6 +43,8 @@ export function createFanOutConsumer(deps: {
     prefetch: 256,
     logger: deps.logger,
     prepare: () => deps.admit(),
+    // A redelivered event creates nothing: records are unique per (endpoint, source event).
+    inbox: false,
     handle: (message, trx) => fanOut(trx, [message]),
     // A message goes at once when no batch is committing; under load, what arrives meanwhile goes together.
     batch: { maxMessages: 64, maxWaitMs: 0, maxConcurrent: 2, handle: (items, trx) => fanOut(trx, items.map((i) => i.message)) },

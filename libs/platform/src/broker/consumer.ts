@@ -1,4 +1,5 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
+import { PREPARED } from '../db/db.ts';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { parseMessage, type Message, type RoutingKey } from '@postline/contracts';
 import type { Logger } from '../logger/logger.ts';
@@ -65,6 +66,12 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
    * alone while the others commit. Absent: one transaction per message.
    */
   batch?: BatchOptions<DB, P, Prepared>;
+  /**
+   * false: no inbox row is written and every delivery reaches the handler, for a handler whose own writes
+   * make a redelivery a no-op (a unique key with on conflict do nothing). Saves a write per message.
+   * Default true.
+   */
+  inbox?: boolean;
 };
 
 export type BatchItem<P extends string, Prepared = undefined> = { message: Message<MatchingKeys<P>>; prepared: Prepared };
@@ -128,6 +135,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
   checkRetryPolicy(policy);
   const queues = consumerQueueNames(broker.prefix, opts.service, opts.name, policy.tiersMs);
   const consumerId = `${opts.service}.${opts.name}`;
+  const useInbox = opts.inbox ?? true;
   const log = (opts.logger ?? broker.logger).child({ consumer: consumerId });
   const metrics = broker.metrics;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
@@ -220,10 +228,12 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     try {
       const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
-        const claimed = await sql`insert into inbox (consumer, message_id) values (${consumerId}, ${message.id})
-          on conflict do nothing returning message_id`.execute(trx);
-        // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
-        if (claimed.rows.length === 0) return false;
+        if (useInbox) {
+          const claimed = await sql`insert ${PREPARED} into inbox (consumer, message_id) values (${consumerId}, ${message.id})
+            on conflict do nothing returning message_id`.execute(trx);
+          // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
+          if (claimed.rows.length === 0) return false;
+        }
         after.run = await opts.handle(message as Message<MatchingKeys<P>>, trx, prepared);
         return true;
       });
@@ -246,9 +256,14 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     try {
       await opts.db.transaction().execute(async (trx) => {
         const ids = [...new Set(items.map((i) => i.message.id.toLowerCase()))];
-        const claimed = await sql<{ message_id: string }>`insert into inbox (consumer, message_id)
-          select ${consumerId}, unnest(${ids}::uuid[]) on conflict do nothing returning message_id`.execute(trx);
-        const newIds = new Set(claimed.rows.map((r) => r.message_id.toLowerCase()));
+        const newIds = useInbox
+          ? new Set(
+              (
+                await sql<{ message_id: string }>`insert ${PREPARED} into inbox (consumer, message_id)
+                  select ${consumerId}, unnest(${ids}::uuid[]) on conflict do nothing returning message_id`.execute(trx)
+              ).rows.map((r) => r.message_id.toLowerCase()),
+            )
+          : new Set(ids);
         for (const item of items) {
           const id = item.message.id.toLowerCase();
           // The first copy of a new id is handled; later copies in the same batch are duplicates.

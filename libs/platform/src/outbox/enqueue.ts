@@ -1,3 +1,4 @@
+import { PREPARED } from '../db/db.ts';
 import { sql, type QueryExecutorProvider } from 'kysely';
 import {
   isPublicEvent,
@@ -44,9 +45,10 @@ export async function enqueue(
 ): Promise<MessageEnvelope[]> {
   if (messages.length === 0) return [];
   const rows = outboxRows(messages);
-  await sql`insert into outbox (id, exchange, routing_key, envelope) values ${outboxValues(rows)} on conflict (id) do nothing`.execute(trx);
-  // current_schema() is the service's schema (search_path), the same name the relay listens on.
-  await sql`select pg_notify('outbox_' || current_schema(), '')`.execute(trx);
+  // One round trip, with a text that does not depend on the number of messages. current_schema() is the
+  // service's schema (search_path), the same name the relay listens on.
+  await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(rows)} on conflict (id) do nothing)
+    select ${PREPARED} pg_notify('outbox_' || current_schema(), '')`.execute(trx);
   return rows.map((r) => r.envelope);
 }
 
@@ -54,7 +56,7 @@ export type OutboxRow = { exchange: ExchangeKind; envelope: MessageEnvelope };
 
 /**
  * The envelopes `enqueue` would write, validated against the catalog (a bug throws). For a caller that
- * writes them inside a statement of its own (a data-modifying CTE) with `outboxValues`.
+ * writes them inside a statement of its own (a data-modifying CTE) with `outboxSource`.
  */
 export function outboxRows(messages: readonly OutboxMessage[]): OutboxRow[] {
   return messages.map((m) => {
@@ -73,11 +75,16 @@ export function outboxRows(messages: readonly OutboxMessage[]): OutboxRow[] {
   });
 }
 
-/** `(id, exchange, routing_key, envelope)` value tuples of outbox rows, typed for any statement. */
-export function outboxValues(rows: readonly OutboxRow[]) {
-  return sql.join(
-    rows.map((r) => sql`(${r.envelope.id}::uuid, ${r.exchange}, ${r.envelope.type}, ${JSON.stringify(r.envelope)}::jsonb)`),
-  );
+/**
+ * A `select` of `(id, exchange, routing_key, envelope)` over outbox rows passed as one jsonb parameter, so
+ * that the statement's text (and its prepared plan) is the same whatever their number.
+ *
+ * @example
+ * sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(rows)}) select ...`
+ */
+export function outboxSource(rows: readonly OutboxRow[]) {
+  return sql`select (m->'envelope'->>'id')::uuid as id, m->>'exchange' as exchange, m->'envelope'->>'type' as routing_key,
+    m->'envelope' as envelope from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) as m`;
 }
 
 /** `enqueue` for one event; `data` is checked against the catalog at compile time and at run time. */

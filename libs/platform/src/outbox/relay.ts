@@ -4,6 +4,7 @@ import type { Logger } from '../logger/logger.ts';
 import type { Broker, PublishResult } from '../broker/broker.ts';
 import type { ExchangeKind } from '../broker/topology.ts';
 import { outboxChannel } from './tables.ts';
+import { PREPARED } from '../db/db.ts';
 import { createWakeup } from '../lifecycle/wakeup.ts';
 import { listenChannel, type ChannelListener } from '../db/listen.ts';
 
@@ -66,7 +67,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
 
   async function publishBatch(): Promise<{ claimed: number; published: number }> {
     return db.transaction().execute(async (trx) => {
-      const { rows } = await sql<Row>`select id, exchange, routing_key, envelope from outbox
+      const { rows } = await sql<Row>`select ${PREPARED} id, exchange, routing_key, envelope from outbox
         where published_at is null order by id limit ${batchSize} for update skip locked`.execute(trx);
       if (rows.length === 0) return { claimed: 0, published: 0 };
       const results = await Promise.all(
@@ -79,7 +80,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
       );
       const done = rows.filter((row, i) => settled(row, results[i]));
       if (done.length > 0) {
-        await sql`update outbox set published_at = now() where id = any(${done.map((r) => r.id)}::uuid[])`.execute(trx);
+        await sql`update ${PREPARED} outbox set published_at = now() where id = any(${done.map((r) => r.id)}::uuid[])`.execute(trx);
       }
       if (done.length < rows.length) {
         const reasons = results.flatMap((r) => (r && !r.ok ? [r.reason] : []));

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { SuppressionOrigin } from '@postline/contracts';
+import { PREPARED } from '@postline/platform';
 import type { EmailRow, RecipientRow, SenderDb, SendingDomainRow } from './schema.ts';
 
 export type LoadedAttempt = {
@@ -30,7 +31,7 @@ export async function loadAttempt(
           .selectFrom('recipients as r')
           .selectAll('r')
           .whereRef('r.email_id', '=', 'e.id')
-          .where('r.position', 'in', q.positions)
+          .where(sql<boolean>`r.position = any(${q.positions}::int[])`)
           .where('r.status', 'in', ['pending', 'deferred'])
           .where('r.attempts', '=', q.attempt - 1)
           .orderBy('r.position'),
@@ -48,7 +49,7 @@ export async function loadAttempt(
               .selectFrom('recipients as r2')
               .select(sql<string>`lower(r2.address)`.as('address'))
               .whereRef('r2.email_id', '=', 'e.id')
-              .where('r2.position', 'in', q.positions),
+              .where(sql<boolean>`r2.position = any(${q.positions}::int[])`),
           )
           .where((w) => w.or([w('s.expires_at', 'is', null), w('s.expires_at', '>', q.now)])),
       ).as('suppressions'),
@@ -57,6 +58,7 @@ export async function loadAttempt(
     .where('e.id', '=', q.emailId)
     .where('e.team_id', '=', q.teamId)
     .where('e.status', '=', 'queued')
+    .modifyEnd(PREPARED)
     .executeTakeFirst();
   if (!row) return undefined;
   const { recipient_rows: recipientRows, sending, suppressions, has_attachments: hasAttachments, ...email } = row;

@@ -1,6 +1,6 @@
-import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
-import { paginate, type Page } from '@postline/platform';
+import { paginate, PREPARED, type Page } from '@postline/platform';
 import type { DispatcherDb, EndpointRow, WebhookEndpointsTable } from './schema.ts';
 
 type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
@@ -25,7 +25,9 @@ export async function listEndpoints(db: Db, teamId: string, query: PaginationQue
 /** The enabled endpoints of these teams (the caller picks those subscribed to each event's type). */
 export async function enabledEndpoints(db: Db, teamIds: readonly string[]): Promise<EndpointRow[]> {
   if (teamIds.length === 0) return [];
-  return db.selectFrom('webhook_endpoints').selectAll().where('team_id', 'in', teamIds).where('status', '=', 'enabled').execute();
+  const { rows } = await sql<EndpointRow>`select ${PREPARED} * from webhook_endpoints
+    where team_id = any(${teamIds}::uuid[]) and status = 'enabled'`.execute(db);
+  return rows;
 }
 
 export async function updateEndpoint(db: Db, id: string, patch: Updateable<WebhookEndpointsTable>): Promise<EndpointRow> {
