@@ -2,7 +2,7 @@
 // they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
 // scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { newId, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
+import { createBatcher, newId, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
 import type { EmailRow, SenderDb, SendingDomainRow } from './db/schema.ts';
 import type { EmailRequest } from './domain/email-request.ts';
 import { domainOf, envelopeRecipients, groupByDomain } from './domain/recipients.ts';
@@ -58,17 +58,17 @@ export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
  */
 export async function acceptEmails<Body>(
   db: Kysely<SenderDb>,
-  input: { teamId: string; idempotencyKey: string | undefined; emails: readonly Accepted[]; now: Date },
+  input: { idempotency: { teamId: string; key: string } | undefined; emails: readonly Accepted[]; now: Date },
   respond: (ids: string[]) => Body,
 ): Promise<Body> {
-  const { teamId, idempotencyKey } = input;
-  const built = buildEmails(teamId, input.emails, input.now);
+  const { idempotency } = input;
+  const built = buildEmails(input.emails, input.now);
   const body = respond(built.emails.map((e) => e.id));
   const claim =
-    idempotencyKey === undefined
+    idempotency === undefined
       ? sql`select 1 as ok`
       : sql`insert into accepted_requests (team_id, idempotency_key, response)
-            values (${teamId}::uuid, ${idempotencyKey}, ${JSON.stringify(body)}::jsonb)
+            values (${idempotency.teamId}::uuid, ${idempotency.key}, ${JSON.stringify(body)}::jsonb)
             on conflict do nothing returning 1 as ok`;
   // Rows go in as jsonb (attachments as arrays), so the text is the same whatever their number and the
   // statement is prepared once per connection.
@@ -82,8 +82,9 @@ export async function acceptEmails<Body>(
         message_id text, status text, last_event text, scheduled_at timestamptz, created_at timestamptz)
       where exists (select 1 from claim)),
     r as (insert into recipients (email_id, position, team_id, address, domain, status)
-      select v.email_id, v.position, ${teamId}::uuid, v.address, v.domain, 'pending'
-      from jsonb_to_recordset(${JSON.stringify(built.recipients)}::jsonb) as v (email_id uuid, position smallint, address text, domain text)
+      select v.email_id, v.position, v.team_id, v.address, v.domain, 'pending'
+      from jsonb_to_recordset(${JSON.stringify(built.recipients)}::jsonb)
+        as v (email_id uuid, position smallint, team_id uuid, address text, domain text)
       where exists (select 1 from claim)),
     o as (insert into outbox (id, exchange, routing_key, envelope)
       select v.* from (${outboxSource(built.outbox)}) as v where exists (select 1 from claim)),
@@ -93,24 +94,24 @@ export async function acceptEmails<Body>(
         ${built.attachments.map((a) => a.content_id)}::text[], ${built.attachments.map((a) => a.content)}::bytea[]) as v
       where exists (select 1 from claim))
     select ${PREPARED} exists (select 1 from claim) as accepted, pg_notify('outbox_' || current_schema(), '')`.execute(db);
-  if (rows[0]?.accepted) return body;
+  if (rows[0]?.accepted || idempotency === undefined) return body;
   const stored = await db
     .selectFrom('accepted_requests')
     .select('response')
-    .where('team_id', '=', teamId)
-    .where('idempotency_key', '=', idempotencyKey as string)
+    .where('team_id', '=', idempotency.teamId)
+    .where('idempotency_key', '=', idempotency.key)
     .executeTakeFirstOrThrow();
   return stored.response as Body;
 }
 
 /** The rows to write for accepted emails, ids assigned here, with the messages they cause. */
-function buildEmails(teamId: string, accepted: readonly Accepted[], now: Date) {
+function buildEmails(accepted: readonly Accepted[], now: Date) {
   const emails: EmailRow[] = accepted.map(({ request, domain }) => {
     const id = newId();
     const scheduled = request.scheduledAt !== null;
     return {
       id,
-      team_id: teamId,
+      team_id: domain.team_id,
       domain_id: domain.domain_id,
       from_header: request.fromHeader,
       from_address: request.from.address,
@@ -135,6 +136,7 @@ function buildEmails(teamId: string, accepted: readonly Accepted[], now: Date) {
     envelopeRecipients({ to: email.to_addresses, cc: email.cc_addresses, bcc: email.bcc_addresses }).map((address, position) => ({
       email_id: email.id,
       position,
+      team_id: email.team_id,
       address,
       domain: domainOf(address),
     })),
@@ -208,3 +210,56 @@ export async function pendingRecipients(trx: Transaction<SenderDb>, emailId: str
     .execute();
 }
 
+
+export type SingleAccept = { teamId: string; request: EmailRequest; keyDomainId: string | undefined; now: Date };
+
+/**
+ * Accepts single emails (POST /emails without an idempotency key) in groups: requests that arrive while
+ * earlier groups are being written share one domain lookup and one accept statement, so one commit. A
+ * lone request goes at once; under load groups grow by themselves (at most `maxConcurrent` statements run,
+ * what arrives meanwhile waits for the next). Each request gets its own answer: its id, or the 403 of its
+ * own sender check. If a group's statement fails, its emails are retried one by one, so an error lands only
+ * on the request that caused it.
+ */
+export function createSingleAccepts(db: Kysely<SenderDb>, opts: { maxItems?: number; maxConcurrent?: number } = {}) {
+  type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
+  const acceptGroup = async (jobs: Job[]) => {
+    const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
+      join unnest(${jobs.map((j) => j.teamId)}::uuid[], ${jobs.map((j) => j.request.fromDomain)}::text[]) as q (team_id, name)
+        on d.team_id = q.team_id and d.name = q.name`.execute(db);
+    const domains = new Map(rows.map((row) => [`${row.team_id} ${row.name}`, row]));
+    const ok: { job: Job; accepted: Accepted }[] = [];
+    for (const job of jobs) {
+      const teamDomains = new Map<string, SendingDomainRow>();
+      const domain = domains.get(`${job.teamId} ${job.request.fromDomain}`);
+      if (domain) teamDomains.set(domain.name, domain);
+      const sender = checkSender(teamDomains, job.request, job.keyDomainId);
+      if (sender.ok) ok.push({ job, accepted: { request: job.request, domain: sender.domain } });
+      else job.reject(new SenderRefused(sender.message));
+    }
+    if (ok.length === 0) return;
+    // Emails of several teams in one statement: each row's team is its sending domain's.
+    const ids = await acceptEmails(db, { idempotency: undefined, emails: ok.map((o) => o.accepted), now: ok[0]!.job.now }, (emailIds) => emailIds);
+    ok.forEach((o, i) => o.job.resolve(ids[i] as string));
+  };
+  const batcher = createBatcher<Job>({
+    maxItems: opts.maxItems ?? 64,
+    maxWaitMs: 0,
+    maxConcurrent: opts.maxConcurrent ?? 4,
+    flush: async (jobs) => {
+      try {
+        await acceptGroup(jobs);
+      } catch (err) {
+        if (jobs.length === 1) return jobs[0]!.reject(err);
+        for (const job of jobs) await acceptGroup([job]).catch(job.reject);
+      }
+    },
+  });
+  return {
+    accept: (input: SingleAccept) => new Promise<string>((resolve, reject) => batcher.add({ ...input, resolve, reject })),
+    drain: () => batcher.drain(),
+  };
+}
+
+/** A sender check that failed inside a group: the request's 403 `validation_error`. */
+export class SenderRefused extends Error {}

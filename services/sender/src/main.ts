@@ -11,6 +11,7 @@ import { createExpireSuppressionConsumer, createSendScheduledConsumer } from './
 import type { SenderDb } from './db/schema.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
+import { createSingleAccepts } from './accept.ts';
 import { createMxResolver } from './mta/mx.ts';
 import { createMta } from './mta/smtp.ts';
 
@@ -91,7 +92,7 @@ const consumers = [
 ];
 
 await runtime.start({
-  routes: (app) => app.use(internalRoutes({ db, now, accepted })),
+  routes: (app) => app.use(internalRoutes({ db, now, accepted, singles: createSingleAccepts(db) })),
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
   // the MTA's idle sessions.
   parts: [

@@ -312,6 +312,33 @@ describe('the API', () => {
     expect(error).toMatchObject({ statusCode: 403, name: 'validation_error' });
   });
 
+  it('answers each of many concurrent sends from two teams on its own (they are written in groups)', async () => {
+    const other = system.admin('team', 'create', '--name', 'Other sender');
+    const otherResend = new Resend(String(other.api_key), { baseUrl: system.apiUrl });
+    const otherDomain = await createVerifiedDomain({ resend: otherResend, dns, events, name: `${unique('o')}.example.com` });
+    const mail = (from: string, i: number) => ({ from: `Acme <hello@${from}>`, to: `delivered+${i}@postline.test`, subject: `n${i}`, html: '<p>hi</p>' });
+    const sends = Array.from({ length: 40 }, (_, i) => {
+      if (i % 4 === 0) return { team: 'a', refused: true, call: resend.emails.send(mail(otherDomain.name, i)) }; // not team a's domain
+      if (i % 2 === 0) return { team: 'a', refused: false, call: resend.emails.send(mail(domain, i)) };
+      return { team: 'b', refused: false, call: otherResend.emails.send(mail(otherDomain.name, i)) };
+    });
+    const answers = await Promise.all(sends.map((s) => s.call));
+    for (const [i, answer] of answers.entries()) {
+      const sent = sends[i]!;
+      if (sent.refused) {
+        expect(answer.error).toMatchObject({ statusCode: 403, name: 'validation_error' });
+        continue;
+      }
+      expect(answer.error).toBeNull();
+      const id = answer.data!.id;
+      const [own, foreign] = sent.team === 'a' ? [resend, otherResend] : [otherResend, resend];
+      const got = await own.emails.get(id);
+      expect(got.data).toMatchObject({ id, subject: `n${i}`, to: [`delivered+${i}@postline.test`] });
+      expect((await foreign.emails.get(id)).error).toMatchObject({ statusCode: 404 });
+      await eventFor('email.delivered', id);
+    }
+  });
+
   it('names bad input with the reference\'s errors', async () => {
     expect((await send({ from: 'nope' } as SendOptions)).error).toMatchObject({ statusCode: 422, name: 'invalid_parameter' });
     expect((await send({ subject: undefined })).error).toMatchObject({ statusCode: 422, name: 'missing_required_field' });

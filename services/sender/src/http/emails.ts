@@ -17,13 +17,21 @@ import {
   validationError,
   type Counter,
 } from '@postline/platform';
-import { acceptEmails, checkSender, findSendingDomains, lockEmail, scheduleMessages, sendTimerKey, type Accepted } from '../accept.ts';
+import { acceptEmails, checkSender, findSendingDomains, lockEmail, scheduleMessages, SenderRefused, sendTimerKey, type Accepted, type SingleAccept } from '../accept.ts';
 import type { EmailRow, SenderDb, Tag } from '../db/schema.ts';
 import { parseEmailRequest, parseScheduledAt, type EmailRequest } from '../domain/email-request.ts';
 
 export const MAX_BATCH = 100;
 
-export type EmailRouteDeps = { db: Kysely<SenderDb>; now: () => Date; accepted: Counter<'kind'> };
+export type EmailRouteDeps = {
+  db: Kysely<SenderDb>;
+  now: () => Date;
+  accepted: Counter<'kind'>;
+  /** Accepts single emails in groups (createSingleAccepts). */
+  singles: { accept: (input: SingleAccept) => Promise<string> };
+};
+
+const idem = (teamId: string, key: string | undefined) => (key === undefined ? undefined : { teamId, key });
 
 /** `/emails` as in API-REFERENCE.md §1; the team comes from the gateway's header. */
 export function emailRoutes(deps: EmailRouteDeps): Router {
@@ -33,14 +41,26 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       const teamId = teamOf(res);
       const request = parseEmailRequest(req.body, { now: deps.now(), batch: false });
       checkTopic(request);
-      const domains = await findSendingDomains(deps.db, teamId, [request.fromDomain]);
-      const sender = checkSender(domains, request, keyDomain(req));
-      if (!sender.ok) throw validationError(sender.message, 403);
-      const body = await acceptEmails(
-        deps.db,
-        { teamId, idempotencyKey: req.header(IDEMPOTENCY_HEADER), emails: [{ request, domain: sender.domain }], now: deps.now() },
-        (ids) => ({ id: ids[0] as string }),
-      );
+      const idempotencyKey = req.header(IDEMPOTENCY_HEADER);
+      let body: { id: string };
+      if (idempotencyKey === undefined) {
+        // Most requests: written together with the others arriving meanwhile (one statement, one commit).
+        try {
+          body = { id: await deps.singles.accept({ teamId, request, keyDomainId: keyDomain(req), now: deps.now() }) };
+        } catch (err) {
+          if (err instanceof SenderRefused) throw validationError(err.message, 403);
+          throw err;
+        }
+      } else {
+        const domains = await findSendingDomains(deps.db, teamId, [request.fromDomain]);
+        const sender = checkSender(domains, request, keyDomain(req));
+        if (!sender.ok) throw validationError(sender.message, 403);
+        body = await acceptEmails(
+          deps.db,
+          { idempotency: { teamId, key: idempotencyKey }, emails: [{ request, domain: sender.domain }], now: deps.now() },
+          (ids) => ({ id: ids[0] as string }),
+        );
+      }
       deps.accepted.inc({ kind: 'single' });
       res.json(body);
     },
@@ -92,7 +112,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
 
       const body = await acceptEmails(
         deps.db,
-        { teamId, idempotencyKey: req.header(IDEMPOTENCY_HEADER), emails: accepted, now },
+        { idempotency: idem(teamId, req.header(IDEMPOTENCY_HEADER)), emails: accepted, now },
         (ids) => (mode === 'strict' ? { data: ids.map((id) => ({ id })) } : { data: ids.map((id) => ({ id })), errors }),
       );
       deps.accepted.inc({ kind: 'batch' }, accepted.length);
