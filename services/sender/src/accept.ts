@@ -14,15 +14,15 @@ export function sendTimerKey(emailId: string): string {
 }
 
 /**
- * Why this team may not send `request` (the message of a 403 `validation_error`), or the domain it sends
- * from. A key limited to one domain (`keyDomainId`) may send only from that domain.
+ * Why this team may not send `request` (the message of a 403 `validation_error`), given the team's domain
+ * named by its from address (if any), or the domain it sends from. A key limited to one domain
+ * (`keyDomainId`) may send only from that domain.
  */
 export function checkSender(
-  domains: ReadonlyMap<string, SendingDomainRow>,
+  domain: SendingDomainRow | undefined,
   request: EmailRequest,
   keyDomainId: string | undefined,
 ): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
-  const domain = domains.get(request.fromDomain);
   if (!domain || !domain.sending_verified) {
     return {
       ok: false,
@@ -35,16 +35,17 @@ export function checkSender(
   return { ok: true, domain };
 }
 
-/** The team's domains among `names`, by name. */
-export async function findSendingDomains(
-  db: Kysely<SenderDb>,
-  teamId: string,
-  names: readonly string[],
-): Promise<Map<string, SendingDomainRow>> {
-  if (names.length === 0) return new Map();
-  const { rows } = await sql<SendingDomainRow>`select ${PREPARED} * from sending_domains
-    where team_id = ${teamId} and name = any(${[...new Set(names)]}::text[])`.execute(db);
-  return new Map(rows.map((row) => [row.name, row]));
+/** Looks up a sending domain by its team and name. */
+export type DomainLookup = (teamId: string, name: string) => SendingDomainRow | undefined;
+
+/** The sending domains these (team, name) pairs name, of any number of teams, in one query. */
+export async function findSendingDomains(db: Kysely<SenderDb>, wanted: readonly { teamId: string; name: string }[]): Promise<DomainLookup> {
+  if (wanted.length === 0) return () => undefined;
+  const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
+    join unnest(${wanted.map((w) => w.teamId)}::uuid[], ${wanted.map((w) => w.name)}::text[]) as q (team_id, name)
+      on d.team_id = q.team_id and d.name = q.name`.execute(db);
+  const byKey = new Map(rows.map((row) => [`${row.team_id} ${row.name}`, row]));
+  return (teamId, name) => byKey.get(`${teamId} ${name}`);
 }
 
 export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
@@ -224,16 +225,10 @@ export type SingleAccept = { teamId: string; request: EmailRequest; keyDomainId:
 export function createSingleAccepts(db: Kysely<SenderDb>, opts: { maxItems?: number; maxConcurrent?: number } = {}) {
   type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
   const acceptGroup = async (jobs: Job[]) => {
-    const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
-      join unnest(${jobs.map((j) => j.teamId)}::uuid[], ${jobs.map((j) => j.request.fromDomain)}::text[]) as q (team_id, name)
-        on d.team_id = q.team_id and d.name = q.name`.execute(db);
-    const domains = new Map(rows.map((row) => [`${row.team_id} ${row.name}`, row]));
+    const domainOf = await findSendingDomains(db, jobs.map((j) => ({ teamId: j.teamId, name: j.request.fromDomain })));
     const ok: { job: Job; accepted: Accepted }[] = [];
     for (const job of jobs) {
-      const teamDomains = new Map<string, SendingDomainRow>();
-      const domain = domains.get(`${job.teamId} ${job.request.fromDomain}`);
-      if (domain) teamDomains.set(domain.name, domain);
-      const sender = checkSender(teamDomains, job.request, job.keyDomainId);
+      const sender = checkSender(domainOf(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
       if (sender.ok) ok.push({ job, accepted: { request: job.request, domain: sender.domain } });
       else job.reject(new SenderRefused(sender.message));
     }
@@ -257,7 +252,6 @@ export function createSingleAccepts(db: Kysely<SenderDb>, opts: { maxItems?: num
   });
   return {
     accept: (input: SingleAccept) => new Promise<string>((resolve, reject) => batcher.add({ ...input, resolve, reject })),
-    drain: () => batcher.drain(),
   };
 }
 

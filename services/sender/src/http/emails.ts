@@ -52,8 +52,8 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
           throw err;
         }
       } else {
-        const domains = await findSendingDomains(deps.db, teamId, [request.fromDomain]);
-        const sender = checkSender(domains, request, keyDomain(req));
+        const domainOf = await findSendingDomains(deps.db, [{ teamId, name: request.fromDomain }]);
+        const sender = checkSender(domainOf(teamId, request.fromDomain), request, keyDomain(req));
         if (!sender.ok) throw validationError(sender.message, 403);
         body = await acceptEmails(
           deps.db,
@@ -91,7 +91,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         }
       });
       const requests = parsed.filter((p): p is EmailRequest => !(p instanceof ApiError));
-      const domains = await findSendingDomains(deps.db, teamId, requests.map((r) => r.fromDomain));
+      const domainOf = await findSendingDomains(deps.db, requests.map((r) => ({ teamId, name: r.fromDomain })));
       const keyDomainId = keyDomain(req);
 
       const accepted: Accepted[] = [];
@@ -100,7 +100,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         let error: ApiError | undefined;
         if (item instanceof ApiError) error = item;
         else {
-          const sender = checkSender(domains, item, keyDomainId);
+          const sender = checkSender(domainOf(teamId, item.fromDomain), item, keyDomainId);
           if (sender.ok) accepted.push({ request: item, domain: sender.domain });
           else error = validationError(sender.message, 403);
         }
