@@ -1,7 +1,7 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { PREPARED } from '../db/db.ts';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { parseMessage, type Message, type RoutingKey } from '@postline/contracts';
+import { PREPARED } from '../db/db.ts';
 import type { Logger } from '../logger/logger.ts';
 import { createBatcher, type Batcher } from './batcher.ts';
 import type { Broker, Setup } from './broker.ts';
@@ -223,17 +223,25 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     return new Promise<Outcome>((settled) => batcher.add({ ch, msg, message, prepared, attempt, settled }));
   }
 
+  /**
+   * The ids (lower-case) not handled before, recording them in `inbox` in the caller's transaction; every
+   * id when the consumer keeps no inbox.
+   */
+  async function claimNew(trx: Transaction<DB>, messageIds: readonly string[]): Promise<Set<string>> {
+    const ids = [...new Set(messageIds.map((id) => id.toLowerCase()))];
+    if (!useInbox) return new Set(ids);
+    const { rows } = await sql<{ message_id: string }>`insert ${PREPARED} into inbox (consumer, message_id)
+      select ${consumerId}, unnest(${ids}::uuid[]) on conflict do nothing returning message_id`.execute(trx);
+    return new Set(rows.map((r) => r.message_id.toLowerCase()));
+  }
+
   /** One message in its own transaction: inbox row, handler, commit, ack, after-commit work. */
   async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, prepared: Prepared, attempt: number): Promise<Outcome> {
     try {
       const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
-        if (useInbox) {
-          const claimed = await sql`insert ${PREPARED} into inbox (consumer, message_id) values (${consumerId}, ${message.id})
-            on conflict do nothing returning message_id`.execute(trx);
-          // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
-          if (claimed.rows.length === 0) return false;
-        }
+        // Already processed and committed: a redelivery or a duplicate publish. Do nothing, just ack.
+        if ((await claimNew(trx, [message.id])).size === 0) return false;
         after.run = await opts.handle(message as Message<MatchingKeys<P>>, trx, prepared);
         return true;
       });
@@ -255,15 +263,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     const after: { run?: void | (() => void) } = {};
     try {
       await opts.db.transaction().execute(async (trx) => {
-        const ids = [...new Set(items.map((i) => i.message.id.toLowerCase()))];
-        const newIds = useInbox
-          ? new Set(
-              (
-                await sql<{ message_id: string }>`insert ${PREPARED} into inbox (consumer, message_id)
-                  select ${consumerId}, unnest(${ids}::uuid[]) on conflict do nothing returning message_id`.execute(trx)
-              ).rows.map((r) => r.message_id.toLowerCase()),
-            )
-          : new Set(ids);
+        const newIds = await claimNew(trx, items.map((i) => i.message.id));
         for (const item of items) {
           const id = item.message.id.toLowerCase();
           // The first copy of a new id is handled; later copies in the same batch are duplicates.

@@ -1,4 +1,3 @@
-import { PREPARED } from '../db/db.ts';
 import { sql, type QueryExecutorProvider } from 'kysely';
 import {
   isPublicEvent,
@@ -8,6 +7,7 @@ import {
   type PublicEventType,
   type RoutingKey,
 } from '@postline/contracts';
+import { PREPARED } from '../db/db.ts';
 import { newId } from '../ids/ids.ts';
 import type { ExchangeKind } from '../broker/topology.ts';
 
