@@ -7,7 +7,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EmailBounced, SuppressionOrigin } from '@postline/contracts';
 import { outboxRows, outboxSource, PREPARED, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
 import { addSuppressions } from './suppress.ts';
-import { loadAttempt } from './db/attempts.ts';
+import { loadAttempts, type AttemptLoader } from './db/attempts.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './db/schema.ts';
 import { composeMessage } from './domain/compose.ts';
 import { parseMailbox } from './domain/email-request.ts';
@@ -41,6 +41,8 @@ export type DeliverDeps = {
   now: () => Date;
   logger: Logger;
   observe?: (results: readonly Result[], seconds: number) => void;
+  /** Reads an attempt (createAttemptLoader joins concurrent reads); default: one statement per attempt. */
+  load?: AttemptLoader;
 };
 
 type Command = { team_id: string | null; data: { email_id: string; domain: string; recipients: number[]; attempt: number } };
@@ -49,7 +51,8 @@ type Command = { team_id: string | null; data: { email_id: string; domain: strin
 export async function attemptDelivery(deps: DeliverDeps, command: Command): Promise<Attempt> {
   const { email_id: emailId, domain, recipients: positions, attempt } = command.data;
   if (!command.team_id) return { kind: 'skip' };
-  const loaded = await loadAttempt(deps.db, { teamId: command.team_id, emailId, positions, attempt, now: deps.now() });
+  const query = { teamId: command.team_id, emailId, positions, attempt, now: deps.now() };
+  const loaded = deps.load ? await deps.load(query) : (await loadAttempts(deps.db, [query]))[0];
   if (!loaded) return { kind: 'skip' };
   const { email, rows, sending, suppressed } = loaded;
   const done = (results: Result[]): Attempt => ({ kind: 'attempted', email, rows, results, attempt, domain });
@@ -136,23 +139,17 @@ async function sendOverSmtp(
   });
 }
 
-/** Records the attempt's outcomes with their events, suppressions and retry timer. */
-export async function recordAttempt(deps: DeliverDeps, trx: Transaction<SenderDb>, attempt: Attempt): Promise<void> {
-  if (attempt.kind === 'skip') return;
-  const { email, rows, results } = attempt;
-  const now = deps.now();
-  const lifetimeMs = DELIVERY_LIFETIME_MS * deps.scale;
-  const by = {
-    delivered: [] as string[],
-    complained: [] as string[],
-    delayed: [] as { address: string; result: Result & { kind: 'deferred' } }[],
-    retry: [] as number[],
-    bounced: [] as { address: string; bounce: EmailBounced['bounce']; suppress: boolean; transient: boolean }[],
-    suppressed: [] as { address: string; reason: 'previous_bounce' | 'previous_complaint' }[],
-    failed: [] as { address: string; reason: string }[],
-  };
+type Planned = {
+  row: RecipientRow;
+  result: Result;
+  status: RecipientRow['status'];
+  bounceType: RecipientRow['bounce_type'];
+  firstDeferredAt: Date | null;
+};
 
-  const planned = rows.map((row, i) => {
+/** Each recipient's new state after this attempt's result; a deferral past the delivery lifetime ends. */
+function planAttempt(rows: readonly RecipientRow[], results: readonly Result[], now: Date, lifetimeMs: number): Planned[] {
+  return rows.map((row, i) => {
     const result = results[i] as Result;
     let status: RecipientRow['status'];
     let bounceType: RecipientRow['bounce_type'] = null;
@@ -183,28 +180,30 @@ export async function recordAttempt(deps: DeliverDeps, trx: Transaction<SenderDb
     }
     return { row, result, status, bounceType, firstDeferredAt };
   });
-  // One statement for every recipient, and only those still at this attempt: a redelivered command
-  // (or a racing duplicate) updates nothing and so emits nothing.
-  const outcomes = planned.map((p) => ({
-    position: p.row.position,
-    status: p.status,
-    code: 'code' in p.result ? p.result.code : null,
-    response: 'response' in p.result ? p.result.response.slice(0, 1000) : null,
-    bounce_type: p.bounceType,
-    first_deferred_at: p.firstDeferredAt,
-  }));
-  const { rows: updatedRows } = await sql<{ position: number }>`
-    update ${PREPARED} recipients as r set status = v.status, attempts = ${attempt.attempt}, last_code = v.code,
-      last_response = v.response, bounce_type = v.bounce_type, first_deferred_at = v.first_deferred_at, updated_at = ${now}
-    from jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb)
-      as v (position int, status text, code int, response text, bounce_type text, first_deferred_at timestamptz)
-    where r.email_id = ${email.id} and r.position = v.position and r.attempts = ${attempt.attempt - 1}
-      and r.status in ('pending', 'deferred')
-    returning r.position`.execute(trx);
-  const updated = new Set(updatedRows.map((u) => u.position));
+}
 
+type Bounced = { address: string; bounce: EmailBounced['bounce']; suppress: boolean; transient: boolean };
+
+/** What the recorded part of one attempt causes: its events and retry timer, its last event, its bounces. */
+function consequences(
+  deps: DeliverDeps,
+  attempt: Attempt & { kind: 'attempted' },
+  planned: readonly Planned[],
+  recorded: (row: RecipientRow) => boolean,
+  now: Date,
+): { messages: OutboxMessage[]; last: LastEvent | undefined; bounced: Bounced[] } {
+  const { email } = attempt;
+  const by = {
+    delivered: [] as string[],
+    complained: [] as string[],
+    delayed: [] as { address: string; result: Result & { kind: 'deferred' } }[],
+    retry: [] as number[],
+    bounced: [] as Bounced[],
+    suppressed: [] as { address: string; reason: 'previous_bounce' | 'previous_complaint' }[],
+    failed: [] as { address: string; reason: string }[],
+  };
   for (const { row, result, status } of planned) {
-    if (!updated.has(row.position)) continue;
+    if (!recorded(row)) continue;
 
     switch (result.kind) {
       case 'delivered':
@@ -292,18 +291,83 @@ export async function recordAttempt(deps: DeliverDeps, trx: Transaction<SenderDb
     last = 'failed';
   }
   if (by.retry.length > 0) messages.push(retryTimer(deps, email, attempt.domain, by.retry, attempt.attempt, now));
+  return { messages, last, bounced: by.bounced };
+}
+
+/**
+ * Records the outcomes of attempts (one, or a worker's batch) with their events, suppressions and retry
+ * timers: one statement for every recipient of every attempt and one for all their events, whatever the
+ * number of attempts. Only recipients still at an attempt are updated, so a redelivered command (or a racing
+ * duplicate, in this batch or another) records nothing and emits nothing; the effect is that of recording
+ * the attempts one after another.
+ */
+export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderDb>, attempts: readonly Attempt[]): Promise<void> {
+  const made = attempts.filter((a): a is Attempt & { kind: 'attempted' } => a.kind === 'attempted');
+  if (made.length === 0) return;
+  const now = deps.now();
+  const lifetimeMs = DELIVERY_LIFETIME_MS * deps.scale;
+  const plans = made.map((a) => planAttempt(a.rows, a.results, now, lifetimeMs));
+
+  // A recipient at one attempt is recorded once: the first copy in the batch wins, as it would in turn.
+  const key = (emailId: string, position: number, attempt: number) => `${emailId.toLowerCase()} ${position} ${attempt}`;
+  const seen = new Set<string>();
+  const outcomes: object[] = [];
+  made.forEach((a, i) => {
+    for (const p of plans[i] as Planned[]) {
+      const k = key(a.email.id, p.row.position, a.attempt);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      outcomes.push({
+        email_id: a.email.id,
+        position: p.row.position,
+        attempt: a.attempt,
+        status: p.status,
+        code: 'code' in p.result ? p.result.code : null,
+        response: 'response' in p.result ? p.result.response.slice(0, 1000) : null,
+        bounce_type: p.bounceType,
+        first_deferred_at: p.firstDeferredAt,
+      });
+    }
+  });
+  const { rows: updatedRows } = await sql<{ email_id: string; position: number; attempts: number }>`
+    update ${PREPARED} recipients as r set status = v.status, attempts = v.attempt, last_code = v.code,
+      last_response = v.response, bounce_type = v.bounce_type, first_deferred_at = v.first_deferred_at, updated_at = ${now}
+    from jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) as v (email_id uuid, position int, attempt int, status text,
+      code int, response text, bounce_type text, first_deferred_at timestamptz)
+    where r.email_id = v.email_id and r.position = v.position and r.attempts = v.attempt - 1
+      and r.status in ('pending', 'deferred')
+    returning r.email_id, r.position, r.attempts`.execute(trx);
+  // Each updated recipient is credited to one attempt only (the first holding it), as `seen` kept one copy.
+  const updated = new Set(updatedRows.map((u) => key(u.email_id, u.position, u.attempts)));
+
+  const messages: OutboxMessage[] = [];
+  const lastOf = new Map<string, LastEvent>();
+  const bounces: { attempt: Attempt & { kind: 'attempted' }; bounced: Bounced[] }[] = [];
+  made.forEach((a, i) => {
+    const recorded = (row: RecipientRow) => updated.delete(key(a.email.id, row.position, a.attempt));
+    const c = consequences(deps, a, plans[i] as Planned[], recorded, now);
+    messages.push(...c.messages);
+    if (c.last) lastOf.set(a.email.id, c.last);
+    if (c.bounced.length > 0) bounces.push({ attempt: a, bounced: c.bounced });
+  });
   if (messages.length > 0) {
+    // Sorted by id, so that concurrent batches lock the emails they share in the same order.
+    const lasts = [...lastOf].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, last]) => ({ id, last }));
     await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(outboxRows(messages))}),
-      e as (update emails set last_event = coalesce(${last ?? null}::text, last_event) where id = ${email.id})
+      e as (update emails set last_event = v.last from jsonb_to_recordset(${JSON.stringify(lasts)}::jsonb) as v (id uuid, last text)
+        where emails.id = v.id)
       select ${PREPARED} pg_notify('outbox_' || current_schema(), '')`.execute(trx);
   }
 
-  const suppress = by.bounced.filter((b) => b.suppress);
-  if (suppress.length > 0) {
-    await addSuppressions(trx, email.team_id, suppress.map((b) => ({ email: b.address, origin: 'bounce' as const, sourceId: email.id })), now);
+  for (const { attempt, bounced } of bounces) {
+    const { email } = attempt;
+    const suppress = bounced.filter((b) => b.suppress);
+    if (suppress.length > 0) {
+      await addSuppressions(trx, email.team_id, suppress.map((b) => ({ email: b.address, origin: 'bounce' as const, sourceId: email.id })), now);
+    }
+    const transient = bounced.filter((b) => b.transient && !b.suppress);
+    if (transient.length > 0) await suppressRepeatedTransients(deps, trx, email.team_id, email.id, transient.map((b) => b.address), now);
   }
-  const transient = by.bounced.filter((b) => b.transient && !b.suppress);
-  if (transient.length > 0) await suppressRepeatedTransients(deps, trx, email.team_id, email.id, transient.map((b) => b.address), now);
 }
 
 function bounceOf(bounce: BounceClass, code: number, response: string): EmailBounced['bounce'] {

@@ -8,6 +8,7 @@ import { createDeliverConsumer } from './consumers/deliver.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
 import { createFeedbackConsumer } from './consumers/feedback.ts';
 import { createExpireSuppressionConsumer, createSendScheduledConsumer } from './consumers/scheduled.ts';
+import { createAttemptLoader } from './db/attempts.ts';
 import type { SenderDb } from './db/schema.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
@@ -77,6 +78,8 @@ const deliverDeps: DeliverDeps = {
   scale: config.POSTLINE_DELAY_SCALE,
   now,
   logger,
+  // The reads of attempts prepared together (a worker's prefetched commands) share one statement.
+  load: createAttemptLoader(db),
   observe: (results, seconds) => {
     smtpDuration.observe(seconds);
     for (const r of results) outcomes.inc({ outcome: r.kind });

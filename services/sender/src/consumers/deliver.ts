@@ -1,5 +1,5 @@
 import { createConsumer, type Broker, type Consumer } from '@postline/platform';
-import { attemptDelivery, recordAttempt, type Attempt, type DeliverDeps } from '../deliver.ts';
+import { attemptDelivery, recordAttempts, type Attempt, type DeliverDeps } from '../deliver.ts';
 import type { SenderDb } from '../db/schema.ts';
 
 /**
@@ -17,9 +17,10 @@ export function createDeliverConsumer(deps: DeliverDeps & { broker: Broker; conc
     prefetch: deps.concurrency,
     logger: deps.logger,
     prepare: (message) => attemptDelivery(deps, message),
-    handle: (_message, trx, attempt) => recordAttempt(deps, trx, attempt),
-    // Outcomes of attempts that finish together are recorded in one transaction (one commit, one inbox
-    // statement); a failed batch records each attempt on its own, and never makes an attempt again.
-    batch: { maxMessages: 64, maxConcurrent: 2 },
+    handle: (_message, trx, attempt) => recordAttempts(deps, trx, [attempt]),
+    // Outcomes of attempts that finish together are recorded in one transaction with one statement for their
+    // recipients and one for their events; a failed batch records each attempt on its own, and never makes
+    // an attempt again.
+    batch: { maxMessages: 64, maxConcurrent: 2, handle: (items, trx) => recordAttempts(deps, trx, items.map((i) => i.prepared)) },
   });
 }

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import type { SuppressionOrigin } from '@postline/contracts';
-import { PREPARED } from '@postline/platform';
+import { createBatcher, PREPARED } from '@postline/platform';
 import type { EmailRow, RecipientRow, SenderDb, SendingDomainRow } from './schema.ts';
+
+export type AttemptQuery = { teamId: string; emailId: string; positions: number[]; attempt: number; now: Date };
 
 export type LoadedAttempt = {
   email: EmailRow;
@@ -14,65 +15,77 @@ export type LoadedAttempt = {
   hasAttachments: boolean;
 };
 
+/** JSON carries timestamps as text. */
+type Loaded = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
+  ord: number;
+  created_at: Date | string;
+  scheduled_at: Date | string | null;
+  recipient_rows: (Omit<RecipientRow, 'first_deferred_at' | 'updated_at'> & { first_deferred_at: string | null; updated_at: string })[];
+  sending: (Omit<SendingDomainRow, 'state_at'> & { state_at: string }) | null;
+  suppressions: { email: string; origin: SuppressionOrigin }[];
+  has_attachments: boolean;
+};
+
 /**
- * Everything one delivery attempt reads, in one round trip: the email (if it is still queued), its
- * recipients at this attempt, the sending domain's state and the recipients' suppressions.
+ * Everything the delivery attempts of `queries` read, in one round trip whatever their number: each email
+ * (if it is still queued), its recipients at that attempt, its sending domain's state and the recipients'
+ * suppressions. The answer is in the order of `queries`; undefined where there is nothing to attempt.
  */
-export async function loadAttempt(
-  db: Kysely<SenderDb>,
-  q: { teamId: string; emailId: string; positions: number[]; attempt: number; now: Date },
-): Promise<LoadedAttempt | undefined> {
-  const row = await db
-    .selectFrom('emails as e')
-    .selectAll('e')
-    .select((eb) => [
-      jsonArrayFrom(
-        eb
-          .selectFrom('recipients as r')
-          .selectAll('r')
-          .whereRef('r.email_id', '=', 'e.id')
-          .where(sql<boolean>`r.position = any(${q.positions}::int[])`)
-          .where('r.status', 'in', ['pending', 'deferred'])
-          .where('r.attempts', '=', q.attempt - 1)
-          .orderBy('r.position'),
-      ).as('recipient_rows'),
-      jsonObjectFrom(eb.selectFrom('sending_domains as d').selectAll('d').whereRef('d.domain_id', '=', 'e.domain_id')).as('sending'),
-      jsonArrayFrom(
-        eb
-          .selectFrom('suppressions as s')
-          .select(['s.email', 's.origin'])
-          .whereRef('s.team_id', '=', 'e.team_id')
-          .where(
-            's.email',
-            'in',
-            eb
-              .selectFrom('recipients as r2')
-              .select(sql<string>`lower(r2.address)`.as('address'))
-              .whereRef('r2.email_id', '=', 'e.id')
-              .where(sql<boolean>`r2.position = any(${q.positions}::int[])`),
-          )
-          .where((w) => w.or([w('s.expires_at', 'is', null), w('s.expires_at', '>', q.now)])),
-      ).as('suppressions'),
-      sql<boolean>`exists (select 1 from email_attachments a where a.email_id = e.id)`.as('has_attachments'),
-    ])
-    .where('e.id', '=', q.emailId)
-    .where('e.team_id', '=', q.teamId)
-    .where('e.status', '=', 'queued')
-    .modifyEnd(PREPARED)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { recipient_rows: recipientRows, sending, suppressions, has_attachments: hasAttachments, ...email } = row;
-  if (recipientRows.length === 0) return undefined;
-  return {
-    email: { ...email, created_at: new Date(email.created_at), scheduled_at: email.scheduled_at ? new Date(email.scheduled_at) : null },
-    // JSON carries timestamps as text.
-    rows: recipientRows.map((r) => ({
-      ...r,
-      first_deferred_at: r.first_deferred_at ? new Date(r.first_deferred_at) : null,
-      updated_at: new Date(r.updated_at),
-    })),
-    sending: sending ? { ...sending, state_at: new Date(sending.state_at) } : undefined,
-    suppressed: new Map(suppressions.map((s) => [s.email, s.origin])),
-    hasAttachments,
-  };
+export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly AttemptQuery[]): Promise<(LoadedAttempt | undefined)[]> {
+  if (queries.length === 0) return [];
+  const wanted = queries.map((q, ord) => ({ ord, team_id: q.teamId, email_id: q.emailId, positions: q.positions, attempt: q.attempt, at: q.now }));
+  const { rows } = await sql<Loaded>`select ${PREPARED} q.ord, e.*,
+      coalesce((select json_agg(r order by r.position) from recipients r
+        where r.email_id = e.id and r.position = any(q.positions) and r.status in ('pending', 'deferred')
+          and r.attempts = q.attempt - 1), '[]') as recipient_rows,
+      (select row_to_json(d) from sending_domains d where d.domain_id = e.domain_id) as sending,
+      coalesce((select json_agg(json_build_object('email', s.email, 'origin', s.origin)) from suppressions s
+        where s.team_id = e.team_id and (s.expires_at is null or s.expires_at > q.at)
+          and s.email in (select lower(r2.address) from recipients r2 where r2.email_id = e.id and r2.position = any(q.positions))),
+        '[]') as suppressions,
+      exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments
+    from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb)
+      as q (ord int, team_id uuid, email_id uuid, positions int[], attempt int, at timestamptz)
+    join emails e on e.id = q.email_id and e.team_id = q.team_id and e.status = 'queued'`.execute(db);
+  const loaded: (LoadedAttempt | undefined)[] = queries.map(() => undefined);
+  for (const row of rows) {
+    const { ord, recipient_rows: recipientRows, sending, suppressions, has_attachments: hasAttachments, ...email } = row;
+    if (recipientRows.length === 0) continue;
+    loaded[ord] = {
+      email: { ...email, created_at: new Date(email.created_at), scheduled_at: email.scheduled_at ? new Date(email.scheduled_at) : null },
+      rows: recipientRows.map((r) => ({
+        ...r,
+        first_deferred_at: r.first_deferred_at ? new Date(r.first_deferred_at) : null,
+        updated_at: new Date(r.updated_at),
+      })),
+      sending: sending ? { ...sending, state_at: new Date(sending.state_at) } : undefined,
+      suppressed: new Map(suppressions.map((s) => [s.email, s.origin])),
+      hasAttachments,
+    };
+  }
+  return loaded;
+}
+
+export type AttemptLoader = (query: AttemptQuery) => Promise<LoadedAttempt | undefined>;
+
+/**
+ * `loadAttempts` for attempts prepared at the same time (a worker's prefetched commands arrive together):
+ * their reads join one statement, at most `maxConcurrent` at once, so that under load the groups grow.
+ */
+export function createAttemptLoader(db: Kysely<SenderDb>, opts: { maxItems?: number; maxConcurrent?: number } = {}): AttemptLoader {
+  type Job = { query: AttemptQuery; resolve: (loaded: LoadedAttempt | undefined) => void; reject: (err: unknown) => void };
+  const batcher = createBatcher<Job>({
+    maxItems: opts.maxItems ?? 64,
+    maxWaitMs: 0,
+    maxConcurrent: opts.maxConcurrent ?? 2,
+    flush: async (jobs) => {
+      try {
+        const loaded = await loadAttempts(db, jobs.map((j) => j.query));
+        jobs.forEach((job, i) => job.resolve(loaded[i]));
+      } catch (err) {
+        for (const job of jobs) job.reject(err);
+      }
+    },
+  });
+  return (query) => new Promise((resolve, reject) => batcher.add({ query, resolve, reject }));
 }

@@ -1,0 +1,175 @@
+// Reading and recording delivery attempts many at a time (a worker's batch), on a real Postgres: one
+// statement reads every attempt, one records every recipient; the effect must be that of one attempt after
+// another, including duplicates of one command in the same batch.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql, type Kysely } from 'kysely';
+import { createDb, createSecretBox, newId } from '@postline/platform';
+import { createTestDatabase, type TestDatabase } from '@postline/testing';
+import { acceptEmails } from '../src/accept.ts';
+import { SCHEMA } from '../src/config.ts';
+import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
+import { migrate } from '../src/db/migrate.ts';
+import type { SenderDb, SendingDomainRow } from '../src/db/schema.ts';
+import { recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
+import { parseEmailRequest } from '../src/domain/email-request.ts';
+import type { Mta } from '../src/mta/types.ts';
+
+let database: TestDatabase;
+let db: Kysely<SenderDb>;
+const teamId = newId();
+const otherTeam = newId();
+let domain: SendingDomainRow;
+const now = new Date();
+
+const deps = (): DeliverDeps => ({
+  db,
+  mta: {} as Mta,
+  box: createSecretBox('0'.repeat(64)),
+  verpKey: 'k',
+  scale: 1,
+  now: () => new Date(),
+  logger: undefined as never,
+});
+
+beforeAll(async () => {
+  database = await createTestDatabase('attempts');
+  db = createDb<SenderDb>({ url: database.url, schema: SCHEMA }).db;
+  await migrate(db);
+  domain = {
+    domain_id: newId(),
+    team_id: teamId,
+    name: 'acme.test',
+    status: 'verified',
+    sending_verified: true,
+    dkim_selector: 'postline',
+    dkim_private_key_encrypted: 'sealed',
+    return_path: 'send.acme.test',
+    tls: 'opportunistic',
+    state_at: now,
+  };
+  await db.insertInto('sending_domains').values(domain).execute();
+});
+
+afterAll(async () => {
+  await db.destroy();
+  await database.drop();
+});
+
+/** Accepts an email to `to` and returns its id. */
+async function accept(to: string[]): Promise<string> {
+  const request = parseEmailRequest({ from: 'Acme <hi@acme.test>', to, subject: 'Hello', text: 'Hi' }, { now, batch: false });
+  const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain }], now }, (ids) => ids);
+  return id as string;
+}
+
+const query = (emailId: string, positions: number[], attempt = 1, team = teamId): AttemptQuery => ({ teamId: team, emailId, positions, attempt, now });
+
+function attempted(loaded: LoadedAttempt | undefined, domainName: string, results: Result[]): Attempt {
+  if (!loaded) throw new Error('nothing loaded');
+  return { kind: 'attempted', email: loaded.email, rows: loaded.rows, results, attempt: 1, domain: domainName };
+}
+
+const delivered: Result = { kind: 'delivered', code: 250, response: '2.0.0 OK' };
+
+async function outboxOf(emailId: string): Promise<string[]> {
+  const { rows } = await sql<{ routing_key: string }>`select routing_key from outbox
+    where envelope->'data'->>'email_id' = ${emailId} or envelope->'data'->'message'->'data'->>'email_id' = ${emailId} order by id`.execute(db);
+  return rows.map((r) => r.routing_key);
+}
+
+describe('loadAttempts', () => {
+  it('reads many attempts in one call, in the order asked, and nothing for unknown ids, other teams or recipients at another attempt', async () => {
+    const a = await accept(['one@postline.test', 'x@rcpt.test', 'y@rcpt.test']);
+    const b = await accept(['two@postline.test']);
+    const loaded = await loadAttempts(db, [
+      query(a, [1, 2]),
+      query(newId(), [0]),
+      query(b, [0]),
+      query(a, [0], 1, otherTeam),
+      query(a, [0], 2),
+      query(a, [0]),
+    ]);
+    expect(loaded.map((l) => l?.rows.map((r) => r.address))).toEqual([
+      ['x@rcpt.test', 'y@rcpt.test'],
+      undefined,
+      ['two@postline.test'],
+      undefined,
+      undefined,
+      ['one@postline.test'],
+    ]);
+    expect(loaded[0]?.email).toMatchObject({ id: a, team_id: teamId, subject: 'Hello' });
+    expect(loaded[0]?.email.created_at).toBeInstanceOf(Date);
+    expect(loaded[0]?.sending).toMatchObject({ domain_id: domain.domain_id, sending_verified: true });
+    expect(loaded[0]?.sending?.state_at).toBeInstanceOf(Date);
+    expect(loaded[0]?.hasAttachments).toBe(false);
+  });
+
+  it('reports the active suppressions among the recipients', async () => {
+    const id = await accept(['Gone@rcpt.test', 'fine@rcpt.test']);
+    await db
+      .insertInto('suppressions')
+      .values([
+        { id: newId(), team_id: teamId, email: 'gone@rcpt.test', origin: 'complaint', source_id: null, expires_at: null, created_at: now },
+        { id: newId(), team_id: otherTeam, email: 'fine@rcpt.test', origin: 'bounce', source_id: null, expires_at: null, created_at: now },
+      ])
+      .execute();
+    const [loaded] = await loadAttempts(db, [query(id, [0, 1])]);
+    expect([...(loaded?.suppressed ?? [])]).toEqual([['gone@rcpt.test', 'complaint']]);
+  });
+
+  it('joins concurrent reads through the loader and answers each caller with its own attempt', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => accept([`n${i}@postline.test`])));
+    const load = createAttemptLoader(db, { maxItems: 8 });
+    const loaded = await Promise.all(ids.map((id) => load(query(id, [0]))));
+    expect(loaded.map((l) => l?.email.id)).toEqual(ids);
+    expect(loaded.map((l) => l?.rows[0]?.address)).toEqual(ids.map((_, i) => `n${i}@postline.test`));
+  });
+});
+
+describe('recordAttempts', () => {
+  it('records a batch with a duplicate command once, as one attempt after another would', async () => {
+    const id = await accept(['a@postline.test', 'b@rcpt.test']);
+    const [sandbox, remote] = await loadAttempts(db, [query(id, [0]), query(id, [1])]);
+    const first = attempted(sandbox, 'postline.test', [delivered]);
+    const copy = attempted(sandbox, 'postline.test', [{ kind: 'bounced', code: 550, response: '5.1.1 no', bounce: { type: 'Permanent', subType: 'General', suppress: true } }]);
+    const other = attempted(remote, 'rcpt.test', [delivered]);
+
+    await db.transaction().execute((trx) => recordAttempts(deps(), trx, [first, copy, other]));
+
+    const recipients = await db.selectFrom('recipients').select(['position', 'status', 'attempts', 'last_code']).where('email_id', '=', id).orderBy('position').execute();
+    expect(recipients).toEqual([
+      { position: 0, status: 'delivered', attempts: 1, last_code: 250 },
+      { position: 1, status: 'delivered', attempts: 1, last_code: 250 },
+    ]);
+    expect(await outboxOf(id)).toEqual(['email.sent', 'sender.deliver', 'sender.deliver', 'email.delivered', 'email.delivered']);
+    const email = await db.selectFrom('emails').select('last_event').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(email.last_event).toBe('delivered');
+    expect(await db.selectFrom('suppressions').selectAll().where('email', '=', 'a@postline.test').execute()).toEqual([]);
+
+    // The same attempts again (a redelivered batch) record nothing more.
+    await db.transaction().execute((trx) => recordAttempts(deps(), trx, [first, other]));
+    expect(await outboxOf(id)).toHaveLength(5);
+  });
+
+  it('keeps each attempt\'s own events, retries and suppressions apart within one batch', async () => {
+    const bounced = await accept(['gone@far.test']);
+    const deferred = await accept(['later@slow.test']);
+    const loaded = await loadAttempts(db, [query(bounced, [0]), query(deferred, [0])]);
+    await db.transaction().execute((trx) =>
+      recordAttempts(deps(), trx, [
+        attempted(loaded[0], 'far.test', [{ kind: 'bounced', code: 550, response: '5.1.1 no such user', bounce: { type: 'Permanent', subType: 'General', suppress: true } }]),
+        { kind: 'skip' },
+        attempted(loaded[1], 'slow.test', [{ kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true }]),
+      ]),
+    );
+    expect(await outboxOf(bounced)).toEqual(['email.sent', 'sender.deliver', 'email.bounced']);
+    expect(await outboxOf(deferred)).toEqual(['email.sent', 'sender.deliver', 'email.delivery_delayed', 'scheduler.set-timer']);
+    const lasts = await db.selectFrom('emails').select(['id', 'last_event']).where('id', 'in', [bounced, deferred]).execute();
+    expect(Object.fromEntries(lasts.map((l) => [l.id, l.last_event]))).toEqual({ [bounced]: 'bounced', [deferred]: 'delivery_delayed' });
+    const suppressions = await db.selectFrom('suppressions').select(['email', 'origin', 'source_id']).where('team_id', '=', teamId).where('email', '=', 'gone@far.test').execute();
+    expect(suppressions).toEqual([{ email: 'gone@far.test', origin: 'bounce', source_id: bounced }]);
+    const later = await db.selectFrom('recipients').select(['status', 'first_deferred_at']).where('email_id', '=', deferred).executeTakeFirstOrThrow();
+    expect(later.status).toBe('deferred');
+    expect(later.first_deferred_at).toBeInstanceOf(Date);
+  });
+});
