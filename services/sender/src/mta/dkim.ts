@@ -1,5 +1,7 @@
-import { createPrivateKey } from 'node:crypto';
-import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
+import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
+import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
 
 export type DkimKey = { domain: string; selector: string; privateKeyPem: string };
 
@@ -42,47 +44,73 @@ export const SIGNED_HEADERS = [
 /**
  * Signs `raw` with rsa-sha256, relaxed/relaxed, and returns the message with the DKIM-Signature header in
  * front. Line endings are made CRLF first (bare LF and bare CR alike), since the signature must cover the
- * bytes that go on the wire. Throws DkimSigningError for a non-RSA or unreadable key, a mailauth error, or a
- * result without a signature.
+ * bytes that go on the wire. Throws DkimSigningError for a non-RSA or unreadable key, a message without
+ * From, or a failed signature.
+ *
+ * The canonicalization, the h= list and the header line are mailauth's own (its signer's steps, called in
+ * turn); only the key differs: mailauth's signer opens the PEM for every message, and an RSA key used for
+ * the first time costs about twice a signature (OpenSSL sets up its blinding and Montgomery values per key
+ * object), so each domain's key object is kept and reused here.
  */
-export async function signMessage(raw: Buffer, key: DkimKey): Promise<Buffer> {
-  // Parsing a PEM costs about as much as a signature; a key checked once stays good (mailauth parses it again).
-  if (!checkedKeys.has(key.privateKeyPem)) {
-    let privateKey;
-    try {
-      privateKey = createPrivateKey(key.privateKeyPem);
-    } catch (error) {
-      throw new DkimSigningError(`unreadable DKIM private key for ${key.selector}._domainkey.${key.domain}`, { cause: error });
-    }
-    if (privateKey.asymmetricKeyType !== 'rsa') {
-      throw new DkimSigningError(`DKIM key for ${key.domain} is ${privateKey.asymmetricKeyType ?? 'unknown'}, rsa-sha256 needs RSA`);
-    }
-    if (checkedKeys.size >= 1000) checkedKeys.clear();
-    checkedKeys.add(key.privateKeyPem);
-  }
-
+export function signMessage(raw: Buffer, key: DkimKey): Buffer {
+  const privateKey = rsaKey(key);
   const message = toCrlf(raw);
-  const signature = {
-    signingDomain: key.domain,
-    selector: key.selector,
-    privateKey: key.privateKeyPem,
-    canonicalization: 'relaxed/relaxed',
-    algorithm: 'rsa-sha256',
-    headerList: SIGNED_HEADERS,
-  };
-  // mailauth signs only what signatureData lists; the top-level copy satisfies its option type.
-  const result = await dkimSign(message, { ...signature, signatureData: [signature] });
-  if (result.errors.length > 0) {
-    throw new DkimSigningError(`DKIM signing failed for ${key.domain}: ${JSON.stringify(result.errors)}`);
+  const end = message.indexOf('\r\n\r\n');
+  // Without an empty line the whole message is header (RFC 5322 §2.1) and the body is empty.
+  const headerBytes = end < 0 ? message : message.subarray(0, end + 4);
+  const body = end < 0 ? Buffer.alloc(0) : message.subarray(end + 4);
+
+  const signingLines = getSigningHeaderLines(parseHeaders(headerBytes).parsed, SIGNED_HEADERS.join(':'));
+  if (!signingLines.headers.some((h) => h.key === 'from')) {
+    throw new DkimSigningError(`DKIM signing for ${key.domain} refused: the message has no From header`);
   }
-  if (!/^DKIM-Signature:/im.test(result.signatures)) {
+  const hasher = dkimBody('relaxed', 'sha256', false);
+  hasher.update(body);
+  let signatureLine: string;
+  try {
+    const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', signingLines, {
+      signingDomain: key.domain,
+      selector: key.selector,
+      algorithm: 'rsa-sha256',
+      canonicalization: 'relaxed/relaxed',
+      bodyHash: hasher.digest('base64'),
+      // The same t= in the signed line and the line emitted.
+      timestamp: Math.floor(Date.now() / 1000),
+      expiration: false,
+    });
+    dkimHeaderOpts.b = sign('sha256', canonicalizedHeader, privateKey).toString('base64');
+    signatureLine = formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true);
+  } catch (error) {
+    throw new DkimSigningError(`DKIM signing failed for ${key.domain}`, { cause: error });
+  }
+  if (!/^DKIM-Signature:/i.test(signatureLine) || !/\bb=[A-Za-z0-9+/]/.test(signatureLine)) {
     throw new DkimSigningError(`DKIM signing for ${key.domain} produced no DKIM-Signature header`);
   }
-  return Buffer.concat([Buffer.from(result.signatures, 'utf8'), message]);
+  return Buffer.concat([Buffer.from(`${signatureLine}\r\n`, 'utf8'), message]);
 }
 
-/** RSA private keys (PEM) already found readable. */
-const checkedKeys = new Set<string>();
+/** Opened RSA private keys by PEM: a key is opened and checked once, and its key object reused. */
+const openedKeys = new Map<string, KeyObject>();
+
+function rsaKey(key: DkimKey): KeyObject {
+  const opened = openedKeys.get(key.privateKeyPem);
+  if (opened) return opened;
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key.privateKeyPem);
+  } catch (error) {
+    throw new DkimSigningError(`unreadable DKIM private key for ${key.selector}._domainkey.${key.domain}`, { cause: error });
+  }
+  if (privateKey.asymmetricKeyType !== 'rsa') {
+    throw new DkimSigningError(`DKIM key for ${key.domain} is ${privateKey.asymmetricKeyType ?? 'unknown'}, rsa-sha256 needs RSA`);
+  }
+  if ((privateKey.asymmetricKeyDetails?.modulusLength ?? 0) < 1024) {
+    throw new DkimSigningError(`DKIM key for ${key.domain} is shorter than 1024 bits, which verifiers must refuse (RFC 8301)`);
+  }
+  if (openedKeys.size >= 1000) openedKeys.clear();
+  openedKeys.set(key.privateKeyPem, privateKey);
+  return privateKey;
+}
 
 /** Bare LF and bare CR become CRLF; bytes are otherwise untouched (latin1 maps each byte to one char). */
 export function toCrlf(raw: Buffer): Buffer {
