@@ -329,12 +329,14 @@ export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderD
       });
     }
   });
+  // The `any(ids)` conditions repeat the join keys for the planner (see loadAttempts).
   const { rows: updatedRows } = await sql<{ email_id: string; position: number; attempts: number }>`
     update ${PREPARED} recipients as r set status = v.status, attempts = v.attempt, last_code = v.code,
       last_response = v.response, bounce_type = v.bounce_type, first_deferred_at = v.first_deferred_at, updated_at = ${now}
     from jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) as v (email_id uuid, position int, attempt int, status text,
       code int, response text, bounce_type text, first_deferred_at timestamptz)
-    where r.email_id = v.email_id and r.position = v.position and r.attempts = v.attempt - 1
+    where r.email_id = any(${made.map((a) => a.email.id)}::uuid[])
+      and r.email_id = v.email_id and r.position = v.position and r.attempts = v.attempt - 1
       and r.status in ('pending', 'deferred')
     returning r.email_id, r.position, r.attempts`.execute(trx);
   // Each updated recipient is credited to one attempt only (the first holding it), as `seen` kept one copy.
@@ -355,7 +357,7 @@ export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderD
     const lasts = [...lastOf].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, last]) => ({ id, last }));
     await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(outboxRows(messages))}),
       e as (update emails set last_event = v.last from jsonb_to_recordset(${JSON.stringify(lasts)}::jsonb) as v (id uuid, last text)
-        where emails.id = v.id)
+        where emails.id = any(${lasts.map((l) => l.id)}::uuid[]) and emails.id = v.id)
       select ${PREPARED} pg_notify('outbox_' || current_schema(), '')`.execute(trx);
   }
 
