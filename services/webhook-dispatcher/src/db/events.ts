@@ -1,23 +1,61 @@
-import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
-import { paginate, type Page } from '@postline/platform';
-import type { AttemptRow, DispatcherDb, EventRow, WebhookAttemptsTable, WebhookEventsTable } from './schema.ts';
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { paginate, PREPARED, type Page } from '@postline/platform';
+import type { AttemptRow, DispatcherDb, EventRow, WebhookAttemptsTable, WebhookEventStatus, WebhookEventsTable } from './schema.ts';
 
 type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
 
-/** Inserts the records that do not exist yet (one per endpoint and source event); returns the ids of the new ones. */
+/**
+ * Inserts the records that do not exist yet (one per endpoint and source event); returns the ids of the new
+ * ones. One prepared statement whatever the number of rows: they travel as one JSON parameter, so the text
+ * (and its plan) is the same for every batch and nothing is compiled per row.
+ */
 export async function insertEvents(trx: Transaction<DispatcherDb>, rows: Insertable<WebhookEventsTable>[]): Promise<string[]> {
-  const created: string[] = [];
-  // At most 1,000 rows (9 parameters each) per statement, well under Postgres's 65,535 parameters.
-  for (let i = 0; i < rows.length; i += 1_000) {
-    const chunk = await trx
-      .insertInto('webhook_events')
-      .values(rows.slice(i, i + 1_000))
-      .onConflict((oc) => oc.columns(['endpoint_id', 'source_event_id']).doNothing())
-      .returning('id')
-      .execute();
-    for (const row of chunk) created.push(row.id);
-  }
-  return created;
+  if (rows.length === 0) return [];
+  const { rows: created } = await sql<{ id: string }>`insert into webhook_events
+      (id, endpoint_id, team_id, source_event_id, type, body, status, next_attempt_at)
+    select ${PREPARED} v.id, v.endpoint_id, v.team_id, v.source_event_id, v.type, v.body, v.status, v.next_attempt_at
+    from json_to_recordset(${JSON.stringify(rows)}::json) as v (id text, endpoint_id uuid, team_id uuid,
+      source_event_id uuid, type text, body text, status text, next_attempt_at timestamptz)
+    on conflict (endpoint_id, source_event_id) do nothing
+    returning id`.execute(trx);
+  return created.map((row) => row.id);
+}
+
+/** A scheduled attempt's outcome, for recordScheduledAttempts. */
+export type ScheduledAttempt = {
+  event_id: string;
+  attempt: number;
+  status: WebhookEventStatus;
+  next_attempt_at: Date | null;
+  attempt_id: string;
+  sent_at: Date;
+  http_status_code: number | null;
+  response: string;
+  error: string | null;
+  duration_ms: number;
+};
+
+/**
+ * Moves each event past its scheduled attempt and records that attempt, in one statement: only events
+ * whose attempt is not recorded yet move (a duplicate command records nothing), and only their attempts are
+ * inserted. Returns the events that moved. The event ids are given once more as an array so that the
+ * planner probes the primary key (it estimates any json_to_recordset at 100 rows).
+ */
+export async function recordScheduledAttempts(db: Db, attempts: ScheduledAttempt[]): Promise<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>[]> {
+  if (attempts.length === 0) return [];
+  const { rows } = await sql<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>>`with v as (
+      select * from json_to_recordset(${JSON.stringify(attempts)}::json) as v (event_id text, attempt int, status text,
+        next_attempt_at timestamptz, attempt_id text, sent_at timestamptz, http_status_code int, response text,
+        error text, duration_ms int)),
+    moved as (update webhook_events e
+      set status = v.status, attempts_made = v.attempt, next_attempt_at = v.next_attempt_at, updated_at = now()
+      from v where e.id = any(${attempts.map((a) => a.event_id)}::text[]) and e.id = v.event_id and e.attempts_made < v.attempt
+      returning e.id, e.endpoint_id, e.team_id),
+    recorded as (insert into webhook_attempts (id, event_id, endpoint_id, attempt, replay, sent_at, http_status_code, response, error, duration_ms)
+      select v.attempt_id, moved.id, moved.endpoint_id, v.attempt, false, v.sent_at, v.http_status_code, v.response, v.error, v.duration_ms
+      from moved join v on v.event_id = moved.id)
+    select ${PREPARED} id, endpoint_id, team_id from moved`.execute(db);
+  return rows;
 }
 
 export async function findEvent(db: Db, endpointId: string, id: string): Promise<EventRow | undefined> {
@@ -43,10 +81,6 @@ export async function updateEvent(db: Db, id: string, patch: Updateable<WebhookE
 
 export async function insertAttempt(db: Db, row: Insertable<WebhookAttemptsTable>): Promise<void> {
   await db.insertInto('webhook_attempts').values(row).execute();
-}
-
-export async function insertAttempts(db: Db, rows: Insertable<WebhookAttemptsTable>[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('webhook_attempts').values(rows).execute();
 }
 
 export async function listAttempts(db: Db, eventId: string, query: { limit?: number; after?: string }): Promise<Page<AttemptRow>> {
