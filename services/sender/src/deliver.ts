@@ -128,7 +128,7 @@ async function sendOverSmtp(
     keyCache.set(cacheKey, privateKeyPem);
   }
   // Throws when no signature can be made: the attempt is retried and never goes out unsigned.
-  const raw = signMessage(composed, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  const raw = await signMessage(composed, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
   const single = rows.length === 1 ? (rows[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({
     domain: (rows[0] as RecipientRow).domain,

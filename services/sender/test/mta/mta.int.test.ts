@@ -74,7 +74,7 @@ describe('MTA delivery', () => {
   it('delivers a DKIM-signed message that still verifies at the MX', async () => {
     const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const txt = `v=DKIM1; k=rsa; p=${keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
-    const signed = signMessage(Buffer.from('From: a@sender.test\nTo: ok@rcpt.test\nSubject: signed\nDate: Sat, 21 Nov 2026 09:00:00 +0000\n\nbody\n.leading dot\n'), {
+    const signed = await signMessage(Buffer.from('From: a@sender.test\nTo: ok@rcpt.test\nSubject: signed\nDate: Sat, 21 Nov 2026 09:00:00 +0000\n\nbody\n.leading dot\n'), {
       domain: 'sender.test',
       selector: 's1',
       privateKeyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
