@@ -18,9 +18,11 @@ export function createDeliverConsumer(deps: DeliverDeps & { broker: Broker; conc
     logger: deps.logger,
     prepare: (message) => attemptDelivery(deps, message),
     handle: (_message, trx, attempt) => recordAttempts(deps, trx, [attempt]),
-    // Outcomes of attempts that finish together are recorded in one transaction with one statement for their
-    // recipients and one for their events; a failed batch records each attempt on its own, and never makes
-    // an attempt again.
-    batch: { maxMessages: 64, maxConcurrent: 2, handle: (items, trx) => recordAttempts(deps, trx, items.map((i) => i.prepared)) },
+    // Outcomes of attempts that finish within 50 ms of each other are recorded in one transaction with one
+    // statement for their recipients and one for their events; a failed batch records each attempt on its
+    // own, and never makes an attempt again. SMTP sessions finish one at a time, so without the wait a batch
+    // held 4 or 5 outcomes under load; with it, up to 64 (and the sender spends far less on round trips).
+    // The message went out already: the wait delays only its record and its events.
+    batch: { maxMessages: 64, maxWaitMs: 50, maxConcurrent: 2, handle: (items, trx) => recordAttempts(deps, trx, items.map((i) => i.prepared)) },
   });
 }

@@ -76,11 +76,11 @@ export type AttemptLoader = (query: AttemptQuery) => Promise<LoadedAttempt | und
  * `loadAttempts` for attempts prepared at the same time (a worker's prefetched commands arrive together):
  * their reads join one statement, at most `maxConcurrent` at once, so that under load the groups grow.
  */
-export function createAttemptLoader(db: Kysely<SenderDb>, opts: { maxItems?: number; maxConcurrent?: number } = {}): AttemptLoader {
+export function createAttemptLoader(db: Kysely<SenderDb>, opts: { maxItems?: number; maxWaitMs?: number; maxConcurrent?: number } = {}): AttemptLoader {
   type Job = { query: AttemptQuery; resolve: (loaded: LoadedAttempt | undefined) => void; reject: (err: unknown) => void };
   const batcher = createBatcher<Job>({
     maxItems: opts.maxItems ?? 64,
-    maxWaitMs: 0,
+    maxWaitMs: opts.maxWaitMs ?? 0,
     maxConcurrent: opts.maxConcurrent ?? 2,
     flush: async (jobs) => {
       try {
