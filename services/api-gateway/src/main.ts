@@ -15,7 +15,14 @@ const logger = createLogger({ service: 'api-gateway', level: config.LOG_LEVEL })
 const metrics = createMetrics('api-gateway');
 const { db } = createDb<GatewayDb>({ url: config.DATABASE_URL, schema: SCHEMA, max: 20, applicationName: 'api-gateway' });
 // Counters may be lost, requests may not wait: a Redis that does not answer within 250 ms is skipped.
-const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, commandTimeout: 250 });
+// Auto-pipelining sends the rate-limit calls of requests handled in the same turn with one write.
+const redis = new Redis(config.REDIS_URL, {
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: false,
+  lazyConnect: true,
+  commandTimeout: 250,
+  enableAutoPipelining: true,
+});
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
 await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
 

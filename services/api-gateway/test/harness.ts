@@ -31,7 +31,7 @@ export async function startGateway(
   const NOWHERE = `http://127.0.0.1:${await freePort()}`;
   const { db } = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 5 });
   await migrate(db);
-  const redis = new Redis(opts.redisUrl ?? infraFromEnv().redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1 });
+  const redis = new Redis(opts.redisUrl ?? infraFromEnv().redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', () => undefined);
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
