@@ -163,8 +163,11 @@ describe('delivery', () => {
     expect(verifyDelivery(delivery, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).toBe(false);
     const stale = String(Number(delivery.headers['webhook-timestamp']) - 600);
     expect(verifyDelivery({ ...delivery, headers: { ...delivery.headers, 'webhook-timestamp': stale, 'svix-timestamp': stale } }, secret)).toBe(false);
-    // Only subscribed endpoints get it; the event log shows it delivered.
-    const events = await call('GET', `/webhooks/${(await resend.webhooks.list()).data!.data.find((w) => w.endpoint === r.url)!.id}/events`);
+    // Only subscribed endpoints get it; the event log shows it delivered once the outcome is recorded
+    // (outcomes are recorded in batches, a few milliseconds after the response).
+    const hookId = (await resend.webhooks.list()).data!.data.find((w) => w.endpoint === r.url)!.id;
+    await waitFor('recorded', async () => (await call('GET', `/webhooks/${hookId}/events`)).body.data?.[0]?.status === 'success');
+    const events = await call('GET', `/webhooks/${hookId}/events`);
     expect(events.body.data?.[0]).toMatchObject({ id: delivery.headers['webhook-id'], type: 'domain.created', status: 'success' });
   });
 
