@@ -9,12 +9,11 @@ import { outboxRows, outboxSource, PREPARED, timerMessage, type Logger, type Out
 import { addSuppressions } from './suppress.ts';
 import { loadAttempts, type AttemptLoader } from './db/attempts.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './db/schema.ts';
-import { composeMessage } from './domain/compose.ts';
 import { parseMailbox } from './domain/email-request.ts';
 import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from './domain/retry.ts';
 import { sandboxOutcome, SANDBOX_DOMAIN } from './domain/sandbox.ts';
 import { emailEvent } from './events.ts';
-import { signMessage } from './mta/dkim.ts';
+import { inProcessComposer, type Composer } from './mta/composer.ts';
 import type { BounceClass, Mta, RecipientOutcome } from './mta/types.ts';
 import { verpAddress } from './mta/verp.ts';
 
@@ -43,6 +42,8 @@ export type DeliverDeps = {
   observe?: (results: readonly Result[], seconds: number) => void;
   /** Reads an attempt (createAttemptLoader joins concurrent reads); default: one statement per attempt. */
   load?: AttemptLoader;
+  /** Composes and signs each message (createComposerPool: on worker threads); default: on this thread. */
+  composer?: Composer;
 };
 
 type Command = { team_id: string | null; data: { email_id: string; domain: string; recipients: number[]; attempt: number } };
@@ -107,7 +108,7 @@ async function sendOverSmtp(
   const attachments = hasAttachments
     ? await deps.db.selectFrom('email_attachments').selectAll().where('email_id', '=', email.id).orderBy('position').execute()
     : [];
-  const composed = await composeMessage({
+  const input = {
     from: parseMailbox(email.from_header) ?? { name: null, address: email.from_address },
     to: email.to_addresses,
     cc: email.cc_addresses,
@@ -119,7 +120,7 @@ async function sendOverSmtp(
     attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.content_type, contentId: a.content_id, content: a.content })),
     messageId: email.message_id,
     date: email.scheduled_at ?? email.created_at,
-  });
+  };
   const cacheKey = `${sending.domain_id}:${sending.dkim_private_key_encrypted.slice(-24)}`;
   let privateKeyPem = keyCache.get(cacheKey);
   if (!privateKeyPem) {
@@ -128,7 +129,7 @@ async function sendOverSmtp(
     keyCache.set(cacheKey, privateKeyPem);
   }
   // Throws when no signature can be made: the attempt is retried and never goes out unsigned.
-  const raw = await signMessage(composed, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  const raw = await (deps.composer ?? inProcessComposer).compose(input, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
   const single = rows.length === 1 ? (rows[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({
     domain: (rows[0] as RecipientRow).domain,

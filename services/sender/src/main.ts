@@ -13,6 +13,7 @@ import type { SenderDb } from './db/schema.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSingleAccepts } from './accept.ts';
+import { createComposerPool, defaultComposerThreads } from './mta/composer.ts';
 import { createMxResolver } from './mta/mx.ts';
 import { createMta } from './mta/smtp.ts';
 
@@ -69,6 +70,8 @@ const mta = createMta({
   logger,
 });
 
+const composer = createComposerPool({ threads: defaultComposerThreads(), logger });
+
 const deliverDeps: DeliverDeps = {
   db,
   mta,
@@ -81,6 +84,7 @@ const deliverDeps: DeliverDeps = {
   // The reads of attempts arriving within 10 ms share one statement: commands arrive one by one as earlier
   // ones are acked, so without the wait each read held 4 or 5 of them under load.
   load: createAttemptLoader(db, { maxWaitMs: 10 }),
+  composer,
   observe: (results, seconds) => {
     smtpDuration.observe(seconds);
     for (const r of results) outcomes.inc({ outcome: r.kind });
@@ -98,9 +102,10 @@ const consumers = [
 await runtime.start({
   routes: (app) => app.use(internalRoutes({ db, now, accepted, singles: createSingleAccepts(db) })),
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
-  // the MTA's idle sessions.
+  // the composer threads and the MTA's idle sessions.
   parts: [
     { name: 'mta', start: () => undefined, stop: () => mta.close() },
+    { name: 'composer', start: () => undefined, stop: () => composer.close() },
     ...consumers.map((c, i) => ({ name: `consumer ${i}`, start: () => c.start(), stop: () => c.stop() })),
   ],
 });

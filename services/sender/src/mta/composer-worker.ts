@@ -1,0 +1,31 @@
+// A composer thread (see composer.ts): composes and DKIM-signs each job it is sent.
+import { parentPort } from 'node:worker_threads';
+import type { ComposeInput } from '../domain/compose.ts';
+import { composeMessage } from '../domain/compose.ts';
+import type { ComposerReply } from './composer.ts';
+import { signMessage, type DkimKey } from './dkim.ts';
+
+const port = parentPort;
+if (!port) throw new Error('composer-worker.ts runs only as a worker thread');
+
+port.on('message', (job: { id: number; input: ComposeInput; key: DkimKey }) => {
+  void handle(job).then(
+    (reply) => port.postMessage(reply, 'raw' in reply ? [reply.raw.buffer as ArrayBuffer] : []),
+    (err: unknown) => port.postMessage({ id: job.id, error: { name: 'Error', message: String(err) } } satisfies ComposerReply),
+  );
+});
+
+async function handle({ id, input, key }: { id: number; input: ComposeInput; key: DkimKey }): Promise<ComposerReply> {
+  try {
+    // Buffers arrive as plain Uint8Arrays.
+    const attachments = input.attachments.map((a) => ({ ...a, content: Buffer.from(a.content) }));
+    const signed = await signMessage(await composeMessage({ ...input, attachments }), key);
+    // A copy that owns its memory, so it can be moved to the main thread rather than copied again.
+    const raw = new Uint8Array(signed.length);
+    raw.set(signed);
+    return { id, raw };
+  } catch (err) {
+    const { name, message } = err instanceof Error ? err : new Error(String(err));
+    return { id, error: { name, message } };
+  }
+}
