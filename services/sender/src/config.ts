@@ -19,7 +19,7 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   /** The name we greet recipients' servers with (EHLO); should match our sending IP's PTR record. */
   SMTP_HELO_NAME: z.string().min(1).default(hostname()),
   /** Delivery attempts (SMTP transactions) in flight per sender process. */
-  DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(64),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(256),
 });
 export type Env = z.infer<typeof Env>;
 

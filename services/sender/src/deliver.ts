@@ -13,6 +13,7 @@ import { parseMailbox } from './domain/email-request.ts';
 import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from './domain/retry.ts';
 import { sandboxOutcome, SANDBOX_DOMAIN } from './domain/sandbox.ts';
 import { emailEvent } from './events.ts';
+import { messageFootprint, type ByteBudget } from './mta/budget.ts';
 import { inProcessComposer, type Composer } from './mta/composer.ts';
 import type { BounceClass, Mta, RecipientOutcome } from './mta/types.ts';
 import { verpAddress } from './mta/verp.ts';
@@ -44,6 +45,8 @@ export type DeliverDeps = {
   load?: AttemptLoader;
   /** Composes and signs each message (createComposerPool: on worker threads); default: on this thread. */
   composer?: Composer;
+  /** Bounds the memory of messages being composed and sent (createByteBudget); default: unbounded. */
+  budget?: ByteBudget;
 };
 
 type Command = { team_id: string | null; data: { email_id: string; domain: string; recipients: number[]; attempt: number } };
@@ -66,8 +69,14 @@ export async function attemptDelivery(deps: DeliverDeps, command: Command): Prom
 
   const toSend = rows.filter((_, i) => results[i] === undefined);
   if (toSend.length > 0) {
+    const release = await deps.budget?.reserve(messageFootprint(email, loaded.attachmentBytes));
     const started = process.hrtime.bigint();
-    const outcomes = await sendOverSmtp(deps, email, sending, toSend, loaded.hasAttachments);
+    let outcomes: RecipientOutcome[];
+    try {
+      outcomes = await sendOverSmtp(deps, email, sending, toSend, loaded.hasAttachments);
+    } finally {
+      release?.();
+    }
     const byAddress = new Map(outcomes.map((o) => [o.recipient, o]));
     rows.forEach((row, i) => {
       if (results[i] !== undefined) return;

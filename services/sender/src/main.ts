@@ -13,6 +13,7 @@ import type { SenderDb } from './db/schema.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSingleAccepts } from './accept.ts';
+import { createByteBudget } from './mta/budget.ts';
 import { createComposerPool, defaultComposerThreads } from './mta/composer.ts';
 import { createMxResolver } from './mta/mx.ts';
 import { createMta } from './mta/smtp.ts';
@@ -71,6 +72,8 @@ const mta = createMta({
 });
 
 const composer = createComposerPool({ threads: defaultComposerThreads(), logger });
+// Messages being composed and sent hold at most this much memory, whatever DELIVERY_CONCURRENCY is.
+const MESSAGE_MEMORY_BYTES = 256 * 1024 * 1024;
 
 const deliverDeps: DeliverDeps = {
   db,
@@ -85,6 +88,7 @@ const deliverDeps: DeliverDeps = {
   // ones are acked, so without the wait each read held 4 or 5 of them under load.
   load: createAttemptLoader(db, { maxWaitMs: 10 }),
   composer,
+  budget: createByteBudget(MESSAGE_MEMORY_BYTES),
   observe: (results, seconds) => {
     smtpDuration.observe(seconds);
     for (const r of results) outcomes.inc({ outcome: r.kind });

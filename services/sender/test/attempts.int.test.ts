@@ -102,6 +102,26 @@ describe('loadAttempts', () => {
     expect(loaded[0]?.sending).toMatchObject({ domain_id: domain.domain_id, sending_verified: true });
     expect(loaded[0]?.sending?.state_at).toBeInstanceOf(Date);
     expect(loaded[0]?.hasAttachments).toBe(false);
+    expect(loaded[0]?.attachmentBytes).toBe(0);
+  });
+
+  it('reports the decoded size of the attachments, which the memory budget reserves for', async () => {
+    const request = parseEmailRequest(
+      {
+        from: 'Acme <hi@acme.test>',
+        to: ['x@rcpt.test'],
+        subject: 'Files',
+        text: 'Hi',
+        attachments: [
+          { filename: 'a.bin', content: Buffer.alloc(3000, 1).toString('base64') },
+          { filename: 'b.bin', content: Buffer.alloc(500, 2).toString('base64') },
+        ],
+      },
+      { now, batch: false },
+    );
+    const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain }], now }, (ids) => ids);
+    const [loaded] = await loadAttempts(db, [query(id as string, [0])]);
+    expect(loaded).toMatchObject({ hasAttachments: true, attachmentBytes: 3500 });
   });
 
   it('reports the active suppressions among the recipients', async () => {

@@ -13,6 +13,8 @@ export type LoadedAttempt = {
   /** Active suppressions among those recipients: lower-case address → origin. */
   suppressed: Map<string, SuppressionOrigin>;
   hasAttachments: boolean;
+  /** Bytes of the email's attachments, decoded. */
+  attachmentBytes: number;
 };
 
 /** JSON carries timestamps as text. */
@@ -24,6 +26,7 @@ type Loaded = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
   sending: (Omit<SendingDomainRow, 'state_at'> & { state_at: string }) | null;
   suppressions: { email: string; origin: SuppressionOrigin }[];
   has_attachments: boolean;
+  attachment_bytes: number;
 };
 
 /**
@@ -46,14 +49,15 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
         where s.team_id = e.team_id and (s.expires_at is null or s.expires_at > q.at)
           and s.email in (select lower(r2.address) from recipients r2 where r2.email_id = e.id and r2.position = any(q.positions))),
         '[]') as suppressions,
-      exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments
+      exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments,
+      (select coalesce(sum(octet_length(a.content)), 0)::int from email_attachments a where a.email_id = e.id) as attachment_bytes
     from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb)
       as q (ord int, team_id uuid, email_id uuid, positions int[], attempt int, at timestamptz)
     join emails e on e.id = q.email_id and e.team_id = q.team_id and e.status = 'queued'
     where e.id = any(${queries.map((q) => q.emailId)}::uuid[])`.execute(db);
   const loaded: (LoadedAttempt | undefined)[] = queries.map(() => undefined);
   for (const row of rows) {
-    const { ord, recipient_rows: recipientRows, sending, suppressions, has_attachments: hasAttachments, ...email } = row;
+    const { ord, recipient_rows: recipientRows, sending, suppressions, has_attachments: hasAttachments, attachment_bytes: attachmentBytes, ...email } = row;
     if (recipientRows.length === 0) continue;
     loaded[ord] = {
       email: { ...email, created_at: new Date(email.created_at), scheduled_at: email.scheduled_at ? new Date(email.scheduled_at) : null },
@@ -65,6 +69,7 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
       sending: sending ? { ...sending, state_at: new Date(sending.state_at) } : undefined,
       suppressed: new Map(suppressions.map((s) => [s.email, s.origin])),
       hasAttachments,
+      attachmentBytes,
     };
   }
   return loaded;
