@@ -154,6 +154,11 @@ describe('success and failure', () => {
     expect(target.connections).toBe(0);
   });
 
+  it('keeps a body with NUL bytes as U+FFFD, which Postgres text can store', async () => {
+    const r = await receiver((_req, res) => res.end(Buffer.from([0x6f, 0x6b, 0x00, 0x21, 0x00])));
+    expect(await client().post(r.url, 'x', {})).toMatchObject({ ok: true, status: 200, body: 'ok\uFFFD!\uFFFD' });
+  });
+
   it('keeps at most maxBodyBytes', async () => {
     const r = await receiver((_req, res) => res.end('abcdefghij'));
     expect((await client({ maxBodyBytes: 4 }).post(r.url, 'x', {})).body).toBe('abcd');

@@ -171,6 +171,18 @@ describe('delivery', () => {
     expect(events.body.data?.[0]).toMatchObject({ id: delivery.headers['webhook-id'], type: 'domain.created', status: 'success' });
   });
 
+  it('records a success whose response body holds NUL bytes (kept as U+FFFD), instead of retrying it for ever', async () => {
+    const r = await receiver();
+    r.reply(() => ({ status: 200, body: 'ok\u0000done' }));
+    const hook = await subscribe(r.url);
+    const emailId = publishDelivered();
+    await r.waitFor('the delivery', (ds) => ds.some(forEmail(emailId)));
+    const eventId = r.deliveries.find(forEmail(emailId))!.headers['webhook-id']!;
+    await waitFor('recorded', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    const log = await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`);
+    expect(log.body.data).toEqual([expect.objectContaining({ http_status_code: 200, response: 'ok\uFFFDdone' })]);
+  });
+
   it('retries on the SPEC schedule until the endpoint succeeds, signing each attempt afresh with the same webhook-id', async () => {
     const r = await receiver();
     r.reply((_d, n) => (n <= 3 ? { status: 500, body: 'boom' } : { status: 204 }));

@@ -23,7 +23,7 @@ export type PostResult = {
   ok: boolean;
   /** The response status, or null when no response arrived. */
   status: number | null;
-  /** The first maxBodyBytes of the response body, as UTF-8 (a cut character becomes U+FFFD). */
+  /** The first maxBodyBytes of the response body, as UTF-8 (a cut character and NUL become U+FFFD). */
   body: string;
   /** Set exactly when ok is false. */
   error?: PostError;
@@ -164,7 +164,9 @@ async function readPrefix(body: Dispatcher.ResponseData['body'], limit: number):
   } finally {
     body.destroy();
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  // Postgres text cannot hold U+0000, and the body is stored with the attempt: a receiver answering with NUL
+  // bytes must not make its attempt unrecordable (and so retried for ever by the sweeper).
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\0', '\uFFFD');
 }
 
 const TIMEOUT_CODES = new Set([
