@@ -94,7 +94,7 @@ export function createMta(options: MtaOptions): Mta {
         for (const r of sendable) outcomes.set(r, local(r, LOCAL_REPLIES.localError, null, String(error)));
       }
     }
-    return request.recipients.map((r) => outcomes.get(r) ?? local(r, LOCAL_REPLIES.localError, null, 'no outcome'));
+    return request.recipients.map((r) => storable(outcomes.get(r) ?? local(r, LOCAL_REPLIES.localError, null, 'no outcome')));
   }
 
   async function route(request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
@@ -350,6 +350,14 @@ function failureOf(error: SmtpError, mx: string, tls: boolean): Failure {
  * reply to MAIL FROM or to the message (`553 5.1.8` bad sender, `550` after the dot) says nothing about
  * the recipient's mailbox.
  */
+/**
+ * A server's reply text is stored with the recipient and sent in events; Postgres text and jsonb cannot hold
+ * U+0000, so a NUL from a (hostile or broken) MX becomes U+FFFD instead of making the attempt unrecordable.
+ */
+function storable(outcome: RecipientOutcome): RecipientOutcome {
+  return outcome.response.includes('\0') ? { ...outcome, response: outcome.response.replaceAll('\0', '\uFFFD') } : outcome;
+}
+
 function fromReply(recipient: string, code: number, response: string, mx: string, scope: 'recipient' | 'transaction'): RecipientOutcome {
   const enhanced = parseEnhancedCode(response);
   if (code >= 500) {

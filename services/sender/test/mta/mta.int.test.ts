@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { freePort, startDnsServer, startSinkMx, uniqueName, type DnsServer, type SinkMx, type SinkMxOptions } from '@postline/testing';
@@ -124,6 +125,35 @@ describe('MTA delivery', () => {
     ]);
     await mx.waitForMessages(1);
     expect(mx.messages.map((m) => m.to)).toEqual([[`ok@${domain}`]]);
+  });
+
+  it('keeps a reply holding NUL characters storable (U+FFFD), since Postgres text cannot hold them', async () => {
+    // smtp-server never sends a NUL, so this MX is a bare socket speaking just enough SMTP.
+    const host = `127.0.0.${nextHost++}`;
+    const server = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.write('220 raw.test ESMTP\r\n');
+      let pending = '';
+      socket.on('data', (chunk: Buffer) => {
+        pending += chunk.toString('latin1');
+        for (let end = pending.indexOf('\r\n'); end >= 0; end = pending.indexOf('\r\n')) {
+          const line = pending.slice(0, end);
+          pending = pending.slice(end + 2);
+          if (/^(EHLO|HELO)/i.test(line)) socket.write('250-raw.test\r\n250 PIPELINING\r\n');
+          else if (/^MAIL/i.test(line)) socket.write('250 2.1.0 ok\r\n');
+          else if (/^RCPT/i.test(line)) socket.write('550 5.1.1 no\u0000such user\r\n');
+          else if (/^QUIT/i.test(line)) socket.end('221 2.0.0 bye\r\n');
+          else socket.write('250 2.0.0 ok\r\n');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(port, host, resolve));
+    cleanup.unshift(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const domain = domainWithMx(host);
+    const [outcome] = await mta().deliver(request(domain, ['odd']));
+    expect(outcome).toMatchObject({ status: 'bounced', code: 550, enhanced: '5.1.1' });
+    expect(outcome?.response).toContain('no\uFFFDsuch user');
+    expect(outcome?.response).not.toContain('\u0000');
   });
 
   it('reports every recipient when the server refuses them all', async () => {
