@@ -2,7 +2,7 @@
 // they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
 // scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { createBatcher, newId, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
+import { createBatcher, newId, NOTIFY_RELAY, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
 import type { EmailRow, SenderDb, SendingDomainRow } from './db/schema.ts';
 import type { EmailRequest } from './domain/email-request.ts';
 import { domainOf, envelopeRecipients, groupByDomain } from './domain/recipients.ts';
@@ -94,7 +94,7 @@ export async function acceptEmails<Body>(
         ${built.attachments.map((a) => a.filename)}::text[], ${built.attachments.map((a) => a.content_type)}::text[],
         ${built.attachments.map((a) => a.content_id)}::text[], ${built.attachments.map((a) => a.content)}::bytea[]) as v
       where exists (select 1 from claim))
-    select ${PREPARED} exists (select 1 from claim) as accepted, pg_notify('outbox_' || current_schema(), '')`.execute(db);
+    select ${PREPARED} exists (select 1 from claim) as accepted, ${NOTIFY_RELAY}`.execute(db);
   if (rows[0]?.accepted || idempotency === undefined) return body;
   const stored = await db
     .selectFrom('accepted_requests')
@@ -133,7 +133,7 @@ function buildEmails(accepted: readonly Accepted[], now: Date) {
       created_at: now,
     };
   });
-  const recipients = emails.flatMap((email) =>
+  const recipientsByEmail = emails.map((email) =>
     envelopeRecipients({ to: email.to_addresses, cc: email.cc_addresses, bcc: email.bcc_addresses }).map((address, position) => ({
       email_id: email.id,
       position,
@@ -153,18 +153,14 @@ function buildEmails(accepted: readonly Accepted[], now: Date) {
     })),
   );
   const outbox = outboxRows(
-    emails.flatMap((email): OutboxMessage[] =>
-      email.scheduled_at ? scheduleMessages(email, email.scheduled_at) : sendMessages(email, recipientsOf(recipients, email.id)),
+    emails.flatMap((email, i): OutboxMessage[] =>
+      email.scheduled_at ? scheduleMessages(email, email.scheduled_at) : sendMessages(email, recipientsByEmail[i] as Positioned[]),
     ),
   );
-  return { emails, recipients, attachments, outbox };
+  return { emails, recipients: recipientsByEmail.flat(), attachments, outbox };
 }
 
 type Positioned = { position: number; address: string };
-
-function recipientsOf(rows: readonly (Positioned & { email_id: string })[], emailId: string): Positioned[] {
-  return rows.filter((r) => r.email_id === emailId);
-}
 
 /** What sending an email now causes: `email.sent` and one delivery command per domain group. */
 export function sendMessages(email: EmailRow, recipients: readonly Positioned[]): OutboxMessage[] {
@@ -210,7 +206,6 @@ export async function pendingRecipients(trx: Transaction<SenderDb>, emailId: str
     .orderBy('position')
     .execute();
 }
-
 
 export type SingleAccept = { teamId: string; request: EmailRequest; keyDomainId: string | undefined; now: Date };
 

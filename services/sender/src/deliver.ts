@@ -5,7 +5,7 @@
 // is made again, which can duplicate a message (RFC 1047) but never loses one.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EmailBounced, SuppressionOrigin } from '@postline/contracts';
-import { outboxRows, outboxSource, PREPARED, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
+import { NOTIFY_RELAY, outboxRows, outboxSource, PREPARED, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
 import { addSuppressions } from './suppress.ts';
 import { loadAttempts, type AttemptLoader } from './db/attempts.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './db/schema.ts';
@@ -233,7 +233,7 @@ function consequences(
         by.bounced.push({
           address: row.address,
           bounce: bounceOf(result.bounce, result.code, result.response),
-          suppress: result.bounce.suppress && row.domain !== 'postline.test',
+          suppress: result.bounce.suppress && row.domain !== SANDBOX_DOMAIN,
           transient: result.bounce.type === 'Transient',
         });
         break;
@@ -368,7 +368,7 @@ export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderD
     await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(outboxRows(messages))}),
       e as (update emails set last_event = v.last from jsonb_to_recordset(${JSON.stringify(lasts)}::jsonb) as v (id uuid, last text)
         where emails.id = any(${lasts.map((l) => l.id)}::uuid[]) and emails.id = v.id)
-      select ${PREPARED} pg_notify('outbox_' || current_schema(), '')`.execute(trx);
+      select ${PREPARED} ${NOTIFY_RELAY}`.execute(trx);
   }
 
   for (const { attempt, bounced } of bounces) {

@@ -10,6 +10,7 @@ import {
 import { PREPARED } from '../db/db.ts';
 import { newId } from '../ids/ids.ts';
 import type { ExchangeKind } from '../broker/topology.ts';
+import { NOTIFY_RELAY } from './tables.ts';
 
 /** Public events and `internal.*` events go to the topic exchange; everything else in the catalog is a command. */
 export type EventKey = Extract<RoutingKey, PublicEventType | `internal.${string}`>;
@@ -48,7 +49,7 @@ export async function enqueue(
   // One round trip, with a text that does not depend on the number of messages. current_schema() is the
   // service's schema (search_path), the same name the relay listens on.
   await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(rows)} on conflict (id) do nothing)
-    select ${PREPARED} pg_notify('outbox_' || current_schema(), '')`.execute(trx);
+    select ${PREPARED} ${NOTIFY_RELAY}`.execute(trx);
   return rows.map((r) => r.envelope);
 }
 

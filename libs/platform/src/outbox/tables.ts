@@ -64,3 +64,12 @@ export async function createMessagingTables<DB>(db: Kysely<DB>): Promise<void> {
 export function outboxChannel(schema: string): string {
   return `outbox_${schema}`;
 }
+
+/**
+ * SQL that notifies the relay of the current schema (the `outboxChannel` of `current_schema()`); Postgres
+ * delivers it only at commit. For a statement that writes outbox rows itself rather than through `enqueue`.
+ *
+ * @example
+ * sql`with o as (insert into outbox ... ) select ${PREPARED} ${NOTIFY_RELAY}`
+ */
+export const NOTIFY_RELAY = sql`pg_notify('outbox_' || current_schema(), '')`;
