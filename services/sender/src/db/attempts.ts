@@ -49,11 +49,12 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
         where s.team_id = e.team_id and (s.expires_at is null or s.expires_at > q.at)
           and s.email in (select lower(r2.address) from recipients r2 where r2.email_id = e.id and r2.position = any(q.positions))),
         '[]') as suppressions,
-      exists (select 1 from email_attachments a where a.email_id = e.id) as has_attachments,
-      (select coalesce(sum(octet_length(a.content)), 0)::int from email_attachments a where a.email_id = e.id) as attachment_bytes
+      att.n > 0 as has_attachments, att.bytes as attachment_bytes
     from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb)
       as q (ord int, team_id uuid, email_id uuid, positions int[], attempt int, at timestamptz)
     join emails e on e.id = q.email_id and e.team_id = q.team_id and e.status = 'queued'
+    cross join lateral (select count(*) as n, coalesce(sum(octet_length(a.content)), 0)::int as bytes
+      from email_attachments a where a.email_id = e.id) as att
     where e.id = any(${queries.map((q) => q.emailId)}::uuid[])`.execute(db);
   const loaded: (LoadedAttempt | undefined)[] = queries.map(() => undefined);
   for (const row of rows) {

@@ -103,11 +103,11 @@ export function createMta(options: MtaOptions): Mta {
       case 'permanent': {
         const bounce = { type: 'Permanent' as const, subType: mx.subType, suppress: mx.subType === 'NoEmail' };
         return new Map(
-          recipients.map((r) => [r, { status: 'bounced', recipient: r, code: mx.code, enhanced: mx.enhanced, response: `${mx.code} ${mx.enhanced} ${mx.message}`, mx: null, bounce }]),
+          recipients.map((r) => [r, { status: 'bounced', recipient: r, code: mx.code, enhanced: mx.enhanced, response: format(mx), mx: null, bounce }]),
         );
       }
       case 'temporary':
-        return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: mx.code, enhanced: mx.enhanced, response: `${mx.code} ${mx.enhanced} ${mx.message}`, mx: null }]));
+        return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: mx.code, enhanced: mx.enhanced, response: format(mx), mx: null }]));
       case 'hosts':
         return tryHosts(mx.hosts, request, recipients);
     }
@@ -346,11 +346,6 @@ function failureOf(error: SmtpError, mx: string, tls: boolean): Failure {
 }
 
 /**
- * An outcome from a server reply. Only a reply to this recipient's RCPT TO can suppress the address; a
- * reply to MAIL FROM or to the message (`553 5.1.8` bad sender, `550` after the dot) says nothing about
- * the recipient's mailbox.
- */
-/**
  * A server's reply text is stored with the recipient and sent in events; Postgres text and jsonb cannot hold
  * U+0000, so a NUL from a (hostile or broken) MX becomes U+FFFD instead of making the attempt unrecordable.
  */
@@ -358,6 +353,11 @@ function storable(outcome: RecipientOutcome): RecipientOutcome {
   return outcome.response.includes('\0') ? { ...outcome, response: outcome.response.replaceAll('\0', '\uFFFD') } : outcome;
 }
 
+/**
+ * An outcome from a server reply. Only a reply to this recipient's RCPT TO can suppress the address; a
+ * reply to MAIL FROM or to the message (`553 5.1.8` bad sender, `550` after the dot) says nothing about
+ * the recipient's mailbox.
+ */
 function fromReply(recipient: string, code: number, response: string, mx: string, scope: 'recipient' | 'transaction'): RecipientOutcome {
   const enhanced = parseEnhancedCode(response);
   if (code >= 500) {
@@ -377,6 +377,7 @@ function fromLocal(reply: LocalReply, detail?: string): Omit<Failure, 'mx'> {
   return { code: reply.code, enhanced: reply.enhanced, response: detail ? `${format(reply)}: ${detail}` : format(reply), tls: false };
 }
 
-function format(reply: LocalReply): string {
+/** `451 4.4.3 Message`: a reply we make up (LOCAL_REPLIES), or the resolver's. */
+function format(reply: { code: number; enhanced: string; message: string }): string {
   return `${reply.code} ${reply.enhanced} ${reply.message}`;
 }
