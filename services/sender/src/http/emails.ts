@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
 import {
@@ -131,11 +131,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       const body = parseInput(RescheduleBody, req.body);
       const at = parseScheduledAt(body.scheduled_at, deps.now());
       await deps.db.transaction().execute(async (trx) => {
-        const email = await lockEmail(trx, teamId, id);
-        if (!email) throw notFound('Email not found');
-        if (email.status !== 'scheduled') {
-          throw validationError(`Only a scheduled email can be rescheduled; this email is ${email.last_event}.`, 403);
-        }
+        await lockScheduled(trx, teamId, id, 'rescheduled');
         const updated = await trx
           .updateTable('emails')
           .set({ scheduled_at: at })
@@ -153,11 +149,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       const teamId = teamOf(res);
       const id = emailId(req.params.id);
       await deps.db.transaction().execute(async (trx) => {
-        const email = await lockEmail(trx, teamId, id);
-        if (!email) throw notFound('Email not found');
-        if (email.status !== 'scheduled') {
-          throw validationError(`Only a scheduled email can be canceled; this email is ${email.last_event}.`, 403);
-        }
+        await lockScheduled(trx, teamId, id, 'canceled');
         await trx.updateTable('emails').set({ status: 'canceled', last_event: 'canceled' }).where('id', '=', id).execute();
         await trx.updateTable('recipients').set({ status: 'canceled' }).where('email_id', '=', id).execute();
         await enqueue(trx, [{ exchange: 'commands', type: 'scheduler.cancel-timer', team_id: teamId, data: { key: sendTimerKey(id) } }]);
@@ -188,6 +180,14 @@ function batchMode(req: Request): 'strict' | 'permissive' {
 function keyDomain(req: Request): string | undefined {
   const value = req.header(KEY_DOMAIN_HEADER);
   return value && isUuid(value) ? value : undefined;
+}
+
+/** Row-locks the team's email, which must still be scheduled to be `done` to (else 404, or 403 naming its state). */
+async function lockScheduled(trx: Transaction<SenderDb>, teamId: string, id: string, done: 'rescheduled' | 'canceled'): Promise<EmailRow> {
+  const email = await lockEmail(trx, teamId, id);
+  if (!email) throw notFound('Email not found');
+  if (email.status !== 'scheduled') throw validationError(`Only a scheduled email can be ${done}; this email is ${email.last_event}.`, 403);
+  return email;
 }
 
 function emailId(id: string | undefined): string {

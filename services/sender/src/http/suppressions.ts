@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { z } from 'zod';
 import { PaginationQuery, SuppressionOrigin } from '@postline/contracts';
 import { formatTimestamp, isUuid, notFound, paginate, parseInput, route, teamOf, validationError } from '@postline/platform';
@@ -39,11 +39,7 @@ export function suppressionRoutes(deps: SuppressionRouteDeps): Router {
       const teamId = teamOf(res);
       const page = parseInput(PaginationQuery, req.query);
       const { origin } = parseInput(ListQuery, { origin: req.query.origin });
-      let qb = deps.db
-        .selectFrom('suppressions')
-        .selectAll()
-        .where('team_id', '=', teamId)
-        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', deps.now())]));
+      let qb = deps.db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where(active(deps.now()));
       if (origin) qb = qb.where('origin', '=', origin);
       const result = await paginate(qb, page);
       res.json({ ...result, data: result.data.map(item) });
@@ -120,8 +116,13 @@ async function findSuppression(db: Kysely<SenderDb>, teamId: string, key: string
     .selectAll()
     .where('team_id', '=', teamId)
     .where(byId ? 'id' : 'email', '=', byId ? key : key.toLowerCase())
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .where(active(now))
     .executeTakeFirst();
+}
+
+/** A suppression still in force: permanent, or temporary and not yet expired. */
+function active(now: Date) {
+  return (eb: ExpressionBuilder<SenderDb, 'suppressions'>) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
 }
 
 function item(row: SuppressionRow) {
