@@ -242,26 +242,25 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       }
       return;
     }
+    // A scheduled attempt is recorded as in a batch (one statement moves the event and records the attempt).
+    if (!command.replay) return recordMany(trx, [{ command, teamId, prepared }]);
     const { result, sentAt } = prepared;
-    const event = command.replay ? await lockEvent(trx, command.event_id) : await settleAttempt(trx, command, result.ok, sentAt);
-    // Gone, or a duplicate command whose twin already recorded this attempt (its POST was one more
-    // at-least-once delivery).
+    const event = await lockEvent(trx, command.event_id);
     if (!event) return;
     await insertAttempt(trx, {
       id: newAttemptId(),
       event_id: event.id,
       endpoint_id: event.endpoint_id,
-      attempt: command.replay ? null : command.attempt,
-      replay: command.replay,
+      attempt: null,
+      replay: true,
       sent_at: sentAt,
       http_status_code: result.status,
       response: result.body,
       error: result.error ?? null,
       duration_ms: Math.round(result.durationMs),
     });
-    count(command.replay, result);
-    if (command.replay) await afterReplay(trx, event, result.ok);
-    // The hot path (a success on a healthy endpoint) leaves the endpoint row alone.
+    count(true, result);
+    await afterReplay(trx, event, result.ok);
     if (!result.ok || prepared.endpointFailing) await trackEndpoint(trx, event.endpoint_id, result.ok, sentAt);
   }
 
@@ -360,23 +359,6 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     const delay = ok ? undefined : retryDelayMs(attempt, deps.scale, (deps.random ?? Math.random)());
     const next = delay === undefined || attempt >= MAX_ATTEMPTS ? null : new Date(sentAt.getTime() + delay);
     return { attempt, status: ok ? 'success' : next ? 'attempting' : 'failed', next };
-  }
-
-  /**
-   * Moves the event past scheduled attempt `n` in one statement, only if that attempt is not recorded
-   * yet: success, the next retry with its timer, or failed after the eighth.
-   */
-  async function settleAttempt(trx: Transaction<DispatcherDb>, command: DeliverWebhook, ok: boolean, sentAt: Date): Promise<EventRow | undefined> {
-    const { attempt, status, next } = plan(command.attempt ?? 1, ok, sentAt);
-    const event = await trx
-      .updateTable('webhook_events')
-      .set({ status, attempts_made: attempt, next_attempt_at: next, updated_at: new Date() })
-      .where('id', '=', command.event_id)
-      .where('attempts_made', '<', attempt)
-      .returningAll()
-      .executeTakeFirst();
-    if (event && next) await scheduleDelivery(trx, event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next);
-    return event;
   }
 
   /** A replay never moves the schedule; a successful one settles an event that was still failing. */
