@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { parseMessage, type Message, type RoutingKey } from '@postline/contracts';
 import { PREPARED } from '../db/db.ts';
 import type { Logger } from '../logger/logger.ts';
+import { createAcker, type Acker } from './acks.ts';
 import { createBatcher, type Batcher } from './batcher.ts';
 import type { Broker, Setup } from './broker.ts';
 import { queueDepth } from './dead-letters.ts';
@@ -146,6 +147,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
   let inFlight = 0;
   let onIdle: (() => void) | undefined;
   const cleanups: Array<() => void> = [];
+  const ackers = new WeakMap<Channel, Acker>();
 
   const setup: Setup = async (connection) => {
     let connectionClosed = false;
@@ -166,10 +168,15 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     });
     await declareConsumerQueues(ch, broker.exchanges, queues, opts.bindings);
     await ch.prefetch(opts.prefetch ?? 16);
+    const acker = createAcker(ch);
+    ackers.set(ch, acker);
     const reply = await ch.consume(
       queues.work,
       (msg) => {
-        if (msg) void deliver(ch, msg);
+        if (msg) {
+          acker.received(msg);
+          void deliver(ch, msg);
+        }
         // null: the server cancelled us (queue deleted); closing leads to a fresh declare and consume.
         else ch.close().catch(() => undefined);
       },
@@ -370,9 +377,11 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
 
   /** Acks on the delivering channel; if that channel is gone the broker redelivers, which is safe. */
   function settle(ch: Channel, msg: ConsumeMessage, how: 'ack' | 'requeue'): void {
+    const acker = ackers.get(ch);
+    if (!acker) return;
     try {
-      if (how === 'ack') ch.ack(msg);
-      else ch.nack(msg, false, true);
+      if (how === 'ack') acker.ack(msg);
+      else acker.requeue(msg);
     } catch (err) {
       log.debug({ err }, 'channel closed before settling; the message will be redelivered');
     }
@@ -434,7 +443,8 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         if (inFlight > 0)
           log.warn({ in_flight: inFlight }, 'stop deadline passed; unacked messages will be redelivered');
       }
-      // Closing the channel returns anything still unacked to the queue.
+      // Closing the channel returns anything still unacked to the queue; the acks of this turn go first.
+      if (ch) ackers.get(ch)?.flush();
       if (ch) await ch.close().catch(() => undefined);
     },
   };
