@@ -91,6 +91,10 @@ try {
   const signed = sink.messages.filter((m) => m.raw.includes('DKIM-Signature:')).length;
   console.log(`system (accepted in ${acceptedSeconds.toFixed(2)} s): ${N} emails at the sink in ${seconds.toFixed(2)} s = ${rate.toFixed(0)} emails/s, ${signed} DKIM-signed`);
   console.log(`  → ${((100 * rate) / baselineRate).toFixed(0)}% of the baseline (target ≥ 50%); the sink saw ${sink.connections()} connections in all, at most ${sink.maxOpenSessions()} at once`);
+  // A run that deferred some deliveries (they come back minutes later) shows why: the sender's warnings.
+  const warnings = system.services.sender.output.join('').split('\n').filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
+  for (const line of warnings.slice(0, 10)) console.log(`  sender: ${line.slice(0, 400)}`);
+  if (warnings.length > 10) console.log(`  sender: … ${warnings.length - 10} more warnings`);
 } finally {
   await system.stop();
   await sink.close();
