@@ -122,20 +122,30 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
     }
   }
 
+  // Lookups under way, by domain: a burst of deliveries to a domain not in the cache asks once, instead of
+  // sending the resolver three queries per delivery at the same instant (which a resolver may drop, and a
+  // drop would defer every one of those deliveries by the first retry's 5 minutes).
+  const pending = new Map<string, Promise<MxResult>>();
+
+  /** Ties are shuffled again for every caller, as a fresh lookup would. */
+  const own = (result: MxResult): MxResult => (result.kind === 'hosts' ? { kind: 'hosts', hosts: sortByPreference(result.hosts) } : result);
+
   return {
     async resolve(domain) {
       const key = domain.toLowerCase();
       const hit = cache.get(key);
-      if (hit && Date.now() - hit.at < (options.cacheMs ?? DEFAULT_CACHE_MS)) {
-        // Ties are shuffled again on every use, as a fresh lookup would.
-        return hit.result.kind === 'hosts' ? { kind: 'hosts', hosts: sortByPreference(hit.result.hosts) } : hit.result;
+      if (hit && Date.now() - hit.at < (options.cacheMs ?? DEFAULT_CACHE_MS)) return own(hit.result);
+      let lookup = pending.get(key);
+      if (!lookup) {
+        lookup = resolveUncached(key).finally(() => pending.delete(key));
+        pending.set(key, lookup);
+        const result = await lookup;
+        if (result.kind !== 'temporary') {
+          if (cache.size >= 10_000) cache.clear();
+          cache.set(key, { at: Date.now(), result });
+        }
       }
-      const result = await resolveUncached(key);
-      if (result.kind !== 'temporary') {
-        if (cache.size >= 10_000) cache.clear();
-        cache.set(key, { at: Date.now(), result });
-      }
-      return result;
+      return own(await lookup);
     },
   };
 }

@@ -54,6 +54,19 @@ describe('createMxResolver', () => {
     expect((await cached.resolve(broken)).kind).toBe('hosts');
   });
 
+  it('asks once for a domain that many deliveries look up at the same time', async () => {
+    const d = domain();
+    dns.set(d, [{ type: 'MX', exchange: `mx.${d}`, priority: 10 }]);
+    dns.set(`mx.${d}`, [{ type: 'A', address: '192.0.2.40' }]);
+    const results = await Promise.all(Array.from({ length: 50 }, () => resolver.resolve(d)));
+    expect(results.every((r) => r.kind === 'hosts' && r.hosts[0]?.addresses[0] === '192.0.2.40')).toBe(true);
+    expect(dns.queries.filter((q) => q.name === d && q.type === 'MX')).toHaveLength(1);
+    expect(dns.queries.filter((q) => q.name === `mx.${d}` && q.type === 'A')).toHaveLength(1);
+    // Once answered (this resolver caches nothing), the next lookup asks again.
+    await resolver.resolve(d);
+    expect(dns.queries.filter((q) => q.name === d && q.type === 'MX')).toHaveLength(2);
+  });
+
   it('shuffles hosts of equal preference', async () => {
     const d = domain();
     const names = ['a', 'b', 'c', 'd'].map((n) => `${n}.${d}`);
