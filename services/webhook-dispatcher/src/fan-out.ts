@@ -47,7 +47,16 @@ export function createFanOutConsumer(deps: {
     inbox: false,
     handle: (message, trx) => fanOut(trx, [message]),
     // A message goes at once when no batch is committing; under load, what arrives meanwhile goes together.
-    batch: { maxMessages: 64, maxWaitMs: 0, maxConcurrent: 2, handle: (items, trx) => fanOut(trx, items.map((i) => i.message)) },
+    batch: {
+      maxMessages: 64,
+      maxWaitMs: 0,
+      maxConcurrent: 2,
+      handle: (items, trx) =>
+        fanOut(
+          trx,
+          items.map((i) => i.message),
+        ),
+    },
   });
 }
 
@@ -61,19 +70,20 @@ async function createRecords(trx: Transaction<DispatcherDb>, messages: PublicMes
   const rows = messages.flatMap((message) => {
     if (!message.team_id) return [];
     const type = message.type;
+    const subscribed = (byTeam.get(message.team_id) ?? []).filter((endpoint) => endpoint.events.includes(type));
+    // An event no endpoint subscribes to (a team without webhooks) needs no body.
+    if (subscribed.length === 0) return [];
     const body = JSON.stringify(webhookBody(message));
-    return (byTeam.get(message.team_id) ?? [])
-      .filter((endpoint) => endpoint.events.includes(type))
-      .map((endpoint) => ({
-        id: newEventId(),
-        endpoint_id: endpoint.id,
-        team_id: endpoint.team_id,
-        source_event_id: message.id,
-        type,
-        body,
-        status: 'pending' as const,
-        next_attempt_at: new Date(),
-      }));
+    return subscribed.map((endpoint) => ({
+      id: newEventId(),
+      endpoint_id: endpoint.id,
+      team_id: endpoint.team_id,
+      source_event_id: message.id,
+      type,
+      body,
+      status: 'pending' as const,
+      next_attempt_at: new Date(),
+    }));
   });
   const endpoints = new Map([...byTeam.values()].flat().map((e) => [e.id, e]));
   const byId = new Map(rows.map((row) => [row.id, row]));

@@ -85,6 +85,9 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
     bodyTimeout: timeoutMs,
   });
 
+  // URLs already checked (an endpoint's URL is posted to again and again): the error, or null when fine.
+  const checked = new Map<string, PostError | null>();
+
   async function post(url: string, body: string, headers: Record<string, string>): Promise<PostResult> {
     const started = performance.now();
     const done = (result: Omit<PostResult, 'durationMs'>): PostResult => ({
@@ -92,7 +95,12 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
       durationMs: Math.round(performance.now() - started),
     });
 
-    const precheck = checkUrl(url);
+    let precheck = checked.get(url);
+    if (precheck === undefined) {
+      precheck = checkUrl(url) ?? null;
+      if (checked.size >= 10_000) checked.clear();
+      checked.set(url, precheck);
+    }
     if (precheck) return done({ ok: false, status: null, body: '', error: precheck });
 
     const deadline = new AbortController();
@@ -142,31 +150,35 @@ function checkUrl(raw: string): PostError | undefined {
 }
 
 /**
- * Reads at most `limit` bytes, then stops: leaving the loop destroys the stream, which aborts the response
- * and closes its socket, so an endless body costs one chunk of memory. A body that fails or stalls after
- * the headers keeps what was read; it does not change the outcome.
+ * Reads at most `limit` bytes, then stops: destroying the stream aborts the response and closes its
+ * socket, so an endless body costs one chunk of memory. A body that fails or stalls after the headers keeps
+ * what was read; it does not change the outcome. (Events, not an async iterator: this runs for every POST.)
  */
-async function readPrefix(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  // Destroying an unfinished body emits an abort error that nobody else listens for.
-  body.on('error', () => undefined);
+function readPrefix(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  try {
-    if (limit > 0) {
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= limit) break;
-      }
-    }
-  } catch {
-    // Reset, deadline or body timeout mid-body: keep the prefix.
-  } finally {
-    body.destroy();
-  }
-  // Postgres text cannot hold U+0000, and the body is stored with the attempt: a receiver answering with NUL
-  // bytes must not make its attempt unrecordable (and so retried for ever by the sweeper).
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\0', '\uFFFD');
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      body.destroy();
+      // Postgres text cannot hold U+0000, and the body is stored with the attempt: a receiver answering with
+      // NUL bytes must not make its attempt unrecordable (and so retried for ever by the sweeper).
+      resolve(Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\0', '\uFFFD'));
+    };
+    // A reset, the deadline or a body timeout mid-body keeps the prefix; destroying an unfinished body
+    // emits an abort error that nobody else listens for.
+    body.on('error', finish);
+    if (limit <= 0) return finish();
+    body.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) finish();
+    });
+    body.on('end', finish);
+    body.on('close', finish);
+  });
 }
 
 const TIMEOUT_CODES = new Set([
