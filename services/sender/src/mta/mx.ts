@@ -137,13 +137,17 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
       if (hit && Date.now() - hit.at < (options.cacheMs ?? DEFAULT_CACHE_MS)) return own(hit.result);
       let lookup = pending.get(key);
       if (!lookup) {
-        lookup = resolveUncached(key).finally(() => pending.delete(key));
+        // The answer is cached before the lookup stops being pending, so a caller always finds one of them.
+        lookup = resolveUncached(key)
+          .then((result) => {
+            if (result.kind !== 'temporary') {
+              if (cache.size >= 10_000) cache.clear();
+              cache.set(key, { at: Date.now(), result });
+            }
+            return result;
+          })
+          .finally(() => pending.delete(key));
         pending.set(key, lookup);
-        const result = await lookup;
-        if (result.kind !== 'temporary') {
-          if (cache.size >= 10_000) cache.clear();
-          cache.set(key, { at: Date.now(), result });
-        }
       }
       return own(await lookup);
     },
