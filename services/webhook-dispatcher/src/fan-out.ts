@@ -47,16 +47,7 @@ export function createFanOutConsumer(deps: {
     inbox: false,
     handle: (message, trx) => fanOut(trx, [message]),
     // A message goes at once when no batch is committing; under load, what arrives meanwhile goes together.
-    batch: {
-      maxMessages: 64,
-      maxWaitMs: 0,
-      maxConcurrent: 2,
-      handle: (items, trx) =>
-        fanOut(
-          trx,
-          items.map((i) => i.message),
-        ),
-    },
+    batch: { maxMessages: 64, maxWaitMs: 0, maxConcurrent: 2, handle: (items, trx) => fanOut(trx, items.map((i) => i.message)) },
   });
 }
 
