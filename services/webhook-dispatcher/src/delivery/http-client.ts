@@ -85,9 +85,6 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
     bodyTimeout: timeoutMs,
   });
 
-  // URLs already checked (an endpoint's URL is posted to again and again): the error, or null when fine.
-  const checked = new Map<string, PostError | null>();
-
   async function post(url: string, body: string, headers: Record<string, string>): Promise<PostResult> {
     const started = performance.now();
     const done = (result: Omit<PostResult, 'durationMs'>): PostResult => ({
@@ -95,12 +92,7 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
       durationMs: Math.round(performance.now() - started),
     });
 
-    let precheck = checked.get(url);
-    if (precheck === undefined) {
-      precheck = checkUrl(url) ?? null;
-      if (checked.size >= 10_000) checked.clear();
-      checked.set(url, precheck);
-    }
+    const precheck = checkUrl(url);
     if (precheck) return done({ ok: false, status: null, body: '', error: precheck });
 
     const deadline = new AbortController();
