@@ -40,14 +40,15 @@ export type DomainLookup = (teamId: string, name: string) => SendingDomainRow | 
 
 /** The sending domains these (team, name) pairs name, of any number of teams, in one query. */
 export async function findSendingDomains(db: Kysely<SenderDb>, wanted: readonly { teamId: string; name: string }[]): Promise<DomainLookup> {
+  const key = (teamId: string, name: string) => `${teamId} ${name}`;
   // A batch names the same domain many times: ask for each pair once, not one joined row per email.
-  const pairs = [...new Map(wanted.map((w) => [`${w.teamId} ${w.name}`, w])).values()];
+  const pairs = [...new Map(wanted.map((w) => [key(w.teamId, w.name), w])).values()];
   if (pairs.length === 0) return () => undefined;
   const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
     join unnest(${pairs.map((w) => w.teamId)}::uuid[], ${pairs.map((w) => w.name)}::text[]) as q (team_id, name)
       on d.team_id = q.team_id and d.name = q.name`.execute(db);
-  const byKey = new Map(rows.map((row) => [`${row.team_id} ${row.name}`, row]));
-  return (teamId, name) => byKey.get(`${teamId} ${name}`);
+  const byKey = new Map(rows.map((row) => [key(row.team_id, row.name), row]));
+  return (teamId, name) => byKey.get(key(teamId, name));
 }
 
 export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
