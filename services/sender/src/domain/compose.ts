@@ -2,6 +2,7 @@ import { convert, type HtmlToTextOptions } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
 import { detectExtension } from 'nodemailer/lib/mime-funcs';
 import { parseMailbox, type EmailRequest, type Mailbox } from './email-request.ts';
+import { buildMime } from './mime-build.ts';
 
 /**
  * What goes into the MIME message. No bcc: Bcc recipients are envelope-only and never appear in the
@@ -73,7 +74,8 @@ export async function composeMessage(email: ComposeInput): Promise<Buffer> {
     disableUrlAccess: true,
     newline: 'win',
   });
-  const raw = toCrlf(await composer.compile().build());
+  const mime = composer.compile();
+  const raw = toCrlf(buildMime(mime) ?? (await mime.build()));
   checkComposed(raw);
   return raw;
 }
