@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkComposed, composeMessage, type ComposeInput } from './compose.ts';
+import { checkComposed, composeMessage, toCrlf, type ComposeInput } from './compose.ts';
 
 function input(overrides: Partial<ComposeInput> = {}): ComposeInput {
   return {
@@ -200,5 +200,17 @@ describe('checkComposed', () => {
 
   it('refuses a line over 998 octets', () => {
     expect(() => checkComposed(raw([...good.slice(0, -1), 'x'.repeat(999), '']))).toThrow(/999/);
+  });
+});
+
+describe('toCrlf', () => {
+  it('turns bare LF and bare CR into CRLF and keeps CRLF and 8-bit bytes', () => {
+    const input = Buffer.concat([Buffer.from('a\nb\rc\r\nd'), Buffer.from([0xc3, 0xa9, 0x0a])]);
+    expect(toCrlf(input)).toEqual(Buffer.concat([Buffer.from('a\r\nb\r\nc\r\nd'), Buffer.from([0xc3, 0xa9, 0x0d, 0x0a])]));
+  });
+
+  it('returns a message that is already CRLF throughout as it is', () => {
+    const input = Buffer.from('a\r\nb\r\n');
+    expect(toCrlf(input)).toBe(input);
   });
 });

@@ -167,8 +167,11 @@ function extensionFor(contentType: string | null): string {
   return /^[a-z0-9]+$/i.test(extension) ? extension : 'bin';
 }
 
-/** Rewrites any bare CR or LF as CRLF; latin1 keeps every byte as one char, so binary survives. */
-function toCrlf(raw: Buffer): Buffer {
+/**
+ * Rewrites any bare CR or LF as CRLF; latin1 keeps every byte as one char, so binary survives. A message
+ * that has none (every composed one) comes back as it is, without a copy.
+ */
+export function toCrlf(raw: Buffer): Buffer {
   const message = raw.toString('latin1');
   if (!/\r(?!\n)|(?<!\r)\n/.test(message)) return raw;
   return Buffer.from(message.replace(/\r\n|\r|\n/g, '\r\n'), 'latin1');

@@ -2,6 +2,7 @@ import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
+import { toCrlf } from '../domain/compose.ts';
 
 export type DkimKey = { domain: string; selector: string; privateKeyPem: string };
 
@@ -118,9 +119,4 @@ function rsaKey(key: DkimKey): KeyObject {
   if (openedKeys.size >= 1000) openedKeys.clear();
   openedKeys.set(key.privateKeyPem, privateKey);
   return privateKey;
-}
-
-/** Bare LF and bare CR become CRLF; bytes are otherwise untouched (latin1 maps each byte to one char). */
-export function toCrlf(raw: Buffer): Buffer {
-  return Buffer.from(raw.toString('latin1').replace(/\r\n|\r|\n/g, '\r\n'), 'latin1');
 }
