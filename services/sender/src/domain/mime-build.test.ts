@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import MailComposer, { type MailComposerOptions } from 'nodemailer/lib/mail-composer';
+import { toCrlf } from './compose.ts';
 import { buildMime } from './mime-build.ts';
 
 /** A small seeded generator (mulberry32), so a failure names a corpus entry that can be rerun. */
@@ -49,6 +50,8 @@ function message(seed: number): MailComposerOptions {
       { filename: `report-${i}.csv`, content: text(next, 60), contentType: 'text/csv', contentDisposition: 'attachment' as const },
     ]),
   );
+  const html = body();
+  const plain = body();
   return {
     from: { name: pick(next, ['', 'Acme', 'Acme, Inc.', 'Ærø Støre', '中文 名']), address: 'orders@acme.test' },
     to: [{ name: pick(next, ['', 'Jane', 'Jöns "J" Doe']), address: 'jane@example.com' }],
@@ -57,11 +60,8 @@ function message(seed: number): MailComposerOptions {
     subject: pick(next, ['', 'Your order', 'Grüße aus Köln', text(next, 6).replace(/[\r\n]/g, ' ')]),
     messageId: `<${seed}.corpus@acme.test>`,
     date: new Date('2026-11-18T10:00:00.000Z'),
-    ...(() => {
-      const html = body();
-      const plain = body();
-      return { ...(html === undefined ? {} : { html }), ...(plain === undefined ? {} : { text: plain }) };
-    })(),
+    ...(html === undefined ? {} : { html }),
+    ...(plain === undefined ? {} : { text: plain }),
     headers: next() < 0.5 ? [] : [{ key: 'X-Campaign', value: text(next, 4).replace(/[\r\n]/g, ' ') || 'spring' }],
     attachments,
     disableFileAccess: true,
@@ -80,7 +80,7 @@ describe('buildMime', () => {
       expect(built).toBeDefined();
       const streamed = await node.build();
       // build() ends with its newline stage when `newline` is set; buildMime leaves line endings alone.
-      const normalise = (raw: Buffer) => (options.newline ? raw.toString('latin1').replace(/\r\n|\r|\n/g, '\r\n') : raw.toString('latin1'));
+      const normalise = (raw: Buffer) => (options.newline ? toCrlf(raw) : raw).toString('latin1');
       const [ours, theirs] = [normalise(built!), normalise(streamed)];
       if (ours !== theirs) {
         let at = 0;

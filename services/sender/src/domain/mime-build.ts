@@ -43,12 +43,12 @@ function inMemory(node: MimeNode): boolean {
  * of its input and wraps line by line, which its plain `encode` and `wrap` functions do not).
  */
 function encodeWhole(encoder: Transform, bytes: Buffer): Buffer {
-  const failed: TransformCallback = (err) => {
+  const done: TransformCallback = (err) => {
     if (err) throw err;
   };
   if (!encoder._flush) throw new Error('encoder has no flush step');
-  encoder._transform(bytes, 'buffer' as BufferEncoding, failed);
-  encoder._flush(failed);
+  encoder._transform(bytes, 'buffer' as BufferEncoding, done);
+  encoder._flush(done);
   return (encoder.read() as Buffer | null) ?? Buffer.alloc(0);
 }
 
