@@ -131,6 +131,32 @@ describe('composeMessage', () => {
     expect(headerValues(message, 'List-Unsubscribe-Post')).toEqual(['List-Unsubscribe=One-Click']);
   });
 
+  it('names custom headers as nodemailer does, the second time as the first', async () => {
+    const headers = [
+      { name: 'x-smtpapi', value: '1' },
+      { name: 'list-id', value: '<news.acme.test>' },
+      { name: 'x-mailer-md5', value: '2' },
+      { name: 'content-features', value: '3' },
+    ];
+    for (let round = 0; round < 2; round++) {
+      const message = await compose({ headers });
+      expect(headerLines(message).filter((line) => /^(X-|List-|Content-f)/i.test(line))).toEqual([
+        'X-SMTPAPI: 1',
+        'List-ID: <news.acme.test>',
+        'X-Mailer-MD5: 2',
+        'Content-features: 3',
+      ]);
+    }
+  });
+
+  it('gives every message its own multipart boundary', async () => {
+    const boundary = (message: string) => /boundary="([^"]+)"/.exec(head(message))?.[1];
+    const [a, b] = [boundary(await compose()), boundary(await compose())];
+    expect(a).toMatch(/^--_NmP-[0-9a-f]{32}-Part_1$/);
+    expect(b).toMatch(/^--_NmP-[0-9a-f]{32}-Part_1$/);
+    expect(a).not.toBe(b);
+  });
+
   it('encodes non-ASCII names and subjects and punycodes an IDN domain', async () => {
     const message = await compose({
       from: { name: 'Bücher, Inc.', address: 'info@bücher.de' },
