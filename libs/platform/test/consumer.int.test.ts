@@ -147,6 +147,64 @@ describe('consumer', () => {
     expect(seen).toEqual([{ prepared: `looked up ${(envelope.data as { email_id: string }).email_id}`, inTransactionDuringPrepare: false }]);
   });
 
+  it('tells prepare whether a delivery is a redelivery, and hands discard the prepared results no handler sees', async () => {
+    type Prepared = { id: string; redelivered: boolean; n: number };
+    const handled: Prepared[] = [];
+    const discarded: Prepared[] = [];
+    let prepares = 0;
+    let failOnce = true;
+    const failing = deliveredEnvelope();
+    const consumer = createConsumer<TestDb, 'email.delivered', Prepared>({
+      broker,
+      db: fx.db,
+      service: 'svc',
+      name: 'discard',
+      bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+      retry: TIERS,
+      prepare: (message, { redelivered }) => Promise.resolve({ id: message.id, redelivered, n: ++prepares }),
+      discard: (prepared) => discarded.push(prepared),
+      handle: async (message, trx, prepared) => {
+        if (message.id === failing.id && failOnce) {
+          failOnce = false;
+          throw new Error('the transaction fails once');
+        }
+        handled.push(prepared);
+        await recordEffect('discard')(message, trx, undefined);
+      },
+    });
+    for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
+    consumers.push(consumer);
+    // Declared, then stopped: a message can be nacked back into its queue before anyone consumes it.
+    await consumer.start();
+    await consumer.stop();
+
+    const requeued = deliveredEnvelope();
+    await publish(requeued, requeued.id);
+    await broker.withChannel(async (ch) => {
+      for (;;) {
+        const msg = await ch.get(consumer.queues.work, { noAck: false });
+        if (msg) return ch.nack(msg, false, true);
+        await sleep(20);
+      }
+    });
+    await consumer.start();
+    await waitFor('the requeued message', async () => (await effects('discard')) === 1);
+    expect(handled).toEqual([{ id: requeued.id, redelivered: true, n: 1 }]);
+    expect(discarded).toEqual([]);
+
+    // A duplicate is prepared, then discarded.
+    await publish(requeued, requeued.id);
+    await waitFor('the duplicate', () => discarded.length === 1);
+    expect(discarded[0]).toMatchObject({ id: requeued.id, redelivered: false });
+
+    // A failed transaction discards its prepared result; the retry is prepared afresh.
+    await publish(failing, failing.id);
+    await waitFor('the retried message', async () => (await effects('discard')) === 2);
+    expect(discarded.slice(1)).toEqual([expect.objectContaining({ id: failing.id })]);
+    expect(handled.at(-1)).toMatchObject({ id: failing.id });
+    expect(handled.at(-1)!.n).toBeGreaterThan(discarded[1]!.n);
+  });
+
   it('runs what the handler returns once its transaction has committed, and not for a duplicate', async () => {
     const seen: number[] = [];
     await startConsumer('after-commit', async (message, trx) => {

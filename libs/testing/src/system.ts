@@ -20,6 +20,13 @@ export type System = {
   admin: (...args: string[]) => Record<string, string>;
   /** SIGTERM one service and wait for its exit code. */
   terminate: (name: ServiceName) => Promise<number | null>;
+  /**
+   * SIGKILL one service at once (a crash: nothing of its own shutdown runs) and wait until it is gone.
+   * Restart it before `stop`, which removes the queues the running services report.
+   */
+  kill: (name: ServiceName) => Promise<void>;
+  /** Starts a stopped or killed service again, on the same port, and waits until it is ready. */
+  restart: (name: ServiceName) => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -116,7 +123,7 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     if (r.status !== 0) throw new Error(`migrate ${name} failed: ${r.stderr}`);
   }
   const services = {} as Record<ServiceName, RunningService>;
-  for (const name of SERVICE_NAMES) {
+  const spawnService = (name: ServiceName) => {
     const output: string[] = [];
     const child = spawn(process.execPath, [join(ROOT, 'services', name, 'src', 'main.ts')], {
       env: { ...env, HTTP_PORT: String(ports[name]) },
@@ -125,7 +132,8 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     child.stdout.on('data', (d: Buffer) => output.push(d.toString()));
     child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
     services[name] = { name, port: ports[name], url: url(name), process: child, output };
-  }
+  };
+  for (const name of SERVICE_NAMES) spawnService(name);
   try {
     await Promise.all(SERVICE_NAMES.map((n) => waitReady(services[n].url, services[n].process, services[n].output, 30_000)));
   } catch (err) {
@@ -136,14 +144,14 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
 
   // Queues to remove at the end, noted from each service just before it stops.
   const queues = new Set<string>();
-  const terminate = async (name: ServiceName) => {
+  const terminate = async (name: ServiceName, signal: NodeJS.Signals = 'SIGTERM') => {
     const child = services[name].process;
-    if (child.exitCode !== null) return child.exitCode;
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     for (const queue of await reportedQueues([services[name].url], String(env.BROKER_PREFIX))) queues.add(queue);
     return new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
+      child.kill(signal);
     });
   };
 
@@ -157,6 +165,20 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
       return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
     },
     terminate,
+    async kill(name) {
+      const child = services[name].process;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      });
+    },
+    async restart(name) {
+      const child = services[name].process;
+      if (child.exitCode === null && child.signalCode === null) throw new Error(`${name} is still running`);
+      spawnService(name);
+      await waitReady(services[name].url, services[name].process, services[name].output, 30_000);
+    },
     async stop() {
       await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
       await database.drop();

@@ -20,7 +20,7 @@ import {
   type SecretBox,
 } from '@postline/platform';
 import { lockEndpoint, updateEndpoint } from './db/endpoints.ts';
-import { insertAttempt, lockEvent, recordScheduledAttempts, updateEvent } from './db/events.ts';
+import { insertAttempt, insertEvents, lockEvent, recordScheduledAttempts, updateEvent } from './db/events.ts';
 import type { DispatcherDb, EndpointRow, EventRow } from './db/schema.ts';
 import type { PostResult, WebhookClient } from './delivery/http-client.ts';
 import { newAttemptId } from './domain/ids.ts';
@@ -44,7 +44,7 @@ export type DeliverDeps = {
   /** Deliveries in flight at once overall, in-process first attempts included (also the consumer prefetch). */
   overall: number;
   /**
-   * In-process first attempts (`deliverNow`) under way at once (waiting, posting, being recorded). At this
+   * In-process first attempts (`begin`) under way at once (waiting, posting, being recorded). At this
    * many, `admit` holds the fan-out back, so a burst waits in its durable queue rather than in memory.
    * Default 2,048.
    */
@@ -100,15 +100,38 @@ const USER_AGENT = 'Postline-Webhooks/1.0';
 /** How long a delivery waits when its endpoint already has `perEndpoint` deliveries in flight. */
 const BUSY_WAIT_MS = 500;
 
+/** A first attempt made in process, started before its event's record is written. */
+export type FirstAttempt = {
+  /** Its outcome once the POST is over (or it waited too long for a slot); undefined if it failed to run. */
+  readonly outcome: Promise<Prepared | undefined>;
+  /** The outcome, once there is one. */
+  settled?: Prepared;
+};
+
+/** A record the fan-out is about to write, with its first attempt when one was started beforehand. */
+export type NewRecord = { target: Target & Pick<EventRow, 'source_event_id' | 'type'>; first?: FirstAttempt };
+
 export type Deliveries = {
   /** Consumes `webhook-dispatcher.deliver` commands (retries, replays, busy waits, swept first attempts). */
   consumer: Consumer;
   /**
-   * Makes a first attempt in process, right after the fan-out committed (with the event and endpoint rows
-   * it has just read and written), without a broker hop or another read. Never throws; if this process
-   * dies first, the first-attempt sweeper sends the command instead.
+   * Starts the first attempt of an event whose record is not written yet (the fan-out's message stays
+   * unacked until it is): a crash before the write redelivers the message, and the attempt is made again
+   * with the same `webhook-id`. Never throws. Counts as in process until its record is written
+   * (`writeRecords`) or it is discarded.
    */
-  deliverNow: (target: Target) => void;
+  begin: (target: Target) => FirstAttempt;
+  /**
+   * Writes the records of new events in the caller's transaction, one statement for all: an event whose
+   * first attempt is already over is written settled, with that attempt, its retry timer and its
+   * endpoint's failure streak, so it is written once instead of inserted and then updated. The rest are
+   * written pending; once the transaction has committed (the returned function) their attempts are made or
+   * followed in process and recorded by update, with the first-attempt sweeper covering a crash in between.
+   * An event whose record exists already (a redelivered copy) writes nothing.
+   */
+  writeRecords: (trx: Transaction<DispatcherDb>, records: NewRecord[]) => Promise<() => void>;
+  /** Records that will not be written (their message is retried or was a duplicate): releases them. */
+  discard: (records: NewRecord[]) => void;
   /** Resolves once there is room for more in-process first attempts (the fan-out awaits it first). */
   admit: () => Promise<void>;
   /** Lets in-process first attempts finish (bounded) and records their outcomes. */
@@ -264,7 +287,10 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     if (!result.ok || prepared.endpointFailing) await trackEndpoint(trx, event.endpoint_id, result.ok, sentAt);
   }
 
-  type Scheduled = Outcome & { prepared: Extract<Prepared, { kind: 'attempted' }> };
+  type Attempted = Extract<Prepared, { kind: 'attempted' }>;
+  type Scheduled = Outcome & { prepared: Attempted };
+  /** A scheduled attempt recorded, with its event and what comes next. */
+  type Recorded = { event: Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>; attempt: number; next: Date | null; prepared: Attempted };
 
   /** The first outcome of each event's scheduled attempt, apart from the rest (replays, busy, skips, twins). */
   function split(outcomes: Outcome[]): { scheduled: Scheduled[]; others: Outcome[] } {
@@ -320,18 +346,20 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
    */
   async function recordMany(trx: Transaction<DispatcherDb>, outcomes: Outcome[]): Promise<void> {
     const { scheduled, others } = split(outcomes);
-    if (scheduled.length > 0) {
-      const recorded = await settleScheduled(trx, scheduled);
-      await enqueue(
-        trx,
-        recorded.flatMap(({ event, attempt, next }) => (next ? [deliveryTimer(event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next)] : [])),
-      );
-      // Endpoint rows are locked in id order, so two batches cannot deadlock on them.
-      const tracked = recorded.filter((r) => !r.prepared.result.ok || r.prepared.endpointFailing);
-      tracked.sort((a, b) => (a.event.endpoint_id < b.event.endpoint_id ? -1 : a.event.endpoint_id > b.event.endpoint_id ? 1 : 0));
-      for (const r of tracked) await trackEndpoint(trx, r.event.endpoint_id, r.prepared.result.ok, r.prepared.sentAt);
-    }
+    if (scheduled.length > 0) await followUp(trx, await settleScheduled(trx, scheduled));
     for (const o of others) await record(trx, o.command, o.teamId, o.prepared);
+  }
+
+  /** After recorded scheduled attempts: the next retry's timer of each failed one, and the endpoints' failure streaks. */
+  async function followUp(trx: Transaction<DispatcherDb>, recorded: Recorded[]): Promise<void> {
+    await enqueue(
+      trx,
+      recorded.flatMap(({ event, attempt, next }) => (next ? [deliveryTimer(event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next)] : [])),
+    );
+    // Endpoint rows are locked in id order, so two batches cannot deadlock on them.
+    const tracked = recorded.filter((r) => !r.prepared.result.ok || r.prepared.endpointFailing);
+    tracked.sort((a, b) => (a.event.endpoint_id < b.event.endpoint_id ? -1 : a.event.endpoint_id > b.event.endpoint_id ? 1 : 0));
+    for (const r of tracked) await trackEndpoint(trx, r.event.endpoint_id, r.prepared.result.ok, r.prepared.sentAt);
   }
 
   /**
@@ -412,13 +440,33 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     },
   });
   const attempting = new Set<Promise<void>>();
+  const commands = new WeakMap<FirstAttempt, { command: DeliverWebhook; teamId: string }>();
 
-  function deliverNow(target: Target): void {
+  function begin(target: Target): FirstAttempt {
     const command: DeliverWebhook = { event_id: target.id, attempt: 1, replay: false };
     inProcess++;
-    const run = attempt(target, command, Number.POSITIVE_INFINITY, inProcessWaitMs)
-      .then((prepared) => results.add({ command, teamId: target.team_id, prepared }))
-      .catch((err: unknown) => deps.logger.warn({ err, event_id: target.id }, 'first attempt failed to run; the sweeper will retry it'))
+    const first: { outcome: Promise<Prepared | undefined>; settled?: Prepared } = {
+      outcome: attempt(target, command, Number.POSITIVE_INFINITY, inProcessWaitMs).then(
+        (prepared) => (first.settled = prepared),
+        (err: unknown) => {
+          deps.logger.warn({ err, event_id: target.id }, 'first attempt failed to run; the sweeper will retry it');
+          return undefined;
+        },
+      ),
+    };
+    commands.set(first, { command, teamId: target.team_id });
+    return first;
+  }
+
+  /**
+   * The end of a first attempt's time in process: once it is over, its outcome goes to the batcher to be
+   * recorded (`record`, for an event written pending) or nowhere (written settled, or not written).
+   */
+  function end(first: FirstAttempt, record: boolean): void {
+    const { command, teamId } = commands.get(first)!;
+    const run = first.outcome
+      .then((prepared) => (record && prepared ? results.add({ command, teamId, prepared }) : undefined))
+      .catch((err: unknown) => deps.logger.warn({ err, event_id: command.event_id }, 'first attempt failed to record; the sweeper will retry it'))
       .finally(() => {
         inProcess--;
         attempting.delete(run);
@@ -427,6 +475,53 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
         else if (inProcess < inProcessLimit) admissions.shift()?.();
       });
     attempting.add(run);
+  }
+
+  async function writeRecords(trx: Transaction<DispatcherDb>, records: NewRecord[]): Promise<() => void> {
+    const rows = records.map(({ target, first }) => {
+      const done = first?.settled?.kind === 'attempted' ? first.settled : undefined;
+      return { target, first, done, plan: done && plan(1, done.result.ok, done.sentAt) };
+    });
+    const created = new Set(
+      await insertEvents(
+        trx,
+        rows.map(({ target, done, plan }) => ({
+          id: target.id,
+          endpoint_id: target.endpoint_id,
+          team_id: target.team_id,
+          source_event_id: target.source_event_id,
+          type: target.type,
+          body: target.body,
+          status: plan?.status ?? 'pending',
+          attempts_made: plan ? 1 : 0,
+          next_attempt_at: plan ? plan.next : new Date(),
+          attempt: done && {
+            id: newAttemptId(),
+            sent_at: done.sentAt,
+            http_status_code: done.result.status,
+            response: done.result.body,
+            error: done.result.error ?? null,
+            duration_ms: Math.round(done.result.durationMs),
+          },
+        })),
+      ),
+    );
+    const settled = rows.flatMap(({ target, done, plan }) =>
+      done && plan && created.has(target.id) ? [{ event: target, attempt: 1, next: plan.next, prepared: done }] : [],
+    );
+    for (const { prepared } of settled) count(false, prepared.result);
+    await followUp(trx, settled);
+    return () => {
+      for (const { target, first, done } of rows) {
+        if (!first) {
+          if (created.has(target.id)) end(begin(target), true);
+        } else end(first, created.has(target.id) && !done);
+      }
+    };
+  }
+
+  function discard(records: NewRecord[]): void {
+    for (const { first } of records) if (first) end(first, false);
   }
 
   function admit(): Promise<void> {
@@ -464,14 +559,14 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       },
     },
   });
-  return { consumer, deliverNow, admit, stop };
+  return { consumer, begin, writeRecords, discard, admit, stop };
 }
 
 /** A first attempt that never ran (its process died) is swept after this long. */
 export const FIRST_ATTEMPT_STALE_MS = 30_000;
 
 /**
- * Recovers first attempts that `deliverNow` started but never recorded: events still pending, never
+ * Recovers first attempts started in process whose outcome was never recorded: events still pending, never
  * attempted, and untouched for FIRST_ATTEMPT_STALE_MS get a `webhook-dispatcher.deliver` command through
  * the outbox. Replicas share the work with SKIP LOCKED.
  */

@@ -1,94 +1,60 @@
 // Every public event becomes one webhook event record per enabled endpoint of its team that subscribes
-// to its type, in the consumer's transaction. Events are handled in batches: one transaction, one read of
-// the teams' endpoints and one multi-row insert for up to 64 broker messages.
-import type { Kysely, Transaction } from 'kysely';
+// to its type. The first attempt of each is made before its record is written, while the event's message
+// is still unacked: a record whose attempt is over by then is written once, settled and with its attempt,
+// instead of inserted and then updated. Messages are handled in batches: one transaction and one
+// multi-row insert for up to 64 of them.
+import type { Kysely } from 'kysely';
 import type { Message, PublicEventType } from '@postline/contracts';
-import { createConsumer, type Broker, type Consumer, type Logger } from '@postline/platform';
+import { createBatcher, createConsumer, type Broker, type Consumer, type Logger } from '@postline/platform';
 import { enabledEndpoints } from './db/endpoints.ts';
-import { insertEvents } from './db/events.ts';
 import type { DispatcherDb, EndpointRow } from './db/schema.ts';
-import type { Target } from './deliver.ts';
-import { newEventId } from './domain/ids.ts';
+import type { Deliveries, NewRecord } from './deliver.ts';
+import { eventIdFor } from './domain/ids.ts';
 
 /** The four families of public events; every key under them is public (internal events use `internal.`). */
 const FAMILIES = ['email.*', 'contact.*', 'domain.*', 'suppression.*'] as const;
 
+/**
+ * How long a message waits for its first attempts before its records are written. An endpoint that
+ * answers later gets its record written pending and its outcome recorded afterwards, so a slow endpoint
+ * holds a message (one of `prefetch`) this long at most.
+ */
+const FIRST_ATTEMPT_WAIT_MS = 250;
+
 type PublicMessage = Message<PublicEventType>;
 
-/**
- * The first attempt of each new record is made in process once the transaction has committed
- * (`deliverNow`), which saves a broker round trip per event; the first-attempt sweeper covers a crash
- * in between.
- */
 export function createFanOutConsumer(deps: {
   db: Kysely<DispatcherDb>;
   broker: Broker;
   logger: Logger;
-  deliverNow: (target: Target) => void;
-  /** Waits while too many first attempts are under way in process; the message stays in the queue. */
-  admit: () => Promise<void>;
+  deliveries: Pick<Deliveries, 'begin' | 'writeRecords' | 'discard' | 'admit'>;
+  firstAttemptWaitMs?: number;
 }): Consumer {
-  const fanOut = async (trx: Transaction<DispatcherDb>, messages: PublicMessage[]) => {
-    const targets = await createRecords(trx, messages);
-    return () => {
-      for (const target of targets) deps.deliverNow(target);
-    };
-  };
-  return createConsumer({
-    broker: deps.broker,
-    db: deps.db,
-    service: 'webhook-dispatcher',
-    name: 'public-events',
-    bindings: FAMILIES.map((routingKey) => ({ exchange: 'events' as const, routingKey })),
-    prefetch: 256,
-    logger: deps.logger,
-    prepare: () => deps.admit(),
-    // A redelivered event creates nothing: records are unique per (endpoint, source event).
-    inbox: false,
-    handle: (message, trx) => fanOut(trx, [message]),
-    // A message goes at once when no batch is committing; under load, what arrives meanwhile goes together.
-    batch: { maxMessages: 64, maxWaitMs: 0, maxConcurrent: 2, handle: (items, trx) => fanOut(trx, items.map((i) => i.message)) },
-  });
-}
+  const endpointsOf = createEndpointReader(deps.db, deps.logger);
+  const waitMs = deps.firstAttemptWaitMs ?? FIRST_ATTEMPT_WAIT_MS;
 
-/** The new records of these events (none for a redelivered one), each with what its first attempt needs. */
-async function createRecords(trx: Transaction<DispatcherDb>, messages: PublicMessage[]): Promise<Target[]> {
-  const teamIds = [...new Set(messages.flatMap((m) => (m.team_id ? [m.team_id] : [])))];
-  const byTeam = new Map<string, EndpointRow[]>();
-  for (const endpoint of await enabledEndpoints(trx, teamIds)) {
-    byTeam.set(endpoint.team_id, [...(byTeam.get(endpoint.team_id) ?? []), endpoint]);
-  }
-  const rows = messages.flatMap((message) => {
+  /**
+   * The records a message makes, each with its first attempt under way (over, unless it is slow). A
+   * redelivered message starts none: its records may exist already, with attempts made.
+   */
+  async function prepare(message: PublicMessage, redelivered: boolean): Promise<NewRecord[]> {
     if (!message.team_id) return [];
     const type = message.type;
-    const subscribed = (byTeam.get(message.team_id) ?? []).filter((endpoint) => endpoint.events.includes(type));
-    // An event no endpoint subscribes to (a team without webhooks) needs no body.
-    if (subscribed.length === 0) return [];
+    const endpoints = (await endpointsOf(message.team_id)).filter((endpoint) => endpoint.events.includes(type));
+    if (endpoints.length === 0) return [];
+    // Waits while too many first attempts are under way in process; the message stays in the queue.
+    await deps.deliveries.admit();
     const body = JSON.stringify(webhookBody(message));
-    return subscribed.map((endpoint) => ({
-      id: newEventId(),
-      endpoint_id: endpoint.id,
-      team_id: endpoint.team_id,
-      source_event_id: message.id,
-      type,
-      body,
-      status: 'pending' as const,
-      next_attempt_at: new Date(),
-    }));
-  });
-  const endpoints = new Map([...byTeam.values()].flat().map((e) => [e.id, e]));
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return (await insertEvents(trx, rows)).flatMap((id) => {
-    const event = byId.get(id);
-    const endpoint = event && endpoints.get(event.endpoint_id);
-    if (!event || !endpoint) return [];
-    return [
-      {
-        id,
-        team_id: event.team_id,
-        endpoint_id: event.endpoint_id,
-        body: event.body,
-        status: event.status,
+    const occurredAt = new Date(message.occurred_at);
+    const records: NewRecord[] = endpoints.map((endpoint) => ({
+      target: {
+        id: eventIdFor(endpoint.id, message.id, occurredAt),
+        team_id: endpoint.team_id,
+        endpoint_id: endpoint.id,
+        source_event_id: message.id,
+        type,
+        body,
+        status: 'pending',
         attempts_made: 0,
         endpoint: endpoint.endpoint,
         endpoint_status: endpoint.status,
@@ -97,8 +63,62 @@ async function createRecords(trx: Transaction<DispatcherDb>, messages: PublicMes
         previous_secret_expires_at: endpoint.previous_secret_expires_at,
         failing_since: endpoint.failing_since,
       },
-    ];
+    }));
+    if (redelivered) return records;
+    for (const record of records) record.first = deps.deliveries.begin(record.target);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(records.map((r) => r.first!.outcome)),
+      new Promise((resolve) => (timer = setTimeout(resolve, waitMs))),
+    ]);
+    clearTimeout(timer);
+    return records;
+  }
+
+  return createConsumer({
+    broker: deps.broker,
+    db: deps.db,
+    service: 'webhook-dispatcher',
+    name: 'public-events',
+    bindings: FAMILIES.map((routingKey) => ({ exchange: 'events' as const, routingKey })),
+    prefetch: 256,
+    logger: deps.logger,
+    prepare: (message, { redelivered }) => prepare(message, redelivered),
+    discard: (records) => deps.deliveries.discard(records),
+    // A redelivered event creates nothing: records are unique per (endpoint, source event).
+    inbox: false,
+    handle: (_message, trx, records) => deps.deliveries.writeRecords(trx, records),
+    // Messages become ready one at a time, as their endpoints answer; a message waits up to 25 ms for
+    // others (its deliveries are made already, only its record and ack wait), and batches hold far more.
+    batch: { maxMessages: 64, maxWaitMs: 25, maxConcurrent: 2, handle: (items, trx) => deps.deliveries.writeRecords(trx, items.flatMap((i) => i.prepared)) },
   });
+}
+
+/**
+ * The enabled endpoints of a team, read outside any transaction. The reads asked for in one turn of the
+ * event loop (a burst's messages arrive many at a time) go as one query; while it runs, the next turn's
+ * wait and go together.
+ */
+function createEndpointReader(db: Kysely<DispatcherDb>, logger: Logger): (teamId: string) => Promise<EndpointRow[]> {
+  type Read = { teamId: string; resolve: (rows: EndpointRow[]) => void; reject: (err: unknown) => void };
+  const reads = createBatcher<Read>({
+    maxItems: 256,
+    maxWaitMs: 0,
+    maxConcurrent: 1,
+    flush: async (batch) => {
+      try {
+        const byTeam = new Map<string, EndpointRow[]>();
+        for (const endpoint of await enabledEndpoints(db, [...new Set(batch.map((r) => r.teamId))])) {
+          byTeam.set(endpoint.team_id, [...(byTeam.get(endpoint.team_id) ?? []), endpoint]);
+        }
+        for (const read of batch) read.resolve(byTeam.get(read.teamId) ?? []);
+      } catch (err) {
+        for (const read of batch) read.reject(err);
+      }
+    },
+    onError: (err) => logger.error({ err }, 'endpoint read failed unexpectedly'),
+  });
+  return (teamId) => new Promise((resolve, reject) => reads.add({ teamId, resolve, reject }));
 }
 
 /** The body every delivery carries: `{type, created_at, data}`, created_at the moment the event happened. */

@@ -44,7 +44,7 @@ const deliveries = createDeliveries({
   },
 });
 
-const fanOut = createFanOutConsumer({ db, broker, logger, deliverNow: deliveries.deliverNow, admit: deliveries.admit });
+const fanOut = createFanOutConsumer({ db, broker, logger, deliveries });
 const sweeper = createFirstAttemptSweeper({ db, logger });
 
 // Read from the database on scrape (one query shared by both gauges): what is waiting, and since when.

@@ -347,3 +347,28 @@ describe('delivery', () => {
     expect(metrics).toMatch(/webhook_events_oldest_pending_age_seconds\{[^}]*\} [\d.]+/);
   });
 });
+
+// Last: the dispatcher is killed and started again (its metrics start from zero).
+describe('a dispatcher that crashes', () => {
+  it('makes a first attempt that a crash cut short again after the restart, with the same webhook-id, and records the event once', async () => {
+    const r = await receiver();
+    // The first request is answered after 3 s; the dispatcher dies while it waits, before the record is written.
+    r.reply((_delivery, n) => (n === 1 ? { status: 200, delayMs: 3_000 } : { status: 200 }));
+    const hook = await subscribe(r.url);
+    const emailId = publishDelivered();
+    await r.waitFor('the first attempt', (ds) => ds.some(forEmail(emailId)));
+    await system.kill('webhook-dispatcher');
+    await system.restart('webhook-dispatcher');
+
+    // The event's message was never acked: the new process takes it and makes the attempt again.
+    await r.waitFor('the attempt made again', (ds) => ds.filter(forEmail(emailId)).length === 2);
+    const [first, again] = r.deliveries.filter(forEmail(emailId)) as [ReceivedDelivery, ReceivedDelivery];
+    expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(again.body).toBe(first.body);
+    expect(verifyDelivery(again, hook.signing_secret)).toBe(true);
+    const eventId = again.headers['webhook-id']!;
+    await waitFor('recorded', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    expect((await call('GET', `/webhooks/${hook.id}/events`)).body.data).toHaveLength(1);
+    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data).toHaveLength(1);
+  });
+});

@@ -51,7 +51,12 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
    * happen twice (the sender's SMTP transaction: a duplicate is the accepted risk of an MTA), and the
    * handler must record it idempotently. Its errors are handled as the handler's.
    */
-  prepare?: (message: Message<MatchingKeys<P>>) => Promise<Prepared>;
+  prepare?: (message: Message<MatchingKeys<P>>, delivery: { redelivered: boolean }) => Promise<Prepared>;
+  /**
+   * Called with a prepared result that no handler will see: its message was a duplicate, or its
+   * transaction failed (the message is retried, and prepared again). For releasing what `prepare` holds.
+   */
+  discard?: (prepared: Prepared) => void;
   /**
    * Runs inside a transaction that has already recorded the message id in `inbox`; the message is acked
    * only after that transaction commits. Throw PermanentError, RetryLaterError or anything else. It may
@@ -222,7 +227,9 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     const message = decoded.message;
     let prepared: Prepared;
     try {
-      prepared = (opts.prepare ? await opts.prepare(message as Message<MatchingKeys<P>>) : undefined) as Prepared;
+      prepared = (opts.prepare
+        ? await opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered })
+        : undefined) as Prepared;
     } catch (err) {
       return fail(ch, msg, message, attempt, err);
     }
@@ -253,9 +260,11 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         return true;
       });
       settle(ch, msg, 'ack');
+      if (!fresh) discard(prepared);
       runAfter(after.run, message.id);
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
+      discard(prepared);
       return fail(ch, msg, message, attempt, err);
     }
   }
@@ -292,6 +301,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     } catch (err) {
       if (items.length === 1) {
         const [item] = items as [Ready<Prepared>];
+        discard(item.prepared);
         item.settled(await fail(item.ch, item.msg, item.message, item.attempt, err));
         return;
       }
@@ -303,9 +313,18 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     metrics?.batchSize.observe({ consumer: consumerId }, items.length);
     for (const item of items) {
       settle(item.ch, item.msg, 'ack');
+      if (!fresh.has(item)) discard(item.prepared);
       item.settled(fresh.has(item) ? 'ok' : 'duplicate');
     }
     runAfter(after.run);
+  }
+
+  function discard(prepared: Prepared): void {
+    try {
+      opts.discard?.(prepared);
+    } catch (err) {
+      log.error({ err }, 'discarding a prepared result failed');
+    }
   }
 
   function runAfter(run: void | (() => void), messageId?: string): void {

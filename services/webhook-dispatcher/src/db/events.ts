@@ -4,20 +4,43 @@ import type { AttemptRow, DispatcherDb, EventRow, WebhookAttemptsTable, WebhookE
 
 type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
 
+/** A new event record; `attempt` when its first attempt was made before it was written. */
+export type NewEventRow = Pick<
+  Insertable<WebhookEventsTable>,
+  'id' | 'endpoint_id' | 'team_id' | 'source_event_id' | 'type' | 'body' | 'status' | 'attempts_made' | 'next_attempt_at'
+> & {
+  attempt?: Pick<AttemptRow, 'id' | 'sent_at' | 'http_status_code' | 'response' | 'error' | 'duration_ms'>;
+};
+
 /**
- * Inserts the records that do not exist yet (one per endpoint and source event); returns the ids of the new
- * ones. One prepared statement whatever the number of rows: they travel as one JSON parameter, so the text
- * (and its plan) is the same for every batch and nothing is compiled per row.
+ * Inserts the records that do not exist yet (one per endpoint and source event), and the first attempt of
+ * each that has one; returns the ids of the new records. One prepared statement whatever the number of
+ * rows: they travel as one JSON parameter, so the text (and its plan) is the same for every batch and
+ * nothing is compiled per row.
  */
-export async function insertEvents(trx: Transaction<DispatcherDb>, rows: Insertable<WebhookEventsTable>[]): Promise<string[]> {
+export async function insertEvents(trx: Transaction<DispatcherDb>, rows: NewEventRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
-  const { rows: created } = await sql<{ id: string }>`insert into webhook_events
-      (id, endpoint_id, team_id, source_event_id, type, body, status, next_attempt_at)
-    select ${PREPARED} v.id, v.endpoint_id, v.team_id, v.source_event_id, v.type, v.body, v.status, v.next_attempt_at
-    from json_to_recordset(${JSON.stringify(rows)}::json) as v (id text, endpoint_id uuid, team_id uuid,
-      source_event_id uuid, type text, body text, status text, next_attempt_at timestamptz)
-    on conflict (endpoint_id, source_event_id) do nothing
-    returning id`.execute(trx);
+  const values = rows.map(({ attempt, ...row }) => ({
+    ...row,
+    attempt_id: attempt?.id,
+    sent_at: attempt?.sent_at,
+    http_status_code: attempt?.http_status_code,
+    response: attempt?.response,
+    error: attempt?.error,
+    duration_ms: attempt?.duration_ms,
+  }));
+  const { rows: created } = await sql<{ id: string }>`with v as (
+      select * from json_to_recordset(${JSON.stringify(values)}::json) as v (id text, endpoint_id uuid, team_id uuid,
+        source_event_id uuid, type text, body text, status text, attempts_made int, next_attempt_at timestamptz,
+        attempt_id text, sent_at timestamptz, http_status_code int, response text, error text, duration_ms int)),
+    created as (insert into webhook_events (id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made, next_attempt_at)
+      select id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made, next_attempt_at from v
+      on conflict (endpoint_id, source_event_id) do nothing
+      returning id),
+    attempts as (insert into webhook_attempts (id, event_id, endpoint_id, attempt, replay, sent_at, http_status_code, response, error, duration_ms)
+      select v.attempt_id, v.id, v.endpoint_id, 1, false, v.sent_at, v.http_status_code, v.response, v.error, v.duration_ms
+      from v join created on created.id = v.id where v.attempt_id is not null)
+    select ${PREPARED} id from created`.execute(trx);
   return created.map((row) => row.id);
 }
 

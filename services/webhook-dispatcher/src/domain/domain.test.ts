@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { newAttemptId, newEventId, isEventId } from './ids.ts';
+import { eventIdFor, isEventId, newAttemptId } from './ids.ts';
 import { MAX_ATTEMPTS, retryDelayMs, shouldDisable } from './schedule.ts';
 import { newSecret, signature, signedHeaders } from './signing.ts';
 
@@ -31,7 +32,7 @@ describe('signing', () => {
   it('signs id.timestamp.body so the standardwebhooks verifier accepts it, with either secret during a rotation', () => {
     const [current, previous] = [newSecret(), newSecret()];
     expect(current).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    const id = newEventId();
+    const id = eventIdFor(randomUUID(), randomUUID(), new Date());
     const timestamp = Math.floor(Date.now() / 1000);
     const body = '{"type":"email.sent","created_at":"2026-11-21T10:00:00.000Z","data":{}}';
     const headers = signedHeaders({ id, timestamp, body, secrets: [current, previous] });
@@ -44,8 +45,20 @@ describe('signing', () => {
     expect(() => new Webhook(current).verify(body.replace('sent', 'opened'), headers)).toThrow();
   });
 
-  it('uses Svix-style ids that sort by time as text', () => {
-    const ids = Array.from({ length: 50 }, () => newEventId());
+  it('gives each event and endpoint one Svix-style id, the same on every copy, sorting by the event time as text', () => {
+    const endpoint = randomUUID();
+    const source = randomUUID();
+    const at = new Date('2026-11-21T10:00:00.123Z');
+    const id = eventIdFor(endpoint, source, at);
+    expect(isEventId(id)).toBe(true);
+    expect(eventIdFor(endpoint, source.toUpperCase(), at)).toBe(id);
+    // UUIDv7 layout: the time in ms, then version 7 and the RFC 4122 variant.
+    expect(id.slice(4, 16)).toBe(at.getTime().toString(16).padStart(12, '0'));
+    expect(id[16]).toBe('7');
+    expect('89ab').toContain(id[20]!);
+    expect(eventIdFor(randomUUID(), source, at)).not.toBe(id);
+    expect(eventIdFor(endpoint, randomUUID(), at)).not.toBe(id);
+    const ids = Array.from({ length: 50 }, (_, i) => eventIdFor(endpoint, randomUUID(), new Date(at.getTime() + i)));
     expect(ids.every(isEventId)).toBe(true);
     expect([...ids].sort()).toEqual(ids);
     expect(newAttemptId()).toMatch(/^atmpt_[0-9a-f]{32}$/);

@@ -1,8 +1,21 @@
+import { createHash } from 'node:crypto';
 import { newId } from '@postline/platform';
 
-/** `msg_` + UUIDv7 hex: Svix-style, and time-ordered as text (keyset pagination). */
-export function newEventId(): string {
-  return `msg_${newId().replaceAll('-', '')}`;
+/**
+ * The id of the record of one public event for one endpoint, and so the `webhook-id` of all its
+ * deliveries: `msg_` + 32 hex in UUIDv7's layout, the event's time (ms) in its first 48 bits and a hash of
+ * endpoint and event in the rest. The same for every copy of the event, so a first attempt made again
+ * after a crash (before its record was written) carries the id of the first, and receivers can tell it is
+ * one event. Time-ordered as text (keyset pagination, newest first).
+ */
+export function eventIdFor(endpointId: string, sourceEventId: string, occurredAt: Date): string {
+  const hash = createHash('sha256').update(`${endpointId}:${sourceEventId.toLowerCase()}`).digest();
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(Math.max(0, occurredAt.getTime()), 0, 6);
+  hash.copy(bytes, 6, 0, 10);
+  bytes[6] = 0x70 | (bytes[6]! & 0x0f);
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  return `msg_${bytes.toString('hex')}`;
 }
 
 export function newAttemptId(): string {
