@@ -509,9 +509,9 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     const settled = rows.flatMap(({ target, done, plan }) =>
       done && plan && created.has(target.id) ? [{ event: target, attempt: 1, next: plan.next, prepared: done }] : [],
     );
-    for (const { prepared } of settled) count(false, prepared.result);
     await followUp(trx, settled);
     return () => {
+      for (const { prepared } of settled) count(false, prepared.result);
       for (const { target, first, done } of rows) {
         if (!first) {
           if (created.has(target.id)) end(begin(target), true);
