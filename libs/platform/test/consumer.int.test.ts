@@ -201,8 +201,67 @@ describe('consumer', () => {
     await publish(failing, failing.id);
     await waitFor('the retried message', async () => (await effects('discard')) === 2);
     expect(discarded.slice(1)).toEqual([expect.objectContaining({ id: failing.id })]);
-    expect(handled.at(-1)).toMatchObject({ id: failing.id });
+    // Back from the retry tier: marked redelivered, since the first handling may have had effects.
+    expect(handled.at(-1)).toMatchObject({ id: failing.id, redelivered: true });
     expect(handled.at(-1)!.n).toBeGreaterThan(discarded[1]!.n);
+  });
+
+  it('in batches, discards the prepared result of a duplicate and keeps the others through a failed batch handled one by one', async () => {
+    type Prepared = { id: string; n: number };
+    const discarded: Prepared[] = [];
+    const handledOne: Prepared[] = [];
+    let prepares = 0;
+    let batchFails = true;
+    const consumer = createConsumer<TestDb, 'email.delivered', Prepared>({
+      broker,
+      db: fx.db,
+      service: 'svc',
+      name: 'discard-batch',
+      bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+      prefetch: 16,
+      retry: TIERS,
+      prepare: (message) => Promise.resolve({ id: message.id, n: ++prepares }),
+      discard: (prepared) => discarded.push(prepared),
+      handle: async (message, trx, prepared) => {
+        handledOne.push(prepared);
+        await recordEffect('discard-batch')(message, trx, undefined);
+      },
+      batch: {
+        maxMessages: 8,
+        maxWaitMs: 300,
+        handle: async (items, trx) => {
+          if (batchFails) {
+            batchFails = false;
+            throw new Error('the batch transaction fails once');
+          }
+          for (const { message } of items) await recordEffect('discard-batch')(message, trx, undefined);
+        },
+      },
+    });
+    for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
+    consumers.push(consumer);
+    await consumer.start();
+
+    // One batch: a, a again (same id) and b. The batch fails; each is handled on its own: a and b with the
+    // results prepared for them, and the copy of a is a duplicate whose result is discarded.
+    const a = deliveredEnvelope();
+    const b = deliveredEnvelope();
+    await publish(a, a.id);
+    await publish(a, a.id);
+    await publish(b, b.id);
+    await waitFor('a and b', async () => (await effects('discard-batch')) === 2);
+    await waitFor('the duplicate discarded', () => discarded.length === 1);
+    expect(handledOne.map((p) => p.id).sort()).toEqual([a.id, b.id].sort());
+    expect(discarded[0]!.id).toBe(a.id);
+    expect(prepares).toBe(3);
+
+    // A batch that commits discards its duplicate too.
+    const c = deliveredEnvelope();
+    await publish(c, c.id);
+    await publish(c, c.id);
+    await waitFor('c', async () => (await effects('discard-batch')) === 3);
+    await waitFor('the second duplicate discarded', () => discarded.length === 2);
+    expect(discarded[1]!.id).toBe(c.id);
   });
 
   it('runs what the handler returns once its transaction has committed, and not for a duplicate', async () => {

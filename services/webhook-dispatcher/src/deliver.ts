@@ -243,7 +243,14 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     return secrets;
   }
 
-  async function record(trx: Transaction<DispatcherDb>, command: DeliverWebhook, teamId: string, prepared: Prepared): Promise<void> {
+  /**
+   * Attempts whose outcomes a transaction records; they are counted in the metrics once it has committed
+   * (`tally`), since a failed batch is recorded again one outcome at a time.
+   */
+  type Tally = { replay: boolean; result: PostResult }[];
+  const tally = (counted: Tally) => () => counted.forEach(({ replay, result }) => count(replay, result));
+
+  async function record(trx: Transaction<DispatcherDb>, command: DeliverWebhook, teamId: string, prepared: Prepared, counted: Tally): Promise<void> {
     if (prepared.kind === 'busy') {
       const due = new Date(now().getTime() + BUSY_WAIT_MS * (1 + (deps.random ?? Math.random)()));
       await scheduleDelivery(trx, teamId, command, due);
@@ -266,7 +273,7 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       return;
     }
     // A scheduled attempt is recorded as in a batch (one statement moves the event and records the attempt).
-    if (!command.replay) return recordMany(trx, [{ command, teamId, prepared }]);
+    if (!command.replay) return recordMany(trx, [{ command, teamId, prepared }], counted);
     const { result, sentAt } = prepared;
     const event = await lockEvent(trx, command.event_id);
     if (!event) return;
@@ -282,7 +289,7 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       error: result.error ?? null,
       duration_ms: Math.round(result.durationMs),
     });
-    count(true, result);
+    counted.push({ replay: true, result });
     await afterReplay(trx, event, result.ok);
     if (!result.ok || prepared.endpointFailing) await trackEndpoint(trx, event.endpoint_id, result.ok, sentAt);
   }
@@ -312,7 +319,7 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
    * Settles the events of scheduled attempts and records the attempts, in one statement (atomic on its
    * own); returns those recorded, each with its event and plan.
    */
-  async function settleScheduled(db: Kysely<DispatcherDb>, scheduled: Scheduled[]) {
+  async function settleScheduled(db: Kysely<DispatcherDb>, scheduled: Scheduled[], counted: Tally) {
     const plans = scheduled.map((o) => ({ ...o, ...plan(o.command.attempt ?? 1, o.prepared.result.ok, o.prepared.sentAt) }));
     const moved = await recordScheduledAttempts(
       db,
@@ -335,7 +342,7 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       const event = settled.get(p.command.event_id);
       return event ? [{ ...p, event }] : [];
     });
-    for (const { prepared } of recorded) count(false, prepared.result);
+    for (const { prepared } of recorded) counted.push({ replay: false, result: prepared.result });
     return recorded;
   }
 
@@ -344,10 +351,10 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
    * and record their attempts with one statement, and their retry timers with one outbox write; replays,
    * busy waits, skips and a second outcome for the same event in the batch go through `record`.
    */
-  async function recordMany(trx: Transaction<DispatcherDb>, outcomes: Outcome[]): Promise<void> {
+  async function recordMany(trx: Transaction<DispatcherDb>, outcomes: Outcome[], counted: Tally): Promise<void> {
     const { scheduled, others } = split(outcomes);
-    if (scheduled.length > 0) await followUp(trx, await settleScheduled(trx, scheduled));
-    for (const o of others) await record(trx, o.command, o.teamId, o.prepared);
+    if (scheduled.length > 0) await followUp(trx, await settleScheduled(trx, scheduled, counted));
+    for (const o of others) await record(trx, o.command, o.teamId, o.prepared, counted);
   }
 
   /** After recorded scheduled attempts: the next retry's timer of each failed one, and the endpoints' failure streaks. */
@@ -369,11 +376,13 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
    */
   async function recordFirstAttempts(outcomes: Outcome[]): Promise<void> {
     const { scheduled, others } = split(outcomes);
+    const counted: Tally = [];
     if (others.length === 0 && scheduled.every((o) => o.prepared.result.ok && !o.prepared.endpointFailing)) {
-      await settleScheduled(deps.db, scheduled);
-      return;
+      await settleScheduled(deps.db, scheduled, counted);
+    } else {
+      await deps.db.transaction().execute((trx) => recordMany(trx, outcomes, counted));
     }
-    await deps.db.transaction().execute((trx) => recordMany(trx, outcomes));
+    tally(counted)();
   }
 
   function count(replay: boolean, result: PostResult): void {
@@ -431,9 +440,11 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
       } catch (err) {
         if (outcomes.length > 1) deps.logger.info({ err, outcomes: outcomes.length }, 'recording a batch of first attempts failed; recording them one by one');
         for (const o of outcomes) {
+          const counted: Tally = [];
           await deps.db
             .transaction()
-            .execute((trx) => record(trx, o.command, o.teamId, o.prepared))
+            .execute((trx) => record(trx, o.command, o.teamId, o.prepared, counted))
+            .then(tally(counted))
             .catch((e: unknown) => deps.logger.warn({ err: e, event_id: o.command.event_id }, 'first attempt failed to record; the sweeper will retry it'));
         }
       }
@@ -548,14 +559,18 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     prepare: (message) => prepare(message.data),
     handle: async (message, trx, prepared) => {
       if (!message.team_id) return;
-      await record(trx, message.data, message.team_id, prepared);
+      const counted: Tally = [];
+      await record(trx, message.data, message.team_id, prepared, counted);
+      return tally(counted);
     },
     batch: {
       maxMessages: 32,
       maxWaitMs: 5,
       handle: async (items, trx) => {
         const outcomes = items.flatMap(({ message, prepared }) => (message.team_id ? [{ command: message.data, teamId: message.team_id, prepared }] : []));
-        await recordMany(trx, outcomes);
+        const counted: Tally = [];
+        await recordMany(trx, outcomes, counted);
+        return tally(counted);
       },
     },
   });

@@ -35,7 +35,8 @@ export function createFanOutConsumer(deps: {
 
   /**
    * The records a message makes, each with its first attempt under way (over, unless it is slow). A
-   * redelivered message starts none: its records may exist already, with attempts made.
+   * redelivered message (requeued, or back from a retry tier) starts none: its records may exist already,
+   * with attempts made; the records it writes pending get theirs once written.
    */
   async function prepare(message: PublicMessage, redelivered: boolean): Promise<NewRecord[]> {
     if (!message.team_id) return [];
@@ -86,6 +87,9 @@ export function createFanOutConsumer(deps: {
     // endpoint at about 6,000 events/s, with two batches committing and the next 128 waiting.
     prefetch: 512,
     logger: deps.logger,
+    // Leaves most of the shutdown budget (SHUTDOWN_TIMEOUT_MS, 10 s) to the in-process attempts that follow;
+    // what is still being prepared then is requeued and comes back marked redelivered.
+    stopTimeoutMs: 4_000,
     prepare: (message, { redelivered }) => prepare(message, redelivered),
     discard: (records) => deps.deliveries.discard(records),
     // A redelivered event creates nothing: records are unique per (endpoint, source event).

@@ -28,7 +28,8 @@ const deliveries = createDeliveries({
   client,
   scale: config.POSTLINE_DELAY_SCALE,
   perEndpoint: PER_ENDPOINT,
-  overall: 128,
+  // Eight endpoints hanging at once (each holding its 32 for up to 15 s) before the others wait for a slot.
+  overall: 256,
   metrics: {
     deliveries: new Counter({
       name: 'webhook_deliveries_total',

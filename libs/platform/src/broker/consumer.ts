@@ -51,7 +51,7 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
    * happen twice (the sender's SMTP transaction: a duplicate is the accepted risk of an MTA), and the
    * handler must record it idempotently. Its errors are handled as the handler's.
    */
-  prepare?: (message: Message<MatchingKeys<P>>, delivery: { redelivered: boolean }) => Promise<Prepared>;
+  prepare?: (message: Message<MatchingKeys<P>>, delivery: Delivery) => Promise<Prepared>;
   /**
    * Called with a prepared result that no handler will see: its message was a duplicate, or its
    * transaction failed (the message is retried, and prepared again). For releasing what `prepare` holds.
@@ -78,6 +78,15 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
    * Default true.
    */
   inbox?: boolean;
+};
+
+/** What a handler may know of the delivery itself. */
+export type Delivery = {
+  /**
+   * The message reached this consumer before: RabbitMQ redelivered it (requeued, or unacked when a channel
+   * closed) or it comes back from a retry tier. Its earlier handling may have had effects, or even committed.
+   */
+  redelivered: boolean;
 };
 
 export type BatchItem<P extends string, Prepared = undefined> = { message: Message<MatchingKeys<P>>; prepared: Prepared };
@@ -228,7 +237,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     let prepared: Prepared;
     try {
       prepared = (opts.prepare
-        ? await opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered })
+        ? await opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered || attempt > 1 })
         : undefined) as Prepared;
     } catch (err) {
       return fail(ch, msg, message, attempt, err);

@@ -13,9 +13,14 @@ export async function findEndpoint(db: Db, teamId: string, id: string): Promise<
   return db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
 }
 
-/** Locked until the transaction ends: attempts and edits of one endpoint's state apply one at a time. */
+/**
+ * Locked until the transaction ends: attempts and edits of one endpoint's state apply one at a time. FOR NO
+ * KEY UPDATE, not FOR UPDATE: inserting an event takes FOR KEY SHARE on its endpoint (the foreign key), and
+ * two fan-out batches that each inserted events of an endpoint and then track its failures would otherwise
+ * deadlock on each other's key-share lock.
+ */
 export async function lockEndpoint(trx: Transaction<DispatcherDb>, id: string): Promise<EndpointRow | undefined> {
-  return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
 }
 
 export async function listEndpoints(db: Db, teamId: string, query: PaginationQuery): Promise<Page<EndpointRow>> {

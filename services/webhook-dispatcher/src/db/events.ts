@@ -13,8 +13,8 @@ export type NewEventRow = Pick<
 };
 
 /**
- * Inserts the records that do not exist yet (one per endpoint and source event), and the first attempt of
- * each that has one; returns the ids of the new records. One prepared statement whatever the number of
+ * Inserts the records that do not exist yet (one per endpoint and source event) of endpoints that still
+ * exist, and the first attempt of each that has one; returns the ids of the new records. One prepared statement whatever the number of
  * rows: they travel as one JSON parameter, so the text (and its plan) is the same for every batch and
  * nothing is compiled per row.
  */
@@ -33,8 +33,11 @@ export async function insertEvents(trx: Transaction<DispatcherDb>, rows: NewEven
       select * from json_to_recordset(${JSON.stringify(values)}::json) as v (id text, endpoint_id uuid, team_id uuid,
         source_event_id uuid, type text, body text, status text, attempts_made int, next_attempt_at timestamptz,
         attempt_id text, sent_at timestamptz, http_status_code int, response text, error text, duration_ms int)),
+    -- Only for endpoints that still exist: the list was read before the first attempts, and one deleted
+    -- since then would otherwise fail the whole batch on the foreign key.
     created as (insert into webhook_events (id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made, next_attempt_at)
-      select id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made, next_attempt_at from v
+      select v.id, v.endpoint_id, v.team_id, v.source_event_id, v.type, v.body, v.status, v.attempts_made, v.next_attempt_at
+      from v join webhook_endpoints p on p.id = v.endpoint_id
       on conflict (endpoint_id, source_event_id) do nothing
       returning id),
     attempts as (insert into webhook_attempts (id, event_id, endpoint_id, attempt, replay, sent_at, http_status_code, response, error, duration_ms)
