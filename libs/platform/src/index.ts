@@ -34,7 +34,7 @@ export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lif
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
 export { createBroker, type Broker, type BrokerOptions, type PublishOptions, type PublishResult, type Setup } from './broker/broker.ts';
 export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys, type BatchOptions, type BatchItem } from './broker/consumer.ts';
-export { createBatcher, type Batcher, type BatcherOptions } from './broker/batcher.ts';
+export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } from './broker/batcher.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
 export { DEFAULT_RETRY_POLICY, RETRY_COUNT_HEADER, decideFailure, tierFor, type RetryPolicy, type DeadReason } from './broker/retry-policy.ts';

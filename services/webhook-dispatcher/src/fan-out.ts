@@ -5,7 +5,7 @@
 // multi-row insert for up to 128 of them.
 import type { Kysely } from 'kysely';
 import type { Message, PublicEventType } from '@postline/contracts';
-import { createBatcher, createConsumer, type Broker, type Consumer, type Logger } from '@postline/platform';
+import { createBatchLoader, createConsumer, type Broker, type Consumer, type Logger } from '@postline/platform';
 import { enabledEndpoints } from './db/endpoints.ts';
 import type { DispatcherDb, EndpointRow } from './db/schema.ts';
 import type { Deliveries, NewRecord } from './deliver.ts';
@@ -30,7 +30,7 @@ export function createFanOutConsumer(deps: {
   deliveries: Pick<Deliveries, 'begin' | 'writeRecords' | 'discard' | 'admit'>;
   firstAttemptWaitMs?: number;
 }): Consumer {
-  const endpointsOf = createEndpointReader(deps.db, deps.logger);
+  const endpointsOf = createEndpointReader(deps.db);
   const waitMs = deps.firstAttemptWaitMs ?? FIRST_ATTEMPT_WAIT_MS;
 
   /**
@@ -106,26 +106,19 @@ export function createFanOutConsumer(deps: {
  * event loop (a burst's messages arrive many at a time) go as one query; while it runs, the next turn's
  * wait and go together.
  */
-function createEndpointReader(db: Kysely<DispatcherDb>, logger: Logger): (teamId: string) => Promise<EndpointRow[]> {
-  type Read = { teamId: string; resolve: (rows: EndpointRow[]) => void; reject: (err: unknown) => void };
-  const reads = createBatcher<Read>({
+function createEndpointReader(db: Kysely<DispatcherDb>): (teamId: string) => Promise<EndpointRow[]> {
+  return createBatchLoader({
     maxItems: 256,
     maxWaitMs: 0,
     maxConcurrent: 1,
-    flush: async (batch) => {
-      try {
-        const byTeam = new Map<string, EndpointRow[]>();
-        for (const endpoint of await enabledEndpoints(db, [...new Set(batch.map((r) => r.teamId))])) {
-          byTeam.set(endpoint.team_id, [...(byTeam.get(endpoint.team_id) ?? []), endpoint]);
-        }
-        for (const read of batch) read.resolve(byTeam.get(read.teamId) ?? []);
-      } catch (err) {
-        for (const read of batch) read.reject(err);
+    loadMany: async (teamIds: string[]) => {
+      const byTeam = new Map<string, EndpointRow[]>();
+      for (const endpoint of await enabledEndpoints(db, [...new Set(teamIds)])) {
+        byTeam.set(endpoint.team_id, [...(byTeam.get(endpoint.team_id) ?? []), endpoint]);
       }
+      return teamIds.map((teamId) => byTeam.get(teamId) ?? []);
     },
-    onError: (err) => logger.error({ err }, 'endpoint read failed unexpectedly'),
   });
-  return (teamId) => new Promise((resolve, reject) => reads.add({ teamId, resolve, reject }));
 }
 
 /** The body every delivery carries: `{type, created_at, data}`, created_at the moment the event happened. */

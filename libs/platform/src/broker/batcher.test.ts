@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createBatcher } from './batcher.ts';
+import { createBatcher, createBatchLoader } from './batcher.ts';
 
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -71,5 +71,36 @@ describe('createBatcher', () => {
     await b.drain();
     expect(done).toBe(2);
     expect(b.pending).toBe(0);
+  });
+});
+
+describe('createBatchLoader', () => {
+  it('loads the keys asked for together with one call and gives each caller its own value', async () => {
+    const calls: string[][] = [];
+    const load = createBatchLoader<string, string>({
+      maxItems: 10,
+      maxWaitMs: 0,
+      loadMany: (keys) => {
+        calls.push(keys);
+        return Promise.resolve(keys.map((k) => k.toUpperCase()));
+      },
+    });
+    expect(await Promise.all([load('a'), load('b'), load('a')])).toEqual(['A', 'B', 'A']);
+    expect(calls).toEqual([['a', 'b', 'a']]);
+    expect(await load('c')).toBe('C');
+    expect(calls).toHaveLength(2);
+  });
+
+  it("rejects every caller of a failed call, and the next call goes on", async () => {
+    let fail = true;
+    const load = createBatchLoader<number, number>({
+      maxItems: 10,
+      maxWaitMs: 0,
+      loadMany: (keys) => (fail ? Promise.reject(new Error('down')) : Promise.resolve(keys.map((k) => k * 2))),
+    });
+    const results = await Promise.allSettled([load(1), load(2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    expect(await load(3)).toBe(6);
   });
 });

@@ -101,3 +101,32 @@ export function createBatcher<T>(opts: BatcherOptions<T>): Batcher<T> {
     },
   };
 }
+
+/**
+ * A value per key, loaded for many keys at once: the keys asked for together (as `createBatcher` groups
+ * them) go to one `loadMany` call, which answers them in order; each caller gets its own value, or the
+ * call's error.
+ *
+ * @example
+ * const endpointsOf = createBatchLoader({ maxItems: 256, maxWaitMs: 0, maxConcurrent: 1, loadMany: (teams) => readAll(teams) });
+ * const mine = await endpointsOf(teamId);
+ */
+export function createBatchLoader<K, V>(
+  opts: Pick<BatcherOptions<K>, 'maxItems' | 'maxWaitMs' | 'maxConcurrent'> & { loadMany: (keys: K[]) => Promise<V[]> },
+): (key: K) => Promise<V> {
+  type Job = { key: K; resolve: (value: V) => void; reject: (err: unknown) => void };
+  const batcher = createBatcher<Job>({
+    maxItems: opts.maxItems,
+    maxWaitMs: opts.maxWaitMs,
+    maxConcurrent: opts.maxConcurrent,
+    flush: async (jobs) => {
+      try {
+        const values = await opts.loadMany(jobs.map((job) => job.key));
+        jobs.forEach((job, i) => job.resolve(values[i] as V));
+      } catch (err) {
+        for (const job of jobs) job.reject(err);
+      }
+    },
+  });
+  return (key) => new Promise((resolve, reject) => batcher.add({ key, resolve, reject }));
+}

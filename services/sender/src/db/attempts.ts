@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SuppressionOrigin } from '@postline/contracts';
-import { createBatcher, PREPARED } from '@postline/platform';
+import { createBatchLoader, PREPARED } from '@postline/platform';
 import type { EmailRow, RecipientRow, SenderDb, SendingDomainRow } from './schema.ts';
 
 export type AttemptQuery = { teamId: string; emailId: string; positions: number[]; attempt: number; now: Date };
@@ -83,19 +83,10 @@ export type AttemptLoader = (query: AttemptQuery) => Promise<LoadedAttempt | und
  * their reads join one statement, at most `maxConcurrent` at once, so that under load the groups grow.
  */
 export function createAttemptLoader(db: Kysely<SenderDb>, opts: { maxItems?: number; maxWaitMs?: number; maxConcurrent?: number } = {}): AttemptLoader {
-  type Job = { query: AttemptQuery; resolve: (loaded: LoadedAttempt | undefined) => void; reject: (err: unknown) => void };
-  const batcher = createBatcher<Job>({
+  return createBatchLoader({
     maxItems: opts.maxItems ?? 64,
     maxWaitMs: opts.maxWaitMs ?? 0,
     maxConcurrent: opts.maxConcurrent ?? 2,
-    flush: async (jobs) => {
-      try {
-        const loaded = await loadAttempts(db, jobs.map((j) => j.query));
-        jobs.forEach((job, i) => job.resolve(loaded[i]));
-      } catch (err) {
-        for (const job of jobs) job.reject(err);
-      }
-    },
+    loadMany: (queries: AttemptQuery[]) => loadAttempts(db, queries),
   });
-  return (query) => new Promise((resolve, reject) => batcher.add({ query, resolve, reject }));
 }
