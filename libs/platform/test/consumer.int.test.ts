@@ -57,8 +57,12 @@ async function startConsumer(name: string, handle: Handle, on: Broker = broker):
     retry: TIERS,
     handle,
   });
-  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)])
-    fx.queues.add(q);
+  return started(consumer);
+}
+
+/** Starts a consumer whose queues are removed, and which is stopped, when the suite ends. */
+async function started<C extends Consumer>(consumer: C): Promise<C> {
+  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
   consumers.push(consumer);
   await consumer.start();
   return consumer;
@@ -137,9 +141,7 @@ describe('consumer', () => {
         inTransaction = false;
       },
     });
-    for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
-    consumers.push(consumer);
-    await consumer.start();
+    await started(consumer);
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
 
@@ -172,10 +174,8 @@ describe('consumer', () => {
         await recordEffect('discard')(message, trx, undefined);
       },
     });
-    for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
-    consumers.push(consumer);
     // Declared, then stopped: a message can be nacked back into its queue before anyone consumes it.
-    await consumer.start();
+    await started(consumer);
     await consumer.stop();
 
     const requeued = deliveredEnvelope();
@@ -238,9 +238,7 @@ describe('consumer', () => {
         },
       },
     });
-    for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
-    consumers.push(consumer);
-    await consumer.start();
+    await started(consumer);
 
     // One batch: a, a again (same id) and b. The batch fails; each is handled on its own: a and b with the
     // results prepared for them, and the copy of a is a duplicate whose result is discarded.
