@@ -1,7 +1,6 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
 import { Counter, createSecretBox, createServiceRuntime, Gauge, Histogram } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverConsumer } from './consumers/deliver.ts';
@@ -10,6 +9,7 @@ import { createFeedbackConsumer } from './consumers/feedback.ts';
 import { createExpireSuppressionConsumer, createSendScheduledConsumer } from './consumers/scheduled.ts';
 import { createAttemptLoader } from './db/attempts.ts';
 import type { SenderDb } from './db/schema.ts';
+import { waitingRecipients } from './db/waiting.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSingleAccepts } from './accept.ts';
@@ -44,9 +44,7 @@ new Gauge({
   labelNames: ['status'] as const,
   registers,
   async collect() {
-    const { rows } = await sql<{ status: string; n: number; oldest: number | null }>`
-      select status, count(*)::int as n, extract(epoch from now() - min(updated_at))::float8 as oldest
-      from recipients where status in ('pending', 'deferred') group by status`.execute(db);
+    const rows = await waitingRecipients(db);
     this.reset();
     oldestWaiting.reset();
     for (const row of rows) {

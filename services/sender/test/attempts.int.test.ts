@@ -9,6 +9,7 @@ import { acceptEmails } from '../src/accept.ts';
 import { SCHEMA } from '../src/config.ts';
 import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { waitingRecipients } from '../src/db/waiting.ts';
 import type { SenderDb, SendingDomainRow } from '../src/db/schema.ts';
 import { recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
 import { parseEmailRequest } from '../src/domain/email-request.ts';
@@ -191,5 +192,49 @@ describe('recordAttempts', () => {
     const later = await db.selectFrom('recipients').select(['status', 'first_deferred_at']).where('email_id', '=', deferred).executeTakeFirstOrThrow();
     expect(later.status).toBe('deferred');
     expect(later.first_deferred_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('on a large table that was never analyzed (a Postgres without autovacuum)', () => {
+  it('reads and records attempts, and counts the recipients waiting, without scanning the recipients table', async () => {
+    // One connection, so that its statistics can be flushed before each reading.
+    const { db: one } = createDb<SenderDb>({ url: database.url, schema: SCHEMA, max: 1 });
+    const recipientScans = async () => {
+      await sql`select pg_stat_force_next_flush()`.execute(one);
+      const { rows } = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_user_tables
+        where schemaname = ${SCHEMA} and relname = 'recipients'`.execute(db);
+      return Number(rows[0]?.seq_scan);
+    };
+    try {
+      await sql`insert into recipients (email_id, position, team_id, address, domain, status)
+        select gen_random_uuid(), 0, ${otherTeam}, 'r' || g || '@far.test', 'far.test', case when g % 100 = 0 then 'pending' else 'delivered' end
+        from generate_series(1, 30000) g`.execute(one);
+      const ids = await Promise.all(Array.from({ length: 19 }, () => accept(['a@near.test', 'b@near.test'])));
+      const before = await recipientScans();
+      // Several batches, past the five calls after which a cached generic plan could take over.
+      for (let round = 0; round < 6; round++) {
+        const batch = ids.slice(round * 3, round * 3 + 3);
+        const loaded = await loadAttempts(one, batch.map((id) => query(id, [0, 1])));
+        await one.transaction().execute((trx) => recordAttempts(deps(), trx, loaded.map((l) => attempted(l, 'near.test', [delivered, delivered]))));
+      }
+      expect(await recipientScans()).toBe(before);
+      // What every /metrics scrape reads: 300 of the seeded recipients, the last email's 2, and those the
+      // tests before left waiting.
+      const counted = await db
+        .selectFrom('recipients')
+        .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+        .where('status', 'in', ['pending', 'deferred'])
+        .groupBy('status')
+        .orderBy('status')
+        .execute();
+      expect(counted[0]).toEqual({ status: 'deferred', n: expect.any(String) });
+      expect(Number(counted[1]?.n)).toBeGreaterThan(302);
+      expect(await waitingRecipients(one)).toEqual(counted.map((c) => ({ status: c.status, n: Number(c.n), oldest: expect.any(Number) })));
+      expect(await recipientScans()).toBe(before);
+      const statuses = await db.selectFrom('recipients').select('status').where('email_id', 'in', ids).execute();
+      expect(statuses.map((s) => s.status).sort()).toEqual([...Array.from({ length: 36 }, () => 'delivered'), 'pending', 'pending']);
+    } finally {
+      await one.destroy();
+    }
   });
 });

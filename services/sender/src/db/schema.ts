@@ -90,6 +90,8 @@ export type RecipientsTable = {
   last_response: string | null;
   bounce_type: BounceType | null;
   updated_at: Generated<Date>;
+  /** Generated: status is pending or deferred (the predicate of the index /metrics counts through). */
+  waiting: ColumnType<boolean, never, never>;
 };
 
 export type AcceptedRequestsTable = {
