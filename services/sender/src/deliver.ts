@@ -348,13 +348,14 @@ export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderD
     }
   });
   // Every recipient must be one probe of the primary key, whatever the table's statistics (there are none
-  // where autovacuum is off). Planned for its parameters (see createDb), unnest is counted exactly, so a
+  // where autovacuum is off). Not PREPARED, so planned for its parameters on every call: a generic plan
+  // made while the table was young would keep scanning it (see PREPARED). unnest is counted exactly, so a
   // handful of rows probes the key; a JSON record set counts as 100 rows, and against a table of some
   // 30,000 recipients that made a scan of the whole table look cheaper. An added `email_id = any(ids)`
   // made it worse: without statistics each id of a composite key is taken to match 0.5% of the rows
   // (measured: 20–50 ms instead of 1 ms an update at 300,000 recipients).
   const { rows: updatedRows } = await sql<{ email_id: string; position: number; attempts: number }>`
-    update ${PREPARED} recipients as r set status = v.status, attempts = v.attempt, last_code = v.code,
+    update recipients as r set status = v.status, attempts = v.attempt, last_code = v.code,
       last_response = v.response, bounce_type = v.bounce_type, first_deferred_at = v.first_deferred_at, updated_at = ${now}
     from unnest(${v.email_id}::uuid[], ${v.position}::int[], ${v.attempt}::int[], ${v.status}::text[], ${v.code}::int[],
       ${v.response}::text[], ${v.bounce_type}::text[], ${v.first_deferred_at}::timestamptz[])

@@ -25,10 +25,7 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
     connectionString: opts.url,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? opts.schema,
-    // Every statement is planned for its parameters and the tables as they are now: a prepared statement's
-    // generic plan, made once while a table is young, keeps its sequential scan after the table has grown,
-    // until the next analyze (measured: 30 ms instead of 0.5 ms an update, a minute into the batch benchmark).
-    options: `-c search_path=${opts.schema} -c plan_cache_mode=force_custom_plan`,
+    options: `-c search_path=${opts.schema}`,
   });
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
@@ -38,8 +35,14 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
 
 /**
  * Put anywhere in the text of a hot statement whose text never varies (parameters carry every value, lists
- * go in as arrays or JSON): each connection then parses it once, as a named prepared statement, instead
- * of on every call (it is still planned on every call: see createDb). Only for a bounded set of texts, since a connection keeps each one it prepared.
+ * go in as arrays or JSON): each connection then parses and plans it once, as a named prepared statement,
+ * instead of on every call. Only for a bounded set of texts, since a connection keeps each one it prepared.
+ *
+ * Only for a statement whose plan cannot turn bad as its tables grow (inserts, probes of a single-column
+ * key): after five calls Postgres keeps a generic plan, made for the tables as they were then, until they
+ * are next analyzed, which without autovacuum never happens. A join whose plan depends on a table's size
+ * is left unmarked, so that it is planned on every call (measured: a recipients update planned while the
+ * table was young kept scanning it, 20–50 ms a statement instead of 1 ms, a minute into the benchmark).
  *
  * @example
  * await sql`select ${PREPARED} id from emails where id = any(${ids}::uuid[])`.execute(db);
