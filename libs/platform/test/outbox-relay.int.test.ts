@@ -3,6 +3,7 @@ import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { sql } from 'kysely';
 import {
   createConsumer,
+  createDb,
   createMetrics,
   createOutboxRelay,
   enqueue,
@@ -238,6 +239,41 @@ describe('outbox relay', () => {
     await waitFor('the notified publish', () => tap.received.has(envelope.id), 3_000);
     expect(Date.now() - started).toBeLessThan(3_000);
     await relay.stop(); // also interrupts the 60 s poll wait
+  });
+
+  it('claims through its index once the outbox has grown, with statements first planned while it was young', async () => {
+    // One connection, so that the statements planned young are the ones used later (Postgres keeps a
+    // generic plan until an analyze, which never comes without autovacuum), and so that its statistics can
+    // be flushed before each reading.
+    const { db: one } = createDb<TestDb>({ url: fx.database.url, schema: SCHEMA, max: 1 });
+    const broker = await fx.broker();
+    const relay = createOutboxRelay({ db: one, databaseUrl: fx.database.url, broker, logger: fx.logger, schema: SCHEMA, pollMs: 50 });
+    const scans = async () => {
+      await sql`select pg_stat_force_next_flush()`.execute(one);
+      const { rows } = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_user_tables
+        where schemaname = ${SCHEMA} and relname = 'outbox'`.execute(fx.db);
+      return Number(rows[0]?.seq_scan);
+    };
+    const publishOne = async () => {
+      const [envelope] = await fx.db.transaction().execute((trx) =>
+        enqueue(trx, [{ exchange: 'events', type: 'email.delivered', team_id: TEAM_ID, data: deliveredData() }]),
+      );
+      await waitFor('the row to be removed once published', () => removed(envelope!.id));
+    };
+    await relay.start();
+    try {
+      for (let i = 0; i < 8; i++) await publishOne();
+      // Rows an earlier relay marked published, as a table grows where nothing vacuums or analyzes it.
+      await sql`insert into outbox (id, exchange, routing_key, envelope, published_at)
+        select gen_random_uuid(), 'events', 'email.delivered', '{}', now() from generate_series(1, 30000)`.execute(fx.db);
+      const before = await scans();
+      for (let i = 0; i < 6; i++) await publishOne();
+      expect(await scans()).toBe(before);
+    } finally {
+      await relay.stop();
+      await one.destroy();
+      await fx.db.deleteFrom('outbox').where('published_at', 'is not', null).execute();
+    }
   });
 
   it('prunes published rows past their retention and leaves unpublished ones', async () => {

@@ -5,7 +5,7 @@
 // is made again, which can duplicate a message (RFC 1047) but never loses one.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EmailBounced, SuppressionOrigin } from '@postline/contracts';
-import { NOTIFY_RELAY, outboxRows, outboxSource, PREPARED, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
+import { NOTIFY_RELAY, outboxRows, outboxSource, timerMessage, type Logger, type OutboxMessage, type SecretBox } from '@postline/platform';
 import { addSuppressions } from './suppress.ts';
 import { loadAttempts, type AttemptLoader } from './db/attempts.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './db/schema.ts';
@@ -377,12 +377,13 @@ export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderD
     if (c.bounced.length > 0) bounces.push({ attempt: a, bounced: c.bounced });
   });
   if (messages.length > 0) {
-    // Sorted by id, so that concurrent batches lock the emails they share in the same order.
+    // Sorted by id, so that concurrent batches lock the emails they share in the same order. Not PREPARED,
+    // for the reason the recipients update above is not.
     const lasts = [...lastOf].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, last]) => ({ id, last }));
     await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(outboxRows(messages))}),
       e as (update emails set last_event = v.last from jsonb_to_recordset(${JSON.stringify(lasts)}::jsonb) as v (id uuid, last text)
         where emails.id = any(${lasts.map((l) => l.id)}::uuid[]) and emails.id = v.id)
-      select ${PREPARED} ${NOTIFY_RELAY}`.execute(trx);
+      select ${NOTIFY_RELAY}`.execute(trx);
   }
 
   for (const { attempt, bounced } of bounces) {

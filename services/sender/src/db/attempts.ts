@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SuppressionOrigin } from '@postline/contracts';
-import { createBatchLoader, PREPARED } from '@postline/platform';
+import { createBatchLoader } from '@postline/platform';
 import type { EmailRow, RecipientRow, SenderDb, SendingDomainRow } from './schema.ts';
 
 export type AttemptQuery = { teamId: string; emailId: string; positions: number[]; attempt: number; now: Date };
@@ -39,8 +39,10 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
   // `e.id = any(ids)` repeats the join key so the planner sees how few rows there are: it estimates any
   // jsonb_to_recordset at 100 rows, and against a young or bloated table with stale statistics it then
   // scans the whole table (measured: 3–5 ms a statement at a few thousand rows) rather than probe the key.
+  // Not PREPARED: a generic plan made while emails was young kept scanning it once it had grown (see
+  // PREPARED); planning it costs about 0.5 ms a batch.
   const wanted = queries.map((q, ord) => ({ ord, team_id: q.teamId, email_id: q.emailId, positions: q.positions, attempt: q.attempt, at: q.now }));
-  const { rows } = await sql<Loaded>`select ${PREPARED} q.ord, e.*,
+  const { rows } = await sql<Loaded>`select q.ord, e.*,
       coalesce((select json_agg(r order by r.position) from recipients r
         where r.email_id = e.id and r.position = any(q.positions) and r.status in ('pending', 'deferred')
           and r.attempts = q.attempt - 1), '[]') as recipient_rows,

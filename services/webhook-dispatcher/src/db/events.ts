@@ -65,7 +65,9 @@ export type ScheduledAttempt = {
  * Moves each event past its scheduled attempt and records that attempt, in one statement: only events
  * whose attempt is not recorded yet move (a duplicate command records nothing), and only their attempts are
  * inserted. Returns the events that moved. The event ids are given once more as an array so that the
- * planner probes the primary key (it estimates any json_to_recordset at 100 rows).
+ * planner probes the primary key (it estimates any json_to_recordset at 100 rows). Not PREPARED: the same
+ * shape of statement in the sender, planned generically while its table was young, kept scanning the table
+ * once it had grown (see PREPARED).
  */
 export async function recordScheduledAttempts(db: Db, attempts: ScheduledAttempt[]): Promise<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>[]> {
   if (attempts.length === 0) return [];
@@ -80,7 +82,7 @@ export async function recordScheduledAttempts(db: Db, attempts: ScheduledAttempt
     recorded as (insert into webhook_attempts (id, event_id, endpoint_id, attempt, replay, sent_at, http_status_code, response, error, duration_ms)
       select v.attempt_id, moved.id, moved.endpoint_id, v.attempt, false, v.sent_at, v.http_status_code, v.response, v.error, v.duration_ms
       from moved join v on v.event_id = moved.id)
-    select ${PREPARED} id, endpoint_id, team_id from moved`.execute(db);
+    select id, endpoint_id, team_id from moved`.execute(db);
   return rows;
 }
 

@@ -1,0 +1,66 @@
+// Recording scheduled (retry) attempts on a real Postgres whose tables never get statistics (no
+// autovacuum): once webhook_events has grown, each batch must still probe its primary key, even on a
+// connection that first planned the statement while the table was young.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql, type Kysely } from 'kysely';
+import { createDb, newId } from '@postline/platform';
+import { createTestDatabase, type TestDatabase } from '@postline/testing';
+import { SCHEMA } from '../src/config.ts';
+import { insertEvents, recordScheduledAttempts } from '../src/db/events.ts';
+import { migrate } from '../src/db/migrate.ts';
+import type { DispatcherDb } from '../src/db/schema.ts';
+
+let database: TestDatabase;
+let db: Kysely<DispatcherDb>;
+const teamId = newId();
+const endpointId = newId();
+const msgId = (prefix: string) => `${prefix}_${newId().replace(/-/g, '')}`;
+
+beforeAll(async () => {
+  database = await createTestDatabase('dispatcher_events');
+  db = createDb<DispatcherDb>({ url: database.url, schema: SCHEMA }).db;
+  await migrate(db);
+  await sql`insert into webhook_endpoints (id, team_id, endpoint, events, status, secret_encrypted)
+    values (${endpointId}, ${teamId}, 'https://hooks.example.com/in', '{email.sent}', 'enabled', 'sealed')`.execute(db);
+});
+
+afterAll(async () => {
+  await db.destroy();
+  await database.drop();
+});
+
+describe('recordScheduledAttempts', () => {
+  it('probes the events key once the table has grown, with the statement first planned while it was young', async () => {
+    const { db: one } = createDb<DispatcherDb>({ url: database.url, schema: SCHEMA, max: 1 });
+    const scans = async () => {
+      await sql`select pg_stat_force_next_flush()`.execute(one);
+      const { rows } = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_user_tables
+        where schemaname = ${SCHEMA} and relname = 'webhook_events'`.execute(db);
+      return Number(rows[0]?.seq_scan);
+    };
+    const retried = async () => {
+      const id = msgId('msg');
+      await db.transaction().execute((trx) =>
+        insertEvents(trx, [
+          { id, endpoint_id: endpointId, team_id: teamId, source_event_id: newId(), type: 'email.sent', body: '{}', status: 'attempting', attempts_made: 1, next_attempt_at: new Date() },
+        ]),
+      );
+      const moved = await recordScheduledAttempts(one, [
+        { event_id: id, attempt: 2, status: 'success', next_attempt_at: null, attempt_id: msgId('att'), sent_at: new Date(), http_status_code: 200, response: 'ok', error: null, duration_ms: 5 },
+      ]);
+      expect(moved).toEqual([{ id, endpoint_id: endpointId, team_id: teamId }]);
+    };
+    try {
+      // Past the five calls after which a prepared statement may keep a generic plan.
+      for (let i = 0; i < 8; i++) await retried();
+      await sql`insert into webhook_events (id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made)
+        select 'msg_' || replace(gen_random_uuid()::text, '-', ''), ${endpointId}, ${teamId}, gen_random_uuid(), 'email.sent', '{}', 'success', 1
+        from generate_series(1, 30000)`.execute(db);
+      const before = await scans();
+      for (let i = 0; i < 6; i++) await retried();
+      expect(await scans()).toBe(before);
+    } finally {
+      await one.destroy();
+    }
+  });
+});
