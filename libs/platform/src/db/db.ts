@@ -38,11 +38,12 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
  * go in as arrays or JSON): each connection then parses and plans it once, as a named prepared statement,
  * instead of on every call. Only for a bounded set of texts, since a connection keeps each one it prepared.
  *
- * Only for a statement whose plan cannot turn bad as its tables grow (inserts, probes of a single-column
- * key): after five calls Postgres keeps a generic plan, made for the tables as they were then, until they
- * are next analyzed, which without autovacuum never happens. A join whose plan depends on a table's size
- * is left unmarked, so that it is planned on every call (measured: a recipients update planned while the
- * table was young kept scanning it, 20–50 ms a statement instead of 1 ms, a minute into the benchmark).
+ * Only for a statement whose plan cannot turn bad as its tables grow (inserts, a table read by its key
+ * alone, as below): after five calls Postgres keeps a generic plan, made for the tables as they were
+ * then, until they are next analyzed, which without autovacuum never happens. A join of a batch (a JSON
+ * record set, unnest) to a growing table is left unmarked, so that it is planned on every call (measured:
+ * a recipients update planned while the table was young kept scanning it, 20–50 ms a statement instead of
+ * 1 ms, a minute into the benchmark; each such statement has a test that grows its table after planning).
  *
  * @example
  * await sql`select ${PREPARED} id from emails where id = any(${ids}::uuid[])`.execute(db);

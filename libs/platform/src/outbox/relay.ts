@@ -20,7 +20,7 @@ export type OutboxRelayOptions<DB> = {
   batchSize?: number;
   /** Poll interval when no notification arrives (missed NOTIFY, LISTEN connection down). Default 1 s. */
   pollMs?: number;
-  /** Rows marked published (as relays before the deleting one left them) are deleted once older than this. Default 24 h. */
+  /** Rows marked published (as earlier relays left them) are deleted once older than this. Default 24 h. */
   retentionMs?: number;
   /** Inbox rows are deleted once older than this; redeliveries after it are not deduplicated. Default 7 days. */
   inboxRetentionMs?: number;
@@ -41,7 +41,7 @@ type Row = { id: string; exchange: ExchangeKind; routing_key: string; envelope: 
  * Publishes committed outbox rows. Each batch is claimed with FOR UPDATE SKIP LOCKED, so replicas share the
  * work without publishing a row twice, and in the same transaction the rows the broker confirmed are
  * deleted (a delete writes no new row version, where setting published_at copied each envelope into a new
- * one with two index entries: about 9% more emails per second in the batch benchmark, five runs of five).
+ * one with two index entries: about 9% more emails per second in the batch benchmark, five alternating runs).
  * While RabbitMQ is down nothing is claimed; the backlog goes out when it reconnects.
  *
  * @example
