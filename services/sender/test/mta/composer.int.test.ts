@@ -68,7 +68,10 @@ describe('composer pool (worker threads)', () => {
 
   it('fails the jobs of a thread that dies, and replaces the thread', async () => {
     const [first] = pool.workers();
-    const pending = Array.from({ length: 6 }, () => pool.compose(input, key).then(() => 'ok', (err: Error) => err.message));
+    // Jobs large enough (tens of milliseconds each) that the thread is still busy with them when it is
+    // terminated: with the small message all six could be done before, and nothing would fail.
+    const heavy: ComposeInput = { ...input, attachments: [{ ...input.attachments[0]!, content: Buffer.alloc(8 * 1024 * 1024, 7) }] };
+    const pending = Array.from({ length: 6 }, () => pool.compose(heavy, key).then(() => 'ok', (err: Error) => err.message));
     await first!.terminate();
     const outcomes = await Promise.all(pending);
     // Jobs on the dead thread fail (their attempts are retried); the others complete.
