@@ -1,6 +1,7 @@
 import { describe, expect, it, beforeAll, afterAll, jest } from '@jest/globals';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { sql } from 'kysely';
+import { sequentialScans } from '@postline/testing';
 import {
   createConsumer,
   createDb,
@@ -248,12 +249,7 @@ describe('outbox relay', () => {
     const { db: one } = createDb<TestDb>({ url: fx.database.url, schema: SCHEMA, max: 1 });
     const broker = await fx.broker();
     const relay = createOutboxRelay({ db: one, databaseUrl: fx.database.url, broker, logger: fx.logger, schema: SCHEMA, pollMs: 50 });
-    const scans = async () => {
-      await sql`select pg_stat_force_next_flush()`.execute(one);
-      const { rows } = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_user_tables
-        where schemaname = ${SCHEMA} and relname = 'outbox'`.execute(fx.db);
-      return Number(rows[0]?.seq_scan);
-    };
+    const scans = () => sequentialScans(one, SCHEMA, ['outbox']);
     const publishOne = async () => {
       const [envelope] = await fx.db.transaction().execute((trx) =>
         enqueue(trx, [{ exchange: 'events', type: 'email.delivered', team_id: TEAM_ID, data: deliveredData() }]),
@@ -268,7 +264,7 @@ describe('outbox relay', () => {
         select gen_random_uuid(), 'events', 'email.delivered', '{}', now() from generate_series(1, 30000)`.execute(fx.db);
       const before = await scans();
       for (let i = 0; i < 6; i++) await publishOne();
-      expect(await scans()).toBe(before);
+      expect(await scans()).toEqual(before);
     } finally {
       await relay.stop();
       await one.destroy();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { sql, type Kysely } from 'kysely';
 import { infraFromEnv } from './infra.ts';
 
 export type TestDatabase = { url: string; name: string; drop: () => Promise<void> };
@@ -37,4 +38,17 @@ export async function createTestDatabase(prefix = 'pltest'): Promise<TestDatabas
 /** A unique lowercase name for broker and Redis prefixes so test files never see each other's traffic. */
 export function uniqueName(prefix = 't'): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * The sequential scans Postgres has counted on each of `tables` in `schema`, by table name, for a test that
+ * a statement probes an index rather than scanning a table that has grown. `pinned` must be a pool of one
+ * connection, the one the statements ran on: its statistics are flushed first (other backends' reach the
+ * view only a second or more later).
+ */
+export async function sequentialScans<DB>(pinned: Kysely<DB>, schema: string, tables: string[]): Promise<Record<string, number>> {
+  await sql`select pg_stat_force_next_flush()`.execute(pinned);
+  const { rows } = await sql<{ relname: string; seq_scan: string }>`select relname, seq_scan from pg_stat_user_tables
+    where schemaname = ${schema} and relname = any(${tables}::text[])`.execute(pinned);
+  return Object.fromEntries(rows.map((r) => [r.relname, Number(r.seq_scan)]));
 }

@@ -1,5 +1,5 @@
 export { infraFromEnv, dockerAvailable, type Infra } from './infra.ts';
-export { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
+export { createTestDatabase, sequentialScans, uniqueName, type TestDatabase } from './db.ts';
 export { startDnsServer, type DnsServer, type DnsRecord, type DnsFailure } from './dns.ts';
 export { observeBroker, type BrokerObserver, type ObservedMessage } from './observe.ts';
 export { startWebhookReceiver, verifyDelivery, type WebhookReceiver, type ReceivedDelivery, type Reply } from './webhook-receiver.ts';

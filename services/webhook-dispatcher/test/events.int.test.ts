@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb, newId } from '@postline/platform';
-import { createTestDatabase, type TestDatabase } from '@postline/testing';
+import { createTestDatabase, sequentialScans, type TestDatabase } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import { insertEvents, recordScheduledAttempts } from '../src/db/events.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -32,12 +32,7 @@ afterAll(async () => {
 describe('recordScheduledAttempts', () => {
   it('probes the events key once the table has grown, with the statement first planned while it was young', async () => {
     const { db: one } = createDb<DispatcherDb>({ url: database.url, schema: SCHEMA, max: 1 });
-    const scans = async () => {
-      await sql`select pg_stat_force_next_flush()`.execute(one);
-      const { rows } = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_user_tables
-        where schemaname = ${SCHEMA} and relname = 'webhook_events'`.execute(db);
-      return Number(rows[0]?.seq_scan);
-    };
+    const scans = () => sequentialScans(one, SCHEMA, ['webhook_events']);
     const retried = async () => {
       const id = msgId('msg');
       await db.transaction().execute((trx) =>
@@ -58,7 +53,7 @@ describe('recordScheduledAttempts', () => {
         from generate_series(1, 30000)`.execute(db);
       const before = await scans();
       for (let i = 0; i < 6; i++) await retried();
-      expect(await scans()).toBe(before);
+      expect(await scans()).toEqual(before);
     } finally {
       await one.destroy();
     }
