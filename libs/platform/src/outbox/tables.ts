@@ -8,8 +8,8 @@ import type { ExchangeKind } from '../broker/topology.ts';
  *
  * - `outbox`: messages committed with the state change that caused them; the relay publishes them and
  *   deletes each once the broker confirms it (`published_at`, set by earlier relays, is no longer
- *   written). `id` is the envelope id (UUIDv7, so `order by id` is roughly commit order). `exchange` is the logical exchange (`events` | `commands`), resolved with BROKER_PREFIX
- *   at publish time.
+ *   written). `id` is the envelope id (UUIDv7, so `order by id` is roughly commit order). `exchange` is
+ *   the logical exchange (`events` | `commands`), resolved with BROKER_PREFIX at publish time.
  * - `inbox`: one row per (consumer, message id) handled, written in the handler's transaction, so a
  *   redelivered message has no second effect.
  */

@@ -14,9 +14,9 @@ export type NewEventRow = Pick<
 
 /**
  * Inserts the records that do not exist yet (one per endpoint and source event) of endpoints that still
- * exist, and the first attempt of each that has one; returns the ids of the new records. One prepared statement whatever the number of
- * rows: they travel as one JSON parameter, so the text (and its plan) is the same for every batch and
- * nothing is compiled per row.
+ * exist, and the first attempt of each that has one; returns the ids of the new records. One prepared
+ * statement whatever the number of rows: they travel as one JSON parameter, so the text (and its plan) is
+ * the same for every batch and nothing is compiled per row.
  */
 export async function insertEvents(trx: Transaction<DispatcherDb>, rows: NewEventRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
