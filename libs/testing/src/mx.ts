@@ -22,6 +22,10 @@ export type SinkMxOptions = {
    * anything else 250.
    */
   behaviour?: (rcpt: string) => SinkReply;
+  /** A refusal of MAIL FROM (e.g. `{ code: 451, message: '4.7.1 Greylisted' }`); default: accepted. */
+  mailFrom?: (from: string) => { code: number; message: string } | undefined;
+  /** RCPTs accepted per transaction; the ones after get `452 4.5.3 Too many recipients`. Default: no limit. */
+  maxRecipients?: number;
 };
 
 export type SinkMessage = { from: string; to: string[]; raw: Buffer; secure: boolean };
@@ -98,7 +102,15 @@ export async function startSinkMx(options: SinkMxOptions = {}): Promise<SinkMx> 
     onClose() {
       open--;
     },
-    onRcptTo(address, _session, callback) {
+    onMailFrom(address, _session, callback) {
+      const refusal = options.mailFrom?.(address.address);
+      if (refusal) return callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      if (options.maxRecipients !== undefined && session.envelope.rcptTo.length >= options.maxRecipients) {
+        return callback(Object.assign(new Error('4.5.3 Too many recipients'), { responseCode: 452 }));
+      }
       const reply = behaviour(address.address);
       if (reply === 250 || reply === 'drop-after-data') return callback();
       callback(Object.assign(new Error(REPLIES[reply]), { responseCode: reply }));

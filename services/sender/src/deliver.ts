@@ -248,7 +248,7 @@ function consequences(
               type: 'Transient',
               subType: 'General',
               message: 'The recipient\'s mail server kept refusing the email temporarily until we stopped retrying.',
-              diagnosticCode: [`smtp; ${result.code} ${result.response}`],
+              diagnosticCode: [diagnostic(result.code, result.response)],
             },
             suppress: false,
             transient: true,
@@ -274,7 +274,7 @@ function consequences(
     const first = (by.delayed[0] as (typeof by.delayed)[number]).result;
     messages.push(
       emailEvent('email.delivery_delayed', email, by.delayed.map((d) => d.address), {
-        delivery_delayed: { message: 'The recipient\'s mail server did not accept the email yet; we will retry.', diagnosticCode: [`smtp; ${first.code} ${first.response}`] },
+        delivery_delayed: { message: 'The recipient\'s mail server did not accept the email yet; we will retry.', diagnosticCode: [diagnostic(first.code, first.response)] },
       }),
     );
     last = 'delivery_delayed';
@@ -406,8 +406,16 @@ function bounceOf(bounce: BounceClass, code: number, response: string): EmailBou
       : bounce.type === 'Transient'
         ? 'The recipient\'s mail server rejected the email for a reason that may not last.'
         : 'The recipient\'s mail server rejected the email for an undetermined reason.',
-    diagnosticCode: [`smtp; ${code} ${response}`],
+    diagnosticCode: [diagnostic(code, response)],
   };
+}
+
+/**
+ * A `diagnosticCode` entry as in a DSN (RFC 3464): `smtp; 550 5.1.1 ...`. A server's reply (and one we make
+ * up) already starts with its code; a sandbox reply does not.
+ */
+export function diagnostic(code: number, response: string): string {
+  return /^\d{3}(?:[ -]|$)/.test(response) ? `smtp; ${response}` : `smtp; ${code} ${response}`;
 }
 
 function retryTimer(deps: DeliverDeps, email: EmailRow, domain: string, positions: number[], attempt: number, now: Date): OutboxMessage {

@@ -60,6 +60,23 @@ describe('classifyReply', () => {
     expect(classifyReply(556, null, 'domain does not accept mail')).toEqual({ type: 'Permanent', subType: 'NoEmail', suppress: true });
   });
 
+  it('never suppresses a recipient for a refusal of our sender address (5.1.7, 5.1.8), even at RCPT time', () => {
+    expect(classifyReply(550, '5.1.8', '550 5.1.8 <b@send.acme.test>: Sender address rejected: Domain not found')).toEqual({
+      type: 'Permanent',
+      subType: 'General',
+      suppress: false,
+    });
+    expect(classifyReply(553, '5.1.7', 'bad sender mailbox syntax')).toEqual({ type: 'Permanent', subType: 'General', suppress: false });
+  });
+
+  it('files policy refusals without an enhanced code (Exim) as content rejections without suppressing', () => {
+    const rejected = { type: 'Transient', subType: 'ContentRejected', suppress: false };
+    expect(classifyReply(550, null, '550 rejected because 192.0.2.1 is in a black list at zen.spamhaus.org')).toEqual(rejected);
+    expect(classifyReply(550, null, '550 Sender verify failed')).toEqual(rejected);
+    expect(classifyReply(554, null, '554 Message rejected as spam')).toEqual(rejected);
+    expect(classifyReply(550, null, '550 This message contains a forbidden attachment')).toEqual({ ...rejected, subType: 'AttachmentRejected' });
+  });
+
   it('leaves a reply it cannot read undetermined', () => {
     expect(classifyReply(0, null, 'garbage')).toEqual({ type: 'Undetermined', subType: 'Undetermined', suppress: false });
     expect(classifyReply(250, null, 'ok')).toEqual({ type: 'Undetermined', subType: 'Undetermined', suppress: false });

@@ -53,7 +53,9 @@ export function parseEnhancedCode(text: string): string | null {
  * | other 4xx (including 4.7.x greylisting) | Transient/General                  | no       |
  * | 5.7.x (policy, spam, reputation)        | Transient/ContentRejected (or AttachmentRejected when the text says attachment) | no |
  * | 5.1.2, 5.1.10, 556 without enhanced     | Permanent/NoEmail                  | yes      |
+ * | 5.1.7, 5.1.8 (our sender address)       | Permanent/General                  | no       |
  * | 5.1.x, 5.2.1 (mailbox disabled)         | Permanent/General                  | yes      |
+ * | 5xx without enhanced code whose text names a block list, spam, policy or sender verification (Exim sends no enhanced codes) | Transient/ContentRejected | no |
  * | 550/551/553 without enhanced code       | Permanent/General                  | yes      |
  * | other 5xx (5.0.0, 5.3–5.6.x, 554 ...)   | Permanent/General                  | no       |
  * | anything else (no 4xx/5xx code)         | Undetermined/Undetermined          | no       |
@@ -75,14 +77,23 @@ export function classifyReply(code: number, enhanced: string | null, text: strin
   }
 
   if (status === null) {
+    if (POLICY_TEXT.test(text)) return { type: 'Transient', subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected', suppress: false };
     if (code === 556) return { type: 'Permanent', subType: 'NoEmail', suppress: true };
     return { type: 'Permanent', subType: 'General', suppress: MAILBOX_REPLY_CODES.has(code) };
   }
   if (subject === 1) {
+    // 5.1.7 and 5.1.8 are about our MAIL FROM address (a server may say so at RCPT time), not the recipient.
+    if (detail === 7 || detail === 8) return { type: 'Permanent', subType: 'General', suppress: false };
     return { type: 'Permanent', subType: detail === 2 || detail === 10 ? 'NoEmail' : 'General', suppress: true };
   }
   return { type: 'Permanent', subType: 'General', suppress: subject === 2 && detail === 1 };
 }
+
+/**
+ * Reply texts of policy refusals from servers that send no enhanced code (Exim's default `550 ... is in a
+ * black list at zen.spamhaus.org`, `550 Sender verify failed`): they judge us or the message, not the mailbox.
+ */
+const POLICY_TEXT = /\b(?:black ?list(?:ed)?|block ?list(?:ed)?|blocked|spam|policy|reputation|sender verify|sender address rejected|not authori[sz]ed|attachment)/i;
 
 /** RFC 5321 reply codes that mean "this mailbox", used only when the server sent no enhanced code. */
 const MAILBOX_REPLY_CODES = new Set([550, 551, 553]);

@@ -19,7 +19,7 @@ export type MtaOptions = {
   connectTimeoutMs?: number;
   /** Greeting, and again for the STARTTLS handshake (default 30 s). */
   greetingTimeoutMs?: number;
-  /** Inactivity during a session, e.g. waiting for the reply to the final dot (default 5 min). */
+  /** Inactivity during a session, e.g. waiting for the reply to the final dot (default 10 min, RFC 5321 §4.5.3.2). */
   socketTimeoutMs?: number;
   /** Transactions (and so sessions) open at once per MX address and port (default 5, Postfix's initial concurrency). */
   maxConnectionsPerDestination?: number;
@@ -27,7 +27,11 @@ export type MtaOptions = {
   maxMessagesPerConnection?: number;
   /** How long a session stays open for the next message (default 2 s, Postfix's connection cache time). */
   idleMs?: number;
-  /** Addresses tried per delivery across all MX hosts (default 6; RFC 5321 asks for at least two). */
+  /**
+   * Addresses tried per delivery across all MX hosts (default 6), at most half of them of one host while
+   * another host is left, so that a host with many addresses cannot use up the attempts of the next (RFC 5321
+   * §5.1 asks for at least two hosts).
+   */
   maxAddressesPerDelivery?: number;
   /** How long close() waits for transactions in flight before cutting them (default 10 s). */
   closeTimeoutMs?: number;
@@ -65,7 +69,7 @@ const UNSENDABLE = /[\s<>]/;
 export function createMta(options: MtaOptions): Mta {
   const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
   const greetingTimeoutMs = options.greetingTimeoutMs ?? 30_000;
-  const socketTimeoutMs = options.socketTimeoutMs ?? 5 * 60_000;
+  const socketTimeoutMs = options.socketTimeoutMs ?? 10 * 60_000;
   const maxAddresses = Math.max(2, options.maxAddressesPerDelivery ?? 6);
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   const pool: SessionPool = createSessionPool({
@@ -116,9 +120,9 @@ export function createMta(options: MtaOptions): Mta {
   /** Each address of each MX host in order until one gives per-recipient results. */
   async function tryHosts(hosts: MxHost[], request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
     const failures: Failure[] = [];
-    for (const { exchange, address } of hosts.flatMap((h) => h.addresses.map((address) => ({ exchange: h.exchange, address }))).slice(0, maxAddresses)) {
+    for (const { exchange, address } of addressesToTry(hosts, maxAddresses)) {
       const attempt = await attemptAddress(exchange, address, request, recipients);
-      if (attempt.kind === 'done') return attempt.outcomes;
+      if (attempt.kind === 'done') return sendRest(attempt.outcomes, exchange, address, request);
       options.logger?.info({ domain: request.domain, mx: exchange, ip: address, reason: attempt.failure.response }, 'MX address failed, trying the next');
       failures.push(attempt.failure);
     }
@@ -128,6 +132,23 @@ export function createMta(options: MtaOptions): Mta {
       ? { ...tlsFailure, code: LOCAL_REPLIES.tlsRequired.code, enhanced: LOCAL_REPLIES.tlsRequired.enhanced, response: `${format(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}` }
       : (failures.at(-1) ?? { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer) });
     return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: reported.code, enhanced: reported.enhanced, response: reported.response, mx: reported.mx }]));
+  }
+
+  /**
+   * A server that takes only so many recipients a transaction answers the rest `452 4.5.3 Too many
+   * recipients`: they go in a new transaction to the same address at once (MAIL-NOTES.md §1.5), as long as
+   * each transaction gets some recipients through; what is left when none does stays deferred.
+   */
+  async function sendRest(outcomes: Map<string, RecipientOutcome>, mx: string, ip: string, request: DeliveryRequest): Promise<Map<string, RecipientOutcome>> {
+    let sent = outcomes.size;
+    for (;;) {
+      const rest = [...outcomes.values()].filter(tooManyRecipients).map((o) => o.recipient);
+      if (rest.length === 0 || rest.length >= sent || closed) return outcomes;
+      const next = await attemptAddress(mx, ip, request, rest);
+      if (next.kind !== 'done') return outcomes;
+      for (const [r, outcome] of next.outcomes) outcomes.set(r, outcome);
+      sent = rest.length;
+    }
   }
 
   async function attemptAddress(mx: string, ip: string, request: DeliveryRequest, recipients: string[]): Promise<Attempt> {
@@ -243,7 +264,11 @@ export function createMta(options: MtaOptions): Mta {
 
     const outcomes = new Map<string, RecipientOutcome>();
     const rejected = new Map<string, SmtpError>();
-    for (const e of [...(envelope.rejectedErrors ?? []), ...('error' in sent ? (sent.error.rejectedErrors ?? []) : [])]) {
+    // A refused MAIL FROM ends the transaction for every recipient. With PIPELINING the RCPTs that went out
+    // with it are answered `503 need MAIL command`, which says nothing about the recipients: they all get
+    // the reply to MAIL FROM (a 451 greylisting is a deferral, not a bounce of each recipient).
+    const mailRefused = 'error' in sent && sent.error.command === 'MAIL FROM';
+    for (const e of mailRefused ? [] : [...(envelope.rejectedErrors ?? []), ...('error' in sent ? (sent.error.rejectedErrors ?? []) : [])]) {
       if (e.recipient !== undefined && e.responseCode) rejected.set(e.recipient, e);
     }
     const perRecipient = (otherwise: (r: string) => RecipientOutcome) => {
@@ -320,6 +345,22 @@ export function createMta(options: MtaOptions): Mta {
   };
 }
 
+/**
+ * The addresses to try, in MX preference order: each host's in turn, but while another host is left a host
+ * gets at most half of `max` (and at least one), so a primary with six addresses still leaves the backup
+ * its turn.
+ */
+export function addressesToTry(hosts: readonly MxHost[], max: number): { exchange: string; address: string }[] {
+  const perHost = Math.max(1, Math.floor(max / 2));
+  const out: { exchange: string; address: string }[] = [];
+  hosts.forEach((host, i) => {
+    const last = i === hosts.length - 1;
+    const take = last ? max - out.length : Math.min(perHost, max - out.length);
+    for (const address of host.addresses.slice(0, Math.max(0, take))) out.push({ exchange: host.exchange, address });
+  });
+  return out;
+}
+
 function dial(ip: string, port: number, timeoutMs: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: ip, port });
@@ -336,6 +377,11 @@ function dial(ip: string, port: number, timeoutMs: number): Promise<net.Socket> 
       resolve(socket);
     });
   });
+}
+
+/** RFC 5321 §4.5.3.1.10: a 452 to RCPT TO that only means "no more recipients in this transaction". */
+function tooManyRecipients(outcome: RecipientOutcome): boolean {
+  return outcome.status === 'deferred' && outcome.code === 452 && (outcome.enhanced === '4.5.3' || /too many recipients/i.test(outcome.response));
 }
 
 function failureOf(error: SmtpError, mx: string, tls: boolean): Failure {

@@ -244,6 +244,64 @@ describe('MTA delivery', () => {
     expect(outcome).toMatchObject({ status: 'deferred', code: 421, mx: `mx2.${domain}` });
   });
 
+  it('still tries the backup MX when the primary has more addresses than a delivery tries', async () => {
+    const backup = await sink();
+    const domain = domainWithMx(DOWN, backup.host);
+    // The primary host has six addresses, none answering: six attempts would all go to it.
+    dns.set(`mx1.${domain}`, [1, 2, 3, 4, 5, 6].map((i) => ({ type: 'A' as const, address: `127.0.1.${i}` })));
+
+    const [outcome] = await mta().deliver(request(domain, ['ok']));
+
+    expect(outcome).toMatchObject({ status: 'delivered', mx: `mx2.${domain}` });
+    expect(backup.messages).toHaveLength(1);
+  });
+
+  it('defers every recipient when MAIL FROM gets a 4xx, though the pipelined RCPTs were answered 503', async () => {
+    const mx = await sink({ mailFrom: () => ({ code: 451, message: '4.7.1 Greylisted, try again later' }) });
+    const domain = domainWithMx(mx.host);
+
+    const outcomes = await mta().deliver(request(domain, ['ok1', 'ok2']));
+
+    expect(outcomes).toEqual(
+      ['ok1', 'ok2'].map((l) => ({ status: 'deferred', recipient: `${l}@${domain}`, code: 451, enhanced: '4.7.1', response: '451 4.7.1 Greylisted, try again later', mx: `mx1.${domain}` })),
+    );
+  });
+
+  it('bounces on a 5xx to MAIL FROM with its own class, suppressing no recipient', async () => {
+    const mx = await sink({ mailFrom: () => ({ code: 550, message: '5.7.1 Sending IP listed' }) });
+    const domain = domainWithMx(mx.host);
+
+    const outcomes = await mta().deliver(request(domain, ['ok1', 'ok2']));
+
+    expect(outcomes.map((o) => [o.status, o.code, 'bounce' in o ? o.bounce : null])).toEqual([
+      ['bounced', 550, { type: 'Transient', subType: 'ContentRejected', suppress: false }],
+      ['bounced', 550, { type: 'Transient', subType: 'ContentRejected', suppress: false }],
+    ]);
+  });
+
+  it('sends the recipients refused with 452 4.5.3 (too many recipients) in new transactions at once', async () => {
+    const mx = await sink({ maxRecipients: 2 });
+    const domain = domainWithMx(mx.host);
+
+    const outcomes = await mta().deliver(request(domain, ['ok1', 'ok2', 'ok3', 'hard1', 'ok4', 'ok5', 'ok6']));
+
+    expect(outcomes.map((o) => [o.recipient.split('@')[0], o.status])).toEqual([
+      ['ok1', 'delivered'],
+      ['ok2', 'delivered'],
+      ['ok3', 'delivered'],
+      ['hard1', 'bounced'],
+      ['ok4', 'delivered'],
+      ['ok5', 'delivered'],
+      ['ok6', 'delivered'],
+    ]);
+    await mx.waitForMessages(3);
+    expect(mx.messages.map((m) => m.to.map((t) => t.split('@')[0]))).toEqual([
+      ['ok1', 'ok2'],
+      ['ok3', 'ok4'],
+      ['ok5', 'ok6'],
+    ]);
+  });
+
   it('defers with 451 4.4.2, never delivered, when the connection drops after the final dot', async () => {
     const mx = await sink();
     const domain = domainWithMx(mx.host);
