@@ -14,7 +14,8 @@ import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from './dom
 import { sandboxOutcome, SANDBOX_DOMAIN } from './domain/sandbox.ts';
 import { emailEvent } from './events.ts';
 import { messageFootprint, type ByteBudget } from './mta/budget.ts';
-import { inProcessComposer, type Composer } from './mta/composer.ts';
+import { CompositionError, inProcessComposer, type Composer } from './mta/composer.ts';
+import { DkimSigningError } from './mta/dkim.ts';
 import type { BounceClass, Mta, RecipientOutcome } from './mta/types.ts';
 import { verpAddress } from './mta/verp.ts';
 
@@ -71,15 +72,22 @@ export async function attemptDelivery(deps: DeliverDeps, command: Command): Prom
   if (toSend.length > 0) {
     const release = await deps.budget?.reserve(messageFootprint(email, loaded.attachmentBytes));
     const started = process.hrtime.bigint();
-    let outcomes: RecipientOutcome[];
+    let outcomes: RecipientOutcome[] | { unsendable: string };
     try {
       outcomes = await sendOverSmtp(deps, email, sending, toSend, loaded.hasAttachments);
+    } catch (err) {
+      // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
+      // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
+      if (!(err instanceof DkimSigningError || err instanceof CompositionError)) throw err;
+      deps.logger.error({ err, emailId, domain: sending.name }, 'email cannot be composed and signed; its delivery fails');
+      outcomes = { unsendable: err instanceof DkimSigningError ? 'dkim_signing_failed' : 'message_not_composable' };
     } finally {
       release?.();
     }
-    const byAddress = new Map(outcomes.map((o) => [o.recipient, o]));
+    const byAddress = new Map(Array.isArray(outcomes) ? outcomes.map((o) => [o.recipient, o]) : []);
     rows.forEach((row, i) => {
       if (results[i] !== undefined) return;
+      if (!Array.isArray(outcomes)) return void (results[i] = { kind: 'failed', reason: outcomes.unsendable });
       const outcome = byAddress.get(row.address);
       results[i] = outcome ? resultOf(outcome) : { kind: 'deferred', code: 451, response: '4.3.0 No outcome reported', fromServer: false };
     });
@@ -137,7 +145,7 @@ async function sendOverSmtp(
     if (keyCache.size >= 1000) keyCache.clear();
     keyCache.set(cacheKey, privateKeyPem);
   }
-  // Throws when no signature can be made: the attempt is retried and never goes out unsigned.
+  // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
   const raw = await (deps.composer ?? inProcessComposer).compose(input, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
   const single = rows.length === 1 ? (rows[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({

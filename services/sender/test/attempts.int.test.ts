@@ -1,6 +1,7 @@
 // Reading and recording delivery attempts many at a time (a worker's batch), on a real Postgres: one
 // statement reads every attempt, one records every recipient; the effect must be that of one attempt after
 // another, including duplicates of one command in the same batch.
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb, createSecretBox, newId } from '@postline/platform';
@@ -11,7 +12,7 @@ import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttemp
 import { migrate } from '../src/db/migrate.ts';
 import { waitingRecipients } from '../src/db/waiting.ts';
 import type { SenderDb, SendingDomainRow } from '../src/db/schema.ts';
-import { recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
+import { attemptDelivery, recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
 import { parseEmailRequest } from '../src/domain/email-request.ts';
 import type { Mta } from '../src/mta/types.ts';
 
@@ -192,6 +193,52 @@ describe('recordAttempts', () => {
     const later = await db.selectFrom('recipients').select(['status', 'first_deferred_at']).where('email_id', '=', deferred).executeTakeFirstOrThrow();
     expect(later.status).toBe('deferred');
     expect(later.first_deferred_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('attemptDelivery of a message that cannot be made', () => {
+  const box = createSecretBox('0'.repeat(64));
+  const logged: unknown[] = [];
+  const refusingMta: Mta = {
+    deliver: () => Promise.reject(new Error('nothing unsigned or unbuilt may reach the MTA')),
+    close: () => Promise.resolve(),
+  };
+
+  async function attemptOf(sending: SendingDomainRow, fields: { subject: string }) {
+    await db.insertInto('sending_domains').values(sending).execute();
+    const request = parseEmailRequest({ from: `hi@${sending.name}`, to: ['someone@far.test'], text: 'Hi', ...fields }, { now, batch: false });
+    const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain: sending }], now }, (ids) => ids);
+    const attemptDeps = { ...deps(), mta: refusingMta, logger: { error: (...args: unknown[]) => logged.push(args) } as never };
+    const attempt = await attemptDelivery(attemptDeps, { team_id: sending.team_id, data: { email_id: id as string, domain: 'far.test', recipients: [0], attempt: 1 } });
+    await db.transaction().execute((trx) => recordAttempts(attemptDeps, trx, [attempt]));
+    const recipient = await db.selectFrom('recipients').select(['status']).where('email_id', '=', id as string).executeTakeFirstOrThrow();
+    const failed = await sql<{ data: unknown }>`select envelope->'data'->'failed' as data from outbox
+      where routing_key = 'email.failed' and envelope->'data'->>'email_id' = ${id}`.execute(db);
+    return { attempt, recipient, failed: failed.rows.map((r) => r.data) };
+  }
+
+  it('fails the recipients with dkim_signing_failed when the domain\'s key cannot sign, and never sends unsigned', async () => {
+    const team = newId();
+    const { attempt, recipient, failed } = await attemptOf(
+      { ...domain, domain_id: newId(), team_id: team, name: 'badkey.test', dkim_private_key_encrypted: box.seal('not a key') },
+      { subject: 'Hello' },
+    );
+    expect(attempt).toMatchObject({ kind: 'attempted', results: [{ kind: 'failed', reason: 'dkim_signing_failed' }] });
+    expect(recipient.status).toBe('failed');
+    expect(failed).toEqual([{ reason: 'dkim_signing_failed' }]);
+  });
+
+  it('fails the recipients with message_not_composable when the composer refuses the email', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const team = newId();
+    // A subject of one 998-character word: no header line can hold it (RFC 5322 §2.1.1).
+    const { attempt, recipient, failed } = await attemptOf(
+      { ...domain, domain_id: newId(), team_id: team, name: 'longword.test', dkim_private_key_encrypted: box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) },
+      { subject: 'x'.repeat(998) },
+    );
+    expect(attempt).toMatchObject({ kind: 'attempted', results: [{ kind: 'failed', reason: 'message_not_composable' }] });
+    expect(recipient.status).toBe('failed');
+    expect(failed).toEqual([{ reason: 'message_not_composable' }]);
   });
 });
 

@@ -14,9 +14,25 @@ export type Composer = {
   close(): Promise<void>;
 };
 
+/**
+ * The email itself cannot be made into a message (composeMessage refused it): trying again gives the same
+ * error, so its delivery ends failed instead of being retried. A DkimSigningError is the other such error.
+ */
+export class CompositionError extends Error {
+  override name = 'CompositionError';
+}
+
 /** Composes and signs on the calling thread (tests, tools). */
 export const inProcessComposer: Composer = {
-  compose: async (input, key) => signMessage(await composeMessage(input), key),
+  compose: async (input, key) => {
+    let message: Buffer;
+    try {
+      message = await composeMessage(input);
+    } catch (err) {
+      throw new CompositionError(err instanceof Error ? err.message : String(err), { cause: err });
+    }
+    return signMessage(message, key);
+  },
   close: () => Promise.resolve(),
 };
 
@@ -31,7 +47,8 @@ export function defaultComposerThreads(): number {
 /**
  * `threads` worker threads composing and signing; each job goes to the worker with the fewest jobs in
  * hand. A worker that dies fails its jobs (the attempt is then retried, as after any failed attempt) and is
- * replaced. Errors keep their kind: a DkimSigningError stays one.
+ * replaced. Errors keep their kind: a DkimSigningError stays one, any other error of a job is a
+ * CompositionError (a worker's death is neither).
  */
 export function createComposerPool(opts: { threads: number; logger?: Logger }): Composer & { workers(): readonly Worker[] } {
   type Job = { resolve: (raw: Buffer) => void; reject: (err: Error) => void };
@@ -48,7 +65,7 @@ export function createComposerPool(opts: { threads: number; logger?: Logger }): 
       if (!job) return;
       slot.jobs.delete(reply.id);
       if ('raw' in reply) job.resolve(Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength));
-      else job.reject(reply.error.name === 'DkimSigningError' ? new DkimSigningError(reply.error.message) : new Error(reply.error.message));
+      else job.reject(reply.error.name === 'DkimSigningError' ? new DkimSigningError(reply.error.message) : new CompositionError(reply.error.message));
     });
     const fail = (err: Error) => {
       for (const job of slot.jobs.values()) job.reject(err);

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { ComposeInput } from '../../src/domain/compose.ts';
-import { createComposerPool, inProcessComposer } from '../../src/mta/composer.ts';
+import { CompositionError, createComposerPool, inProcessComposer } from '../../src/mta/composer.ts';
 import { DkimSigningError } from '../../src/mta/dkim.ts';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -61,9 +61,13 @@ describe('composer pool (worker threads)', () => {
     expect((await Promise.all(results.slice(0, 3).map(verified))).flat()).toEqual(['pass', 'pass', 'pass']);
   });
 
-  it('keeps a signing failure a DkimSigningError, and never returns an unsigned message', async () => {
-    await expect(pool.compose(input, { ...key, privateKeyPem: 'not a key' })).rejects.toThrow(DkimSigningError);
-    await expect(pool.compose({ ...input, messageId: 'no brackets' }, key)).rejects.toThrow(/Invalid Message-ID/);
+  it('keeps a signing failure a DkimSigningError and a refused email a CompositionError, on a thread or not', async () => {
+    for (const composer of [pool, inProcessComposer]) {
+      await expect(composer.compose(input, { ...key, privateKeyPem: 'not a key' })).rejects.toThrow(DkimSigningError);
+      const refused = composer.compose({ ...input, messageId: 'no brackets' }, key);
+      await expect(refused).rejects.toThrow(CompositionError);
+      await expect(refused).rejects.toThrow(/Invalid Message-ID/);
+    }
   });
 
   it('fails the jobs of a thread that dies, and replaces the thread', async () => {
@@ -71,11 +75,16 @@ describe('composer pool (worker threads)', () => {
     // Jobs large enough (tens of milliseconds each) that the thread is still busy with them when it is
     // terminated: with the small message all six could be done before, and nothing would fail.
     const heavy: ComposeInput = { ...input, attachments: [{ ...input.attachments[0]!, content: Buffer.alloc(8 * 1024 * 1024, 7) }] };
-    const pending = Array.from({ length: 6 }, () => pool.compose(heavy, key).then(() => 'ok', (err: Error) => err.message));
+    const pending = Array.from({ length: 6 }, () =>
+      pool.compose(heavy, key).then(
+        () => 'ok',
+        (err: Error) => (err instanceof CompositionError || err instanceof DkimSigningError ? `the email's fault: ${err.message}` : err.message),
+      ),
+    );
     await first!.terminate();
     const outcomes = await Promise.all(pending);
-    // Jobs on the dead thread fail (their attempts are retried); the others complete.
-    expect(outcomes.some((o) => /exited/.test(o))).toBe(true);
+    // Jobs on the dead thread fail, and not as the email's fault (their attempts are retried); the others complete.
+    expect(outcomes.some((o) => /^composer worker exited/.test(o))).toBe(true);
     expect(outcomes).toContain('ok');
     expect(pool.workers()).toHaveLength(2);
     expect(pool.workers()).not.toContain(first);
