@@ -28,7 +28,7 @@ export {
   type ReadinessCheck,
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
-export { requireTeam, teamOf, TEAM_HEADER, KEY_HEADER, PERMISSION_HEADER, KEY_DOMAIN_HEADER, IDEMPOTENCY_HEADER } from './http/internal.ts';
+export { requireTeam, teamOf, TEAM_HEADER, KEY_HEADER, PERMISSION_HEADER, KEY_DOMAIN_HEADER, IDEMPOTENCY_HEADER, IDEMPOTENCY_HASH_HEADER } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';

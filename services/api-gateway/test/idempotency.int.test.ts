@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { claimIdempotencyKey } from '../src/db/idempotency.ts';
 import { requestHash } from '../src/domain/idempotency.ts';
@@ -52,5 +54,48 @@ describe('Idempotency-Key', () => {
     const again = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'a' }, headers: { 'idempotency-key': 'x' } });
     expect(again.status).toBe(201);
     expect(again.body.id).not.toBe(r.body.id);
+  });
+});
+
+describe('Idempotency-Key with an owner that answers', () => {
+  const seen: http.IncomingHttpHeaders[] = [];
+  const owner = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      seen.push(req.headers);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ id: `owner-${seen.length}` }));
+    });
+  });
+  let withOwner: Gateway;
+  beforeAll(async () => {
+    await new Promise<void>((r) => owner.listen(0, '127.0.0.1', r));
+    withOwner = await startGateway({ owners: { sender: `http://127.0.0.1:${(owner.address() as AddressInfo).port}` } });
+  });
+  afterAll(async () => {
+    await withOwner.stop();
+    await new Promise<void>((r) => owner.close(() => r()));
+  });
+
+  it('forwards the key with its hash of the request, so that the owner can refuse the key for another request', async () => {
+    const team = await withOwner.createTeam();
+    await call(withOwner, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'with-hash' } });
+    await call(withOwner, 'POST', '/emails', { key: team.apiKey, body });
+    expect(seen.slice(-2).map((h) => [h['x-postline-idempotency-key'], h['x-postline-idempotency-hash']])).toEqual([
+      ['with-hash', requestHash('POST', '/emails', body)],
+      [undefined, undefined],
+    ]);
+  });
+
+  it('takes a batch in permissive mode for another request than the same batch in strict mode', async () => {
+    const team = await withOwner.createTeam();
+    const batch = [body];
+    const strict = await call(withOwner, 'POST', '/emails/batch', { key: team.apiKey, body: batch, headers: { 'idempotency-key': 'modes' } });
+    expect(strict.status).toBe(200);
+    const again = await call(withOwner, 'POST', '/emails/batch', { key: team.apiKey, body: batch, headers: { 'idempotency-key': 'modes', 'x-batch-validation': 'strict' } });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const permissive = await call(withOwner, 'POST', '/emails/batch', { key: team.apiKey, body: batch, headers: { 'idempotency-key': 'modes', 'x-batch-validation': 'permissive' } });
+    expect(permissive.status).toBe(409);
+    expect(permissive.body.name).toBe('invalid_idempotent_request');
   });
 });

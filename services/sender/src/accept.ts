@@ -2,7 +2,7 @@
 // they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
 // scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { createBatcher, newId, NOTIFY_RELAY, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
+import { ApiError, createBatcher, newId, NOTIFY_RELAY, outboxRows, outboxSource, PREPARED, timerMessage, type OutboxMessage } from '@postline/platform';
 import type { EmailRow, SenderDb, SendingDomainRow } from './db/schema.ts';
 import type { EmailRequest } from './domain/email-request.ts';
 import { domainOf, envelopeRecipients, groupByDomain } from './domain/recipients.ts';
@@ -56,13 +56,15 @@ export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
 /**
  * Stores the emails and queues their work, and returns the response body `respond` builds from their ids.
  * Everything is one SQL statement (data-modifying CTEs), so it is atomic without a transaction and costs a
- * single round trip. With an idempotency key, a key this team already used returns the stored body instead
- * and writes nothing (the gateway forwards its key so that a request retried after a gateway crash is not
- * sent twice); two requests racing on one key are ordered by the key's unique index.
+ * single round trip. With an idempotency key, a key this team used in the last 24 hours returns the stored
+ * body instead and writes nothing (the gateway forwards its key so that a request retried after a gateway
+ * crash is not sent twice), or, used for another request (the gateway's hash differs), a 409
+ * invalid_idempotent_request; an older key is taken anew. Two requests racing on one key are ordered by the
+ * key's unique index.
  */
 export async function acceptEmails<Body>(
   db: Kysely<SenderDb>,
-  input: { idempotency: { teamId: string; key: string } | undefined; emails: readonly Accepted[]; now: Date },
+  input: { idempotency: Idempotency | undefined; emails: readonly Accepted[]; now: Date },
   respond: (ids: string[]) => Body,
 ): Promise<Body> {
   const { idempotency } = input;
@@ -71,9 +73,12 @@ export async function acceptEmails<Body>(
   const claim =
     idempotency === undefined
       ? sql`select 1 as ok`
-      : sql`insert into accepted_requests (team_id, idempotency_key, response)
-            values (${idempotency.teamId}::uuid, ${idempotency.key}, ${JSON.stringify(body)}::jsonb)
-            on conflict do nothing returning 1 as ok`;
+      : sql`insert into accepted_requests (team_id, idempotency_key, request_hash, response, created_at)
+            values (${idempotency.teamId}::uuid, ${idempotency.key}, ${idempotency.requestHash ?? null}::text, ${JSON.stringify(body)}::jsonb, ${input.now})
+            on conflict (team_id, idempotency_key) do update set request_hash = excluded.request_hash,
+              response = excluded.response, created_at = excluded.created_at
+            where accepted_requests.created_at <= ${new Date(input.now.getTime() - IDEMPOTENCY_TTL_MS)}
+            returning 1 as ok`;
   // Rows go in as jsonb (attachments as arrays), so the text is the same whatever their number and the
   // statement is prepared once per connection.
   const { rows } = await sql<{ accepted: boolean }>`with claim as (${claim}),
@@ -101,11 +106,27 @@ export async function acceptEmails<Body>(
   if (rows[0]?.accepted || idempotency === undefined) return body;
   const stored = await db
     .selectFrom('accepted_requests')
-    .select('response')
+    .select(['response', 'request_hash'])
     .where('team_id', '=', idempotency.teamId)
     .where('idempotency_key', '=', idempotency.key)
     .executeTakeFirstOrThrow();
+  if (stored.request_hash !== null && idempotency.requestHash !== undefined && stored.request_hash !== idempotency.requestHash) {
+    throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or payload.');
+  }
   return stored.response as Body;
+}
+
+/** How long an idempotency key holds, here as at the gateway. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** A team's idempotency key, with the gateway's hash of the request when it sent one. */
+export type Idempotency = { teamId: string; key: string; requestHash?: string };
+
+/** Deletes up to `limit` keys past their day (the sender runs it once a minute). */
+export async function pruneAcceptedRequests(db: Kysely<SenderDb>, now: Date, limit = 1000): Promise<number> {
+  const r = await sql`delete from accepted_requests where ctid in (
+    select ctid from accepted_requests where created_at <= ${new Date(now.getTime() - IDEMPOTENCY_TTL_MS)} limit ${limit})`.execute(db);
+  return Number(r.numAffectedRows ?? 0n);
 }
 
 /** The rows to write for accepted emails, ids assigned here, with the messages they cause. */

@@ -12,7 +12,7 @@ import type { SenderDb } from './db/schema.ts';
 import { waitingRecipients } from './db/waiting.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
-import { createSingleAccepts } from './accept.ts';
+import { createSingleAccepts, pruneAcceptedRequests } from './accept.ts';
 import { createByteBudget } from './mta/budget.ts';
 import { createComposerPool, defaultComposerThreads } from './mta/composer.ts';
 import { createMxResolver } from './mta/mx.ts';
@@ -101,6 +101,19 @@ const consumers = [
   createFeedbackConsumer({ broker, db, logger, now }),
 ];
 
+// Idempotency keys past their day, a thousand at a time, once a minute.
+let pruner: NodeJS.Timeout | undefined;
+const prune = {
+  name: 'idempotency-prune',
+  start: () => {
+    pruner = setInterval(() => {
+      pruneAcceptedRequests(db, now()).catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
+    }, 60_000);
+    pruner.unref();
+  },
+  stop: () => clearInterval(pruner),
+};
+
 await runtime.start({
   routes: (app) => app.use(internalRoutes({ db, now, accepted, singles: createSingleAccepts(db) })),
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
@@ -108,6 +121,7 @@ await runtime.start({
   parts: [
     { name: 'mta', start: () => undefined, stop: () => mta.close() },
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
+    prune,
     ...consumers.map((c, i) => ({ name: `consumer ${i}`, start: () => c.start(), stop: () => c.stop() })),
   ],
 });

@@ -20,6 +20,9 @@ import {
   type SinkMx,
   type System,
 } from '@postline/testing';
+import { createDb } from '@postline/platform';
+import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
+import type { SenderDb } from '../src/db/schema.ts';
 
 jest.setTimeout(60_000);
 
@@ -377,6 +380,36 @@ describe('the API', () => {
     expect(await direct.json()).toEqual({ id: first.data?.id });
     await eventFor('email.delivered', String(first.data?.id));
     expect(sink.messages.filter((m) => m.to.includes(to))).toHaveLength(1);
+  });
+
+  it('keeps its own copy of a key for 24 hours and for the request it was used with only', async () => {
+    const key = unique('idem');
+    const direct = (hash: string) =>
+      fetch(`${system.services.sender.url}/emails`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-postline-team-id': teamIdOf(), 'x-postline-idempotency-key': key, 'x-postline-idempotency-hash': hash },
+        body: JSON.stringify({ from: `hello@${domain}`, to: 'delivered@postline.test', subject: hash, html: '<p>x</p>' }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+
+    const first = await direct('request-a');
+    expect(first.status).toBe(200);
+    expect(await direct('request-a')).toEqual(first);
+    expect(await direct('request-b')).toEqual({
+      status: 409,
+      body: { statusCode: 409, name: 'invalid_idempotent_request', message: expect.stringContaining('different request payload') },
+    });
+
+    // A day later the key is free again (the gateway forgot it too): the request is a new one.
+    const { db } = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
+    try {
+      await db.updateTable('accepted_requests').set({ created_at: new Date(Date.now() - 24 * 3600_000 - 1000) }).where('idempotency_key', '=', key).execute();
+    } finally {
+      await db.destroy();
+    }
+    const later = await direct('request-b');
+    expect(later.status).toBe(200);
+    expect(later.body.id).not.toBe(first.body.id);
+    await eventFor('email.delivered', String(later.body.id));
   });
 
   it('lists emails newest first with keyset pagination', async () => {

@@ -11,6 +11,11 @@ export const PERMISSION_HEADER = 'x-postline-key-permission';
 export const KEY_DOMAIN_HEADER = 'x-postline-key-domain-id';
 /** The client's Idempotency-Key: owners deduplicate on it too, in case the gateway died mid-request. */
 export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
+/**
+ * With it, the gateway's hash of the request (method, path, body, batch mode): an owner that finds the key
+ * used for another request answers 409 invalid_idempotent_request, as the gateway does.
+ */
+export const IDEMPOTENCY_HASH_HEADER = 'x-postline-idempotency-hash';
 
 /**
  * Guards an owner's internal API: a request without the gateway's team header did not come through the

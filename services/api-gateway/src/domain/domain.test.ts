@@ -28,6 +28,9 @@ describe('idempotency', () => {
     expect(requestHash('POST', '/emails', { a: 1, b: 2 })).toBe(requestHash('post', '/emails', { b: 2, a: 1 }));
     expect(requestHash('POST', '/emails', { a: 1 })).not.toBe(requestHash('POST', '/emails', { a: 2 }));
     expect(requestHash('POST', '/emails', { a: 1 })).not.toBe(requestHash('POST', '/emails/batch', { a: 1 }));
+    // A batch's validation mode is part of the request; strict is the default.
+    expect(requestHash('POST', '/emails/batch', [1], 'permissive')).not.toBe(requestHash('POST', '/emails/batch', [1]));
+    expect(requestHash('POST', '/emails/batch', [1], 'Strict')).toBe(requestHash('POST', '/emails/batch', [1]));
   });
   it('accepts keys of 1 to 256 characters', () => {
     expect(validIdempotencyKey('')).toBe(false);

@@ -12,8 +12,13 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
-export function requestHash(method: string, path: string, body: unknown): string {
-  return sha256Hex(`${method.toUpperCase()} ${path}\n${canonicalJson(body)}`);
+/**
+ * What makes two requests the same for an idempotency key: method, path, body and, for a batch, its
+ * validation mode (`permissive` answers differently from the default `strict`).
+ */
+export function requestHash(method: string, path: string, body: unknown, batchMode?: string): string {
+  const mode = batchMode?.toLowerCase() === 'permissive' ? ' permissive' : '';
+  return sha256Hex(`${method.toUpperCase()} ${path}${mode}\n${canonicalJson(body)}`);
 }
 
 /** 1–256 characters, as the reference allows. */

@@ -18,6 +18,15 @@ export function maybeAuthOf(res: Response): AuthContext | undefined {
   return (res.locals as { auth?: AuthContext }).auth;
 }
 
+/** The hash of a request whose idempotency key the gateway holds, forwarded with the key. */
+export function setIdempotencyHash(res: Response, hash: string): void {
+  (res.locals as { idempotencyHash?: string }).idempotencyHash = hash;
+}
+
+export function idempotencyHashOf(res: Response): string | undefined {
+  return (res.locals as { idempotencyHash?: string }).idempotencyHash;
+}
+
 /** The response body as sent, kept for the request log. */
 export function setLoggedResponseBody(res: Response, body: unknown): void {
   (res.locals as { responseBody?: unknown }).responseBody = body;

@@ -5,7 +5,7 @@ import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } fr
 import type { GatewayDb } from '../db/schema.ts';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash, validIdempotencyKey } from '../domain/idempotency.ts';
 import { isIdempotentRoute, normalizePath } from '../domain/routes.ts';
-import { authOf } from './context.ts';
+import { authOf, setIdempotencyHash } from './context.ts';
 import { sendForwarded, type ForwardHooks } from './forward.ts';
 
 type Held = {
@@ -34,11 +34,12 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
       throw new ApiError(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');
     }
     const { teamId } = authOf(res);
-    const hash = requestHash(req.method, normalizePath(req.path), req.body);
+    const hash = requestHash(req.method, normalizePath(req.path), req.body, req.header('x-batch-validation') ?? req.header('x-resend-batch-validation'));
     const claim = await claimIdempotencyKey(deps.db, { teamId, key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
     if (claim.kind === 'claimed') {
       const held: Held = { teamId, key, claimId: claim.claimId, forwarded: false, settled: false };
       res.locals.idempotency = held;
+      setIdempotencyHash(res, hash);
       // A request that ends before it was forwarded (an error in between, a client that went away) must
       // not leave the key looking in flight. Once forwarded, the owner may act on it: the key stays held
       // until the owner's answer is stored, even if the client has gone.

@@ -97,6 +97,8 @@ export type RecipientsTable = {
 export type AcceptedRequestsTable = {
   team_id: string;
   idempotency_key: string;
+  /** The gateway's hash of the request the key was used for; null on rows from before it was kept. */
+  request_hash: string | null;
   response: Json<unknown>;
   created_at: Generated<Date>;
 };

@@ -5,6 +5,7 @@ import { PaginationQuery } from '@postline/contracts';
 import {
   ApiError,
   enqueue,
+  IDEMPOTENCY_HASH_HEADER,
   IDEMPOTENCY_HEADER,
   KEY_DOMAIN_HEADER,
   formatTimestamp,
@@ -17,7 +18,7 @@ import {
   validationError,
   type Counter,
 } from '@postline/platform';
-import { acceptEmails, checkSender, findSendingDomains, lockEmail, scheduleMessages, SenderRefused, sendTimerKey, type Accepted, type SingleAccept } from '../accept.ts';
+import { acceptEmails, checkSender, findSendingDomains, lockEmail, scheduleMessages, SenderRefused, sendTimerKey, type Accepted, type Idempotency, type SingleAccept } from '../accept.ts';
 import type { EmailRow, SenderDb, Tag } from '../db/schema.ts';
 import { parseEmailRequest, parseScheduledAt, type EmailRequest } from '../domain/email-request.ts';
 
@@ -31,7 +32,13 @@ export type EmailRouteDeps = {
   singles: { accept: (input: SingleAccept) => Promise<string> };
 };
 
-const idem = (teamId: string, key: string | undefined) => (key === undefined ? undefined : { teamId, key });
+/** The request's idempotency key and the gateway's hash of the request, when it came with one. */
+function idem(req: Request, teamId: string): Idempotency | undefined {
+  const key = req.header(IDEMPOTENCY_HEADER);
+  if (key === undefined) return undefined;
+  const requestHash = req.header(IDEMPOTENCY_HASH_HEADER);
+  return requestHash === undefined ? { teamId, key } : { teamId, key, requestHash };
+}
 
 /** `/emails` as in API-REFERENCE.md §1; the team comes from the gateway's header. */
 export function emailRoutes(deps: EmailRouteDeps): Router {
@@ -41,9 +48,9 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       const teamId = teamOf(res);
       const request = parseEmailRequest(req.body, { now: deps.now(), batch: false });
       checkTopic(request);
-      const idempotencyKey = req.header(IDEMPOTENCY_HEADER);
+      const idempotency = idem(req, teamId);
       let body: { id: string };
-      if (idempotencyKey === undefined) {
+      if (idempotency === undefined) {
         // Most requests: written together with the others arriving meanwhile (one statement, one commit).
         try {
           body = { id: await deps.singles.accept({ teamId, request, keyDomainId: keyDomain(req), now: deps.now() }) };
@@ -57,7 +64,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         if (!sender.ok) throw validationError(sender.message, 403);
         body = await acceptEmails(
           deps.db,
-          { idempotency: { teamId, key: idempotencyKey }, emails: [{ request, domain: sender.domain }], now: deps.now() },
+          { idempotency, emails: [{ request, domain: sender.domain }], now: deps.now() },
           (ids) => ({ id: ids[0] as string }),
         );
       }
@@ -112,7 +119,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
 
       const body = await acceptEmails(
         deps.db,
-        { idempotency: idem(teamId, req.header(IDEMPOTENCY_HEADER)), emails: accepted, now },
+        { idempotency: idem(req, teamId), emails: accepted, now },
         (ids) => (mode === 'strict' ? { data: ids.map((id) => ({ id })) } : { data: ids.map((id) => ({ id })), errors }),
       );
       deps.accepted.inc({ kind: 'batch' }, accepted.length);
