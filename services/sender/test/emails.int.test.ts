@@ -443,17 +443,36 @@ describe('batch', () => {
     expect((await resend.emails.list({ limit: 100 })).data?.data.length ?? 0).toBe(listed);
   });
 
+  it('refuses half of a surrogate pair anywhere in the body with 422 naming the field, never a 500', async () => {
+    const single = await resend.emails.send({ from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'Your order 🎉 is \ud83d', html: '<p>x</p>' });
+    expect(single.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('`subject`') });
+    const batch = await resend.batch.send(
+      [
+        { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>1</p>' },
+        { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>\udc00</p>' },
+      ],
+      { batchValidation: 'permissive' },
+    );
+    expect(batch.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('`[1].html`') });
+  });
+
   it('permissive: queues the valid emails and reports the others by index', async () => {
     const res = await resend.batch.send(
       [
         { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>1</p>' },
         { from: 'hello@not-verified.example.com', to: 'delivered@postline.test', subject: 'x', html: '<p>2</p>' },
         { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'att', html: '<p>3</p>', attachments: [{ filename: 'a', content: 'YQ==' }] } as never,
+        // Postgres text cannot hold a NUL: this item's error, not a failed statement for the whole batch.
+        { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'nul', html: '<p>4\u0000</p>' },
       ],
       { batchValidation: 'permissive' },
     );
     expect(res.data?.data).toHaveLength(1);
-    expect((res.data as unknown as { errors: { index: number }[] }).errors.map((e) => e.index)).toEqual([1, 2]);
+    expect((res.data as unknown as { errors: { index: number; message: string }[] }).errors).toEqual([
+      { index: 1, message: expect.any(String) },
+      { index: 2, message: expect.any(String) },
+      { index: 3, message: 'Invalid `html` field: it must not contain NUL characters.' },
+    ]);
     await eventFor('email.delivered', String(res.data?.data[0]?.id));
   });
 });

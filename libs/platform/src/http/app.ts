@@ -77,6 +77,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
 
   opts.before?.(app);
   app.use(express.json({ limit: opts.bodyLimit ?? '50mb', type: ['application/json', 'application/*+json'] }));
+  app.use(refuseUnpairedSurrogates);
   opts.routes(app);
   app.use(notFoundHandler);
   app.use(errorHandler);
@@ -86,6 +87,40 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       shuttingDown = true;
     },
   };
+}
+
+/**
+ * JSON may escape half of a UTF-16 surrogate pair (`"\ud83d"`, an emoji cut by a client's `slice`), and
+ * Postgres refuses such a string in text and jsonb alike: a 422 naming the field, before any handler, so
+ * that it is never a 500 (nor, in a batch, a failed statement).
+ */
+export const refuseUnpairedSurrogates: RequestHandler = (req, _res, next) => {
+  const at = unpairedSurrogateAt(req.body);
+  if (at === undefined) return next();
+  next(new ApiError(422, 'validation_error', `Invalid \`${at || 'body'}\` field: it contains an unpaired UTF-16 surrogate, which is not valid Unicode.`));
+};
+
+/** The path (`emails[2].subject`, `''` for the value itself) of the first string that is not well-formed UTF-16. */
+export function unpairedSurrogateAt(value: unknown): string | undefined {
+  // Iterative, so that deeply nested JSON cannot exhaust the stack.
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop() as [unknown, string];
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return path;
+    } else if (Array.isArray(v)) {
+      // Numbers are skipped without a push: an attachment may come as millions of bytes.
+      for (let i = v.length - 1; i >= 0; i--) if (typeof v[i] === 'string' || typeof v[i] === 'object') stack.push([v[i], `${path}[${i}]`]);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, child] = entries[i] as [string, unknown];
+        if (!k.isWellFormed()) return path ? `${path}.<key>` : '<key>';
+        stack.push([child, path ? `${path}.${k}` : k]);
+      }
+    }
+  }
+  return undefined;
 }
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {

@@ -261,6 +261,9 @@ function parseRecipients(value: unknown, field: string): string[] {
 function optionalString(value: unknown, field: string): string | null {
   if (!present(value)) return null;
   if (typeof value !== 'string') throw validationError(`Invalid \`${field}\` field: it must be a string.`);
+  // Checked here, per email, so that a batch item with a NUL is that item's error, not the whole batch's
+  // failed statement (Postgres text cannot hold U+0000).
+  if (value.includes('\0')) throw validationError(`Invalid \`${field}\` field: it must not contain NUL characters.`);
   return value;
 }
 
