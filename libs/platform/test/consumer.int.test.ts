@@ -415,6 +415,45 @@ describe('consumer', () => {
     expect(await queueDepth(broker, consumer.queues.dead)).toBe(0);
   });
 
+  it('with recordRetriesMs, records a prepared result again instead of preparing it again when its transaction fails', async () => {
+    let prepares = 0;
+    let failures = 2;
+    const consumer = await started(
+      createConsumer<TestDb, 'email.delivered', number>({
+        broker,
+        db: fx.db,
+        service: 'svc',
+        name: 'record-again',
+        bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+        retry: TIERS,
+        recordRetriesMs: [50, 50, 50],
+        // The effect that must not be repeated needlessly (an SMTP transaction that got its 250).
+        prepare: () => Promise.resolve(++prepares),
+        handle: async (message, trx) => {
+          await recordEffect('record-again')(message, trx, undefined);
+          // Fails after its write, as a commit would: nothing of a failed try may stay.
+          if (failures-- > 0) throw new Error('connection terminated');
+        },
+      }),
+    );
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+
+    await waitFor('the record', async () => (await effects('record-again')) === 1);
+    expect(prepares).toBe(1);
+    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.record-again' })).toBe(2);
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(0);
+    expect(await queueDepth(broker, consumer.queues.work)).toBe(0);
+
+    // Past its record retries a message goes to a retry tier as before, and is prepared again there.
+    failures = 4;
+    const next = deliveredEnvelope();
+    await publish(next, next.id);
+    await waitFor('the record after a retry tier', async () => (await effects('record-again')) === 2);
+    expect(prepares).toBe(3);
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(1);
+  });
+
   it('waits for the delay tier a RetryLaterError asks for', async () => {
     const attempts: number[] = [];
     await startConsumer('later', async (message, trx) => {

@@ -4,6 +4,7 @@ import { parseMessage, type Message, type RoutingKey } from '@postline/contracts
 import { PREPARED } from '../db/db.ts';
 import type { Logger } from '../logger/logger.ts';
 import { createAcker, type Acker } from './acks.ts';
+import { PermanentError } from './errors.ts';
 import { createBatcher, type Batcher } from './batcher.ts';
 import type { Broker, Setup } from './broker.ts';
 import { queueDepth } from './dead-letters.ts';
@@ -52,6 +53,13 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
    * handler must record it idempotently. Its errors are handled as the handler's.
    */
   prepare?: (message: Message<MatchingKeys<P>>, delivery: Delivery) => Promise<Prepared>;
+  /**
+   * For a `prepare` whose effect should not be repeated needlessly (an SMTP transaction that got its 250):
+   * when the transaction recording a prepared result fails, it is tried again with the same result after
+   * each of these delays, the message still unacked, before the message goes to a retry tier and is
+   * prepared again. A database outage then delays the record instead of repeating the effect. Default: none.
+   */
+  recordRetriesMs?: readonly number[];
   /**
    * Called with a prepared result that no handler will see: its message was a duplicate, or its
    * transaction failed (the message is retried, and prepared again). For releasing what `prepare` holds.
@@ -258,8 +266,11 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     return new Set(rows.map((r) => r.message_id.toLowerCase()));
   }
 
-  /** One message in its own transaction: inbox row, handler, commit, ack, after-commit work. */
-  async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, prepared: Prepared, attempt: number): Promise<Outcome> {
+  /**
+   * One message in its own transaction: inbox row, handler, commit, ack, after-commit work. A failed
+   * transaction is tried again after each of `recordRetriesMs` (unless the consumer is stopping).
+   */
+  async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, prepared: Prepared, attempt: number, retry = 0): Promise<Outcome> {
     try {
       const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
@@ -273,6 +284,14 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       runAfter(after.run, message.id);
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
+      const delayMs = opts.recordRetriesMs?.[retry];
+      if (delayMs !== undefined && !stopping && !(err instanceof PermanentError)) {
+        log.warn({ err, message_id: message.id, retry: retry + 1 }, 'recording a prepared result failed; trying again');
+        metrics?.recordRetries.inc({ consumer: consumerId });
+        // In steps, so that a consumer told to stop does not wait out a long delay first.
+        for (let waited = 0; waited < delayMs && !stopping; waited += 250) await new Promise((resolve) => setTimeout(resolve, Math.min(250, delayMs - waited)));
+        if (!stopping) return commitOne(ch, msg, message, prepared, attempt, retry + 1);
+      }
       discard(prepared);
       return fail(ch, msg, message, attempt, err);
     }

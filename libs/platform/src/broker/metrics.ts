@@ -15,6 +15,8 @@ export type BrokerMetrics = {
   batchSize: Histogram<'consumer'>;
   /** Batch transactions that failed, after which their messages were handled one by one. */
   batchFallbacks: Counter<'consumer'>;
+  /** Records of a prepared result tried again after their transaction failed (`recordRetriesMs`). */
+  recordRetries: Counter<'consumer'>;
   /** Registers a queue whose depth is read on every scrape; returns the function that removes it. */
   watchQueue(source: QueueSource): () => void;
   watchOutbox(source: OutboxSource): () => void;
@@ -110,6 +112,12 @@ export function brokerMetrics(registry: Registry): BrokerMetrics {
     batchFallbacks: new Counter({
       name: 'broker_batch_fallbacks_total',
       help: 'Batch transactions that failed, after which each of their messages was handled on its own',
+      labelNames: ['consumer'] as const,
+      registers,
+    }),
+    recordRetries: new Counter({
+      name: 'broker_record_retries_total',
+      help: 'Transactions recording a prepared result (a delivery made) tried again after they failed',
       labelNames: ['consumer'] as const,
       registers,
     }),
