@@ -196,6 +196,27 @@ describe('recordAttempts', () => {
   });
 });
 
+describe('temporary suppression after repeated transient bounces', () => {
+  async function bounceThrice(address: string, bounce: { type: 'Transient'; subType: 'MailboxFull' | 'ContentRejected' }) {
+    for (let i = 0; i < 3; i++) {
+      const id = await accept([address]);
+      const [loaded] = await loadAttempts(db, [query(id, [0])]);
+      const result: Result = { kind: 'bounced', code: 552, response: '552 5.x.x refused', bounce: { ...bounce, suppress: false } };
+      await db.transaction().execute((trx) => recordAttempts(deps(), trx, [attempted(loaded, address.split('@')[1] as string, [result])]));
+    }
+    return db.selectFrom('suppressions').select(['email', 'expires_at']).where('team_id', '=', teamId).where('email', '=', address).execute();
+  }
+
+  it('suppresses a mailbox that was full three times, for a while', async () => {
+    const suppressions = await bounceThrice('full-thrice@far.test', { type: 'Transient', subType: 'MailboxFull' });
+    expect(suppressions).toEqual([{ email: 'full-thrice@far.test', expires_at: expect.any(Date) }]);
+  });
+
+  it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
+    expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
+  });
+});
+
 describe('attemptDelivery of a message that cannot be made', () => {
   const box = createSecretBox('0'.repeat(64));
   const logged: unknown[] = [];

@@ -28,7 +28,12 @@ export function createFeedbackConsumer(deps: { broker: Broker; db: Kysely<Sender
       const next = data.kind === 'complaint' ? 'complained' : 'bounced';
       const recipient = await trx
         .updateTable('recipients')
-        .set({ status: next, bounce_type: data.kind === 'bounce' ? (data.bounce?.type ?? 'Undetermined') : null, updated_at: deps.now() })
+        .set({
+          status: next,
+          bounce_type: data.kind === 'bounce' ? (data.bounce?.type ?? 'Undetermined') : null,
+          bounce_sub_type: data.kind === 'bounce' ? (data.bounce?.subType ?? 'Undetermined') : null,
+          updated_at: deps.now(),
+        })
         .where('email_id', '=', email.id)
         .where((eb) => eb(eb.fn('lower', ['address']), '=', data.recipient.toLowerCase()))
         .where('status', '!=', next)

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { BounceType, DomainStatus, SuppressionOrigin } from '@postline/contracts';
+import type { BounceSubType, BounceType, DomainStatus, SuppressionOrigin } from '@postline/contracts';
 import type { MessagingTables } from '@postline/platform';
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
@@ -89,6 +89,7 @@ export type RecipientsTable = {
   last_code: number | null;
   last_response: string | null;
   bounce_type: BounceType | null;
+  bounce_sub_type: BounceSubType | null;
   updated_at: Generated<Date>;
   /** Generated: status is pending or deferred (the predicate of the index /metrics counts through). */
   waiting: ColumnType<boolean, never, never>;
