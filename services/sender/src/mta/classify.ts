@@ -27,6 +27,8 @@ export const LOCAL_REPLIES = {
   badAddress: { code: 553, enhanced: '5.1.3', message: 'Bad recipient address syntax' },
   /** The message is larger than the SIZE the server announced. */
   messageTooLarge: { code: 552, enhanced: '5.3.4', message: 'Message larger than the recipient server accepts' },
+  /** Every session to the MX address stayed busy while the delivery waited for one (RFC 3463 X.4.5). */
+  destinationBusy: { code: 451, enhanced: '4.4.5', message: 'The MX host is busy with our other deliveries' },
   /** A failure of our own (bad envelope, unexpected error): retried, never filed against the recipient. */
   localError: { code: 451, enhanced: '4.3.0', message: 'Local error while delivering' },
 } as const satisfies Record<string, { code: number; enhanced: string; message: string }>;

@@ -6,10 +6,11 @@ export type PooledSession = { conn: SMTPConnection; key: string; secure: boolean
 export type SessionPool = {
   /**
    * Waits for one of the destination's `maxPerDestination` transaction slots (FIFO) and returns its
-   * release. A new session may only be opened while holding a slot and when no idle one fits, so a
-   * destination never has more than `maxPerDestination` sessions open.
+   * release, or undefined when none came free within `timeoutMs`. A new session may only be opened while
+   * holding a slot and when no idle one fits, so a destination never has more than `maxPerDestination`
+   * sessions open.
    */
-  acquire: (key: string) => Promise<() => void>;
+  acquire: (key: string, timeoutMs?: number) => Promise<(() => void) | undefined>;
   /** An idle session for the destination that `fits`; idle ones that do not fit are closed. */
   takeIdle: (key: string, fits: (session: PooledSession) => boolean) => PooledSession | undefined;
   /** Keeps a session that finished a transaction cleanly for `idleMs`, or closes it if it is used up. */
@@ -56,7 +57,7 @@ export function createSessionPool(options: { maxPerDestination: number; maxMessa
   };
 
   return {
-    acquire(key) {
+    acquire(key, timeoutMs) {
       const dest = destination(key);
       const release = () => {
         const next = dest.waiters.shift();
@@ -70,7 +71,22 @@ export function createSessionPool(options: { maxPerDestination: number; maxMessa
         dest.active++;
         return Promise.resolve(once(release));
       }
-      return new Promise((resolve) => dest.waiters.push(() => resolve(once(release))));
+      return new Promise((resolve) => {
+        const timer =
+          timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                const at = dest.waiters.indexOf(waiter);
+                if (at >= 0) dest.waiters.splice(at, 1);
+                resolve(undefined);
+              }, timeoutMs);
+        timer?.unref();
+        const waiter = () => {
+          clearTimeout(timer);
+          resolve(once(release));
+        };
+        dest.waiters.push(waiter);
+      });
     },
 
     takeIdle(key, fits) {

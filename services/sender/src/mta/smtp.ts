@@ -33,6 +33,12 @@ export type MtaOptions = {
    * §5.1 asks for at least two hosts).
    */
   maxAddressesPerDelivery?: number;
+  /**
+   * How long a delivery waits for one of a destination's transaction slots before it is deferred with
+   * 451 4.4.5 (default 5 min): a slow or tarpitting MX cannot hold every delivery worker for longer, nor
+   * keep a message unacked past the broker's consumer timeout.
+   */
+  slotWaitMs?: number;
   /** How long close() waits for transactions in flight before cutting them (default 10 s). */
   closeTimeoutMs?: number;
   logger?: Logger;
@@ -72,6 +78,7 @@ export function createMta(options: MtaOptions): Mta {
   const socketTimeoutMs = options.socketTimeoutMs ?? 10 * 60_000;
   const maxAddresses = Math.max(2, options.maxAddressesPerDelivery ?? 6);
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  const slotWaitMs = options.slotWaitMs ?? 5 * 60_000;
   const pool: SessionPool = createSessionPool({
     maxPerDestination: options.maxConnectionsPerDestination ?? 5,
     maxMessagesPerSession: options.maxMessagesPerConnection ?? 100,
@@ -155,7 +162,8 @@ export function createMta(options: MtaOptions): Mta {
     const check = allowed(ip);
     if (!check.ok) return { kind: 'next', failure: { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer, `refused to dial ${ip} (${check.reason})`) } };
     const key = `${ip}|${options.port}`;
-    const release = await pool.acquire(key);
+    const release = await pool.acquire(key, slotWaitMs);
+    if (!release) return { kind: 'next', failure: { mx: null, ...fromLocal(LOCAL_REPLIES.destinationBusy, `${ip}: no session free within ${slotWaitMs} ms`) } };
     try {
       let session = pool.takeIdle(key, (s) => !request.requireTls || s.secure);
       let maybeStale = session !== undefined; // the server may have dropped an idle session meanwhile
