@@ -346,6 +346,10 @@ describe('parseEmailRequest: attachments', () => {
   it.each([
     [{ filename: 'a.pdf' }],
     [{ filename: 'a.pdf', content: '' }],
+    [{ filename: 'a.pdf', content: '==' }],
+    [{ filename: 'a.pdf', content: '   ' }],
+    [{ filename: 'a.pdf', content: [] }],
+    [{ filename: 'a.pdf', content: { type: 'Buffer', data: [] } }],
     [{ content: 'not base64!' }],
     [{ content: 'eA===' }],
     [{ content: 'e=A=' }],

@@ -337,6 +337,8 @@ function parseAttachment(item: unknown, index: number): EmailAttachment {
       `Invalid \`${at}.content\`: it must be a base64 string, an array of bytes or a serialised Buffer.`,
     );
   }
+  // Whatever the shape (`[]`, `"=="`, an empty Buffer), no bytes is the same mistake as `""`.
+  if (content.length === 0) throw invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
 
   const filename = optionalText(fields.filename, `${at}.filename`, 255);
   const contentType = optionalText(fields.content_type, `${at}.content_type`, 255);
