@@ -25,7 +25,8 @@ export type Result =
   | { kind: 'deferred'; code: number; response: string; fromServer: boolean }
   | { kind: 'bounced'; code: number; response: string; bounce: BounceClass }
   | { kind: 'complained' }
-  | { kind: 'suppressed'; reason: 'previous_bounce' | 'previous_complaint' }
+  /** reason: why the address is listed; none for an address the team added by hand. */
+  | { kind: 'suppressed'; reason: 'previous_bounce' | 'previous_complaint' | undefined }
   | { kind: 'failed'; reason: string };
 
 export type Attempt =
@@ -98,7 +99,7 @@ export async function attemptDelivery(deps: DeliverDeps, command: Command): Prom
 
 function suppressedResult(origin: SuppressionOrigin | undefined): Result | undefined {
   if (!origin) return undefined;
-  return { kind: 'suppressed', reason: origin === 'complaint' ? 'previous_complaint' : 'previous_bounce' };
+  return { kind: 'suppressed', reason: origin === 'complaint' ? 'previous_complaint' : origin === 'bounce' ? 'previous_bounce' : undefined };
 }
 
 function resultOf(outcome: RecipientOutcome): Result {
@@ -223,7 +224,7 @@ function consequences(
     delayed: [] as { address: string; result: Result & { kind: 'deferred' } }[],
     retry: [] as number[],
     bounced: [] as Bounced[],
-    suppressed: [] as { address: string; reason: 'previous_bounce' | 'previous_complaint' }[],
+    suppressed: [] as { address: string; reason: 'previous_bounce' | 'previous_complaint' | undefined }[],
     failed: [] as { address: string; reason: string }[],
   };
   for (const { row, result, status } of planned) {
@@ -302,9 +303,12 @@ function consequences(
     messages.push(
       emailEvent('email.suppressed', email, addresses, {
         suppressed: {
-          message: 'The recipient is on your suppression list because of an earlier bounce or complaint, so the email was not sent to it.',
+          message:
+            reason === undefined
+              ? 'The recipient is on your suppression list, so the email was not sent to it.'
+              : 'The recipient is on your suppression list because of an earlier bounce or complaint, so the email was not sent to it.',
           type: 'OnAccountSuppressionList',
-          reason,
+          ...(reason === undefined ? {} : { reason }),
         },
       }),
     );
@@ -466,15 +470,17 @@ async function suppressRepeatedTransients(
   now: Date,
 ): Promise<void> {
   const since = new Date(now.getTime() - TRANSIENT_SUPPRESSION.windowMs * deps.scale);
+  // Addresses compare without case, as the suppression list does (Foo@ and foo@ are one mailbox to it).
+  const lower = sql<string>`lower(address)`;
   const counts = await trx
     .selectFrom('recipients')
-    .select(['address', (eb) => eb.fn.countAll<string>().as('n')])
+    .select([lower.as('address'), (eb) => eb.fn.countAll<string>().as('n')])
     .where('team_id', '=', teamId)
     .where('bounce_type', '=', 'Transient')
     .where('bounce_sub_type', 'in', MAILBOX_SUB_TYPES)
-    .where('address', 'in', addresses)
+    .where(lower, 'in', addresses.map((a) => a.toLowerCase()))
     .where('updated_at', '>=', since)
-    .groupBy('address')
+    .groupBy(lower)
     .execute();
   const repeated = counts.filter((c) => Number(c.n) >= TRANSIENT_SUPPRESSION.bounces).map((c) => c.address);
   if (repeated.length === 0) return;

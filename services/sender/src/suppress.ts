@@ -80,3 +80,26 @@ export async function removeSuppressions(trx: Transaction<SenderDb>, teamId: str
   );
   return removed;
 }
+
+/**
+ * A temporary entry's expiry timer fired: the entry leaves the list (suppression.removed), unless it is gone
+ * or was made permanent meanwhile. A timer early by more than a second (the scheduler fires by the
+ * database's clock, expires_at is ours) is set again for the entry's time rather than dropped, which would
+ * keep the entry forever.
+ */
+export async function expireSuppression(trx: Transaction<SenderDb>, teamId: string, suppressionId: string, now: Date): Promise<'removed' | 'kept' | 'rearmed'> {
+  const row = await trx
+    .selectFrom('suppressions')
+    .select(['id', 'expires_at'])
+    .where('team_id', '=', teamId)
+    .where('id', '=', suppressionId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row?.expires_at) return 'kept';
+  if (row.expires_at.getTime() > now.getTime() + 1000) {
+    await enqueue(trx, [timerMessage(teamId, expiryTimerKey(row.id), row.expires_at, 'sender.expire-suppression', { suppression_id: row.id })]);
+    return 'rearmed';
+  }
+  await removeSuppressions(trx, teamId, [row.id]);
+  return 'removed';
+}

@@ -11,7 +11,9 @@ import { SCHEMA } from '../src/config.ts';
 import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { waitingRecipients } from '../src/db/waiting.ts';
-import type { SenderDb, SendingDomainRow } from '../src/db/schema.ts';
+import type { SenderDb, SendingDomainRow, SuppressionRow } from '../src/db/schema.ts';
+import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/suppress.ts';
+import type { SuppressionOrigin } from '@postline/contracts';
 import { attemptDelivery, recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
 import { parseEmailRequest } from '../src/domain/email-request.ts';
 import type { Mta } from '../src/mta/types.ts';
@@ -197,9 +199,9 @@ describe('recordAttempts', () => {
 });
 
 describe('temporary suppression after repeated transient bounces', () => {
-  async function bounceThrice(address: string, bounce: { type: 'Transient'; subType: 'MailboxFull' | 'ContentRejected' }) {
-    for (let i = 0; i < 3; i++) {
-      const id = await accept([address]);
+  async function bounceThrice(address: string, bounce: { type: 'Transient'; subType: 'MailboxFull' | 'ContentRejected' }, spellings = [address, address, address]) {
+    for (const spelling of spellings) {
+      const id = await accept([spelling]);
       const [loaded] = await loadAttempts(db, [query(id, [0])]);
       const result: Result = { kind: 'bounced', code: 552, response: '552 5.x.x refused', bounce: { ...bounce, suppress: false } };
       await db.transaction().execute((trx) => recordAttempts(deps(), trx, [attempted(loaded, address.split('@')[1] as string, [result])]));
@@ -207,13 +209,55 @@ describe('temporary suppression after repeated transient bounces', () => {
     return db.selectFrom('suppressions').select(['email', 'expires_at']).where('team_id', '=', teamId).where('email', '=', address).execute();
   }
 
-  it('suppresses a mailbox that was full three times, for a while', async () => {
-    const suppressions = await bounceThrice('full-thrice@far.test', { type: 'Transient', subType: 'MailboxFull' });
+  it('suppresses a mailbox that was full three times, for a while, however its address was spelled', async () => {
+    const suppressions = await bounceThrice('full-thrice@far.test', { type: 'Transient', subType: 'MailboxFull' }, [
+      'Full-Thrice@far.test',
+      'full-thrice@far.test',
+      'FULL-THRICE@far.test',
+    ]);
     expect(suppressions).toEqual([{ email: 'full-thrice@far.test', expires_at: expect.any(Date) }]);
+  });
+
+  it('sets an expiry timer that fired early again for the entry\'s time, and removes the entry once it is due', async () => {
+    const [entry] = await db.transaction().execute((trx) =>
+      addSuppressions(trx, teamId, [{ email: 'early@far.test', origin: 'bounce', sourceId: null, expiresAt: new Date(Date.now() + 60_000) }], new Date()),
+    );
+    const id = (entry as SuppressionRow).id;
+    expect(await db.transaction().execute((trx) => expireSuppression(trx, teamId, id, new Date()))).toBe('rearmed');
+    const timers = await sql<{ due: string }>`select envelope->'data'->>'due_at' as due from outbox
+      where routing_key = 'scheduler.set-timer' and envelope->'data'->>'key' = ${expiryTimerKey(id)}`.execute(db);
+    expect(timers.rows.map((t) => Date.parse(t.due))).toEqual([entry!.expires_at!.getTime(), entry!.expires_at!.getTime()]);
+    expect(await db.selectFrom('suppressions').select('id').where('id', '=', id).execute()).toHaveLength(1);
+
+    expect(await db.transaction().execute((trx) => expireSuppression(trx, teamId, id, new Date(Date.now() + 61_000)))).toBe('removed');
+    expect(await db.selectFrom('suppressions').select('id').where('id', '=', id).execute()).toEqual([]);
   });
 
   it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
     expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
+  });
+});
+
+describe('a send to an address on the suppression list', () => {
+  it('names the earlier bounce or complaint as the reason, and none for an address added by hand', async () => {
+    const addresses = { bounce: 'delivered+sb@postline.test', complaint: 'delivered+sc@postline.test', manual: 'delivered+sm@postline.test' } as const;
+    await db.transaction().execute((trx) =>
+      addSuppressions(trx, teamId, Object.entries(addresses).map(([origin, email]) => ({ email, origin: origin as SuppressionOrigin, sourceId: null })), new Date()),
+    );
+    const reasons: Record<string, unknown> = {};
+    for (const [origin, address] of Object.entries(addresses)) {
+      const id = await accept([address]);
+      const attempt = await attemptDelivery({ ...deps(), mta: {} as Mta }, { team_id: teamId, data: { email_id: id, domain: 'postline.test', recipients: [0], attempt: 1 } });
+      await db.transaction().execute((trx) => recordAttempts(deps(), trx, [attempt]));
+      const { rows } = await sql<{ suppressed: Record<string, unknown> }>`select envelope->'data'->'suppressed' as suppressed from outbox
+        where routing_key = 'email.suppressed' and envelope->'data'->>'email_id' = ${id}`.execute(db);
+      reasons[origin] = rows[0]?.suppressed;
+    }
+    expect(reasons).toEqual({
+      bounce: expect.objectContaining({ type: 'OnAccountSuppressionList', reason: 'previous_bounce' }),
+      complaint: expect.objectContaining({ type: 'OnAccountSuppressionList', reason: 'previous_complaint' }),
+      manual: { type: 'OnAccountSuppressionList', message: expect.any(String) },
+    });
   });
 });
 

@@ -2,7 +2,7 @@ import { createConsumer, enqueue, type Broker, type Consumer, type Logger } from
 import type { Kysely } from 'kysely';
 import { lockEmail, pendingRecipients, sendMessages } from '../accept.ts';
 import type { SenderDb } from '../db/schema.ts';
-import { removeSuppressions } from '../suppress.ts';
+import { expireSuppression } from '../suppress.ts';
 
 /**
  * A scheduled email's timer fired: it is sent now (email.sent and its delivery commands) unless it was
@@ -42,17 +42,7 @@ export function createExpireSuppressionConsumer(deps: { broker: Broker; db: Kyse
     bindings: [{ exchange: 'commands', routingKey: 'sender.expire-suppression' }],
     logger: deps.logger,
     handle: async (message, trx) => {
-      if (!message.team_id) return;
-      const row = await trx
-        .selectFrom('suppressions')
-        .select(['id', 'expires_at'])
-        .where('team_id', '=', message.team_id)
-        .where('id', '=', message.data.suppression_id)
-        .forUpdate()
-        .executeTakeFirst();
-      // The timer may fire a moment early (the scheduler's clock); a second's slack is enough.
-      if (!row?.expires_at || row.expires_at.getTime() > deps.now().getTime() + 1000) return;
-      await removeSuppressions(trx, message.team_id, [row.id]);
+      if (message.team_id) await expireSuppression(trx, message.team_id, message.data.suppression_id, deps.now());
     },
   });
 }
