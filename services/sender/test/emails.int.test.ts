@@ -538,6 +538,16 @@ describe('/suppressions', () => {
     expect((added.body as { data: unknown[] }).data).toHaveLength(2);
     const removed = await call('POST', '/suppressions/batch/remove', { emails: [...emails, `${unique('none')}@${RCPT}`] });
     expect((removed.body as { data: { deleted: boolean }[] }).data.map((d) => d.deleted)).toEqual([true, true, false]);
+
+    // By id: an id in upper case names the same entry, and one named twice is answered once.
+    const again = await call('POST', '/suppressions/batch/add', { emails });
+    const ids = (again.body as { data: { id: string }[] }).data.map((d) => d.id);
+    const byId = await call('POST', '/suppressions/batch/remove', { ids: [ids[0]!.toUpperCase(), ids[1], ids[1]] });
+    expect((byId.body as { data: unknown[] }).data).toEqual([
+      { object: 'suppression', id: ids[0], deleted: true },
+      { object: 'suppression', id: ids[1], deleted: true },
+    ]);
+    expect((await call('GET', `/suppressions/${ids[0]}`)).status).toBe(404);
   });
 });
 

@@ -64,9 +64,10 @@ export function suppressionRoutes(deps: SuppressionRouteDeps): Router {
       const teamId = teamOf(res);
       const body = parseInput(BatchRemoveBody, req.body);
       const data = await deps.db.transaction().execute(async (trx) => {
-        const wanted = body.ids ?? (body.emails ?? []).map((e) => e.toLowerCase());
+        // Ids and addresses compare without case; each is answered once, in the order first asked.
+        const wanted = [...new Set((body.ids ?? body.emails ?? []).map((k) => k.toLowerCase()))];
         // Ids that are not UUIDs name nothing; they are reported as not deleted.
-        const lookup = body.ids ? body.ids.filter(isUuid) : wanted;
+        const lookup = body.ids ? wanted.filter(isUuid) : wanted;
         const found =
           lookup.length === 0
             ? []
@@ -75,9 +76,11 @@ export function suppressionRoutes(deps: SuppressionRouteDeps): Router {
                 .selectAll()
                 .where('team_id', '=', teamId)
                 .where(body.ids ? 'id' : 'email', 'in', lookup)
+                // An expired temporary entry is no longer listed (GET answers 404): it is not deleted here either.
+                .where(active(deps.now()))
                 .execute();
         const removed = new Set((await removeSuppressions(trx, teamId, found.map((r) => r.id))).map((r) => r.id));
-        const byKey = new Map(found.map((row) => [body.ids ? row.id : row.email, row]));
+        const byKey = new Map(found.map((row) => [body.ids ? row.id.toLowerCase() : row.email, row]));
         return wanted.map((key) => {
           const row = byKey.get(key);
           return { object: 'suppression', id: row?.id ?? (body.ids ? key : null), deleted: row !== undefined && removed.has(row.id) };
