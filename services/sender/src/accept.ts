@@ -46,7 +46,8 @@ export async function findSendingDomains(db: Kysely<SenderDb>, wanted: readonly 
   if (pairs.length === 0) return () => undefined;
   const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
     join unnest(${pairs.map((w) => w.teamId)}::uuid[], ${pairs.map((w) => w.name)}::text[]) as q (team_id, name)
-      on d.team_id = q.team_id and d.name = q.name`.execute(db);
+      on d.team_id = q.team_id and d.name = q.name
+    where not d.deleted`.execute(db);
   const byKey = new Map(rows.map((row) => [key(row.team_id, row.name), row]));
   return (teamId, name) => byKey.get(key(teamId, name));
 }

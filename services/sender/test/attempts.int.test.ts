@@ -6,14 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb, createSecretBox, newId } from '@postline/platform';
 import { createTestDatabase, sequentialScans, type TestDatabase } from '@postline/testing';
-import { acceptEmails } from '../src/accept.ts';
+import { acceptEmails, findSendingDomains } from '../src/accept.ts';
 import { SCHEMA } from '../src/config.ts';
 import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { waitingRecipients } from '../src/db/waiting.ts';
 import type { SenderDb, SendingDomainRow, SuppressionRow } from '../src/db/schema.ts';
 import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/suppress.ts';
-import type { SuppressionOrigin } from '@postline/contracts';
+import type { DomainState, SuppressionOrigin } from '@postline/contracts';
+import { applyDomainState } from '../src/consumers/domain-state.ts';
 import { attemptDelivery, recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
 import { parseEmailRequest } from '../src/domain/email-request.ts';
 import type { Mta } from '../src/mta/types.ts';
@@ -50,6 +51,7 @@ beforeAll(async () => {
     return_path: 'send.acme.test',
     tls: 'opportunistic',
     state_at: now,
+    deleted: false,
   };
   await db.insertInto('sending_domains').values(domain).execute();
 });
@@ -235,6 +237,43 @@ describe('temporary suppression after repeated transient bounces', () => {
 
   it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
     expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
+  });
+});
+
+describe('the read model of sending domains', () => {
+  const state = (domainId: string, teamId: string, deleted: boolean): DomainState => ({
+    domain_id: domainId,
+    team_id: teamId,
+    name: 'comeback.test',
+    status: 'verified',
+    capabilities: { sending: 'enabled', receiving: 'disabled' },
+    dkim_selector: 'postline',
+    dkim_private_key_encrypted: 'sealed',
+    return_path: 'send.comeback.test',
+    sending_verified: true,
+    receiving_verified: false,
+    tls: 'opportunistic',
+    open_tracking: false,
+    click_tracking: false,
+    deleted,
+  });
+  const lookup = async (team: string) => (await findSendingDomains(db, [{ teamId: team, name: 'comeback.test' }]))(team, 'comeback.test');
+
+  it('keeps a deleted domain deleted when an older state of it arrives afterwards, and finds the domain added again', async () => {
+    const team = newId();
+    const old = newId();
+    await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 2000)));
+    expect((await lookup(team))?.domain_id).toBe(old);
+    await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, true), new Date()));
+    // Overtaken, or back from a retry tier: a verified state from before the deletion.
+    await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 1000)));
+    expect(await lookup(team)).toBeUndefined();
+    const row = await db.selectFrom('sending_domains').select(['deleted', 'sending_verified']).where('domain_id', '=', old).executeTakeFirstOrThrow();
+    expect(row).toEqual({ deleted: true, sending_verified: false });
+
+    const again = newId();
+    await db.transaction().execute((trx) => applyDomainState(trx, state(again, team, false), new Date()));
+    expect((await lookup(team))?.domain_id).toBe(again);
   });
 });
 

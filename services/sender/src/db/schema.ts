@@ -20,6 +20,8 @@ export type SendingDomainsTable = {
   tls: 'opportunistic' | 'enforced';
   /** occurred_at of the state applied: an older state arriving late is ignored. */
   state_at: Date;
+  /** A tombstone: the domain was deleted (and is not verified); kept so that no older state revives it. */
+  deleted: Generated<boolean>;
 };
 
 export type EmailStatus = 'scheduled' | 'queued' | 'canceled';
