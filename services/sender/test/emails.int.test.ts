@@ -531,6 +531,17 @@ describe('/suppressions', () => {
     await eventFor('email.delivered', sent);
   });
 
+  it('keeps an internationalised address as recipients are kept (punycode), so it matches a send to it', async () => {
+    const local = unique('idn').toLowerCase();
+    const created = await call('POST', '/suppressions', { email: `${local}@Bücher.test` });
+    expect(created.status).toBe(201);
+    const id = (created.body as { id: string }).id;
+    const got = await call('GET', `/suppressions/${encodeURIComponent(`${local}@bücher.test`)}`);
+    expect(got.body).toMatchObject({ id, email: `${local}@xn--bcher-kva.test` });
+    const skipped = await sendOk({ to: `${local}@bücher.test` });
+    await eventFor('email.suppressed', skipped);
+  });
+
   it('adds and removes in batches', async () => {
     const emails = [`${unique('b1')}@${RCPT}`, `${unique('b2')}@${RCPT}`];
     const added = await call('POST', '/suppressions/batch/add', { emails });

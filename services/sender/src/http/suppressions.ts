@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { PaginationQuery, SuppressionOrigin } from '@postline/contracts';
 import { formatTimestamp, isUuid, notFound, paginate, parseInput, route, teamOf, validationError } from '@postline/platform';
 import type { SenderDb, SuppressionRow } from '../db/schema.ts';
+import { bareAddress } from '../domain/recipients.ts';
 import { addSuppressions, removeSuppressions } from '../suppress.ts';
 
 export type SuppressionRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
@@ -14,7 +15,9 @@ const Email = z
   .string()
   .trim()
   .max(320)
-  .regex(/^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/, 'must be an email address');
+  .regex(/^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/, 'must be an email address')
+  // As recipients are kept: an internationalised domain in punycode, so `u@bücher.de` matches a send to it.
+  .transform(listedAddress);
 
 const AddBody = z.object({ email: Email });
 const BatchAddBody = z.object({ emails: z.array(Email).min(1).max(MAX_BATCH) });
@@ -118,12 +121,17 @@ async function findSuppression(db: Kysely<SenderDb>, teamId: string, key: string
     .selectFrom('suppressions')
     .selectAll()
     .where('team_id', '=', teamId)
-    .where(byId ? 'id' : 'email', '=', byId ? key : key.toLowerCase())
+    .where(byId ? 'id' : 'email', '=', byId ? key : listedAddress(key))
     .where(active(now))
     .executeTakeFirst();
 }
 
 /** A suppression still in force: permanent, or temporary and not yet expired. */
+/** An address as the list keeps it: lower case, its domain in punycode. */
+function listedAddress(address: string): string {
+  return bareAddress(address).toLowerCase();
+}
+
 function active(now: Date) {
   return (eb: ExpressionBuilder<SenderDb, 'suppressions'>) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
 }
