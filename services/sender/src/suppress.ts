@@ -16,7 +16,9 @@ export function expiryTimerKey(id: string): string {
 
 /**
  * Adds addresses to the team's list; an address already there is left as it is (and returned), except
- * that a permanent entry replaces a temporary one. Returns the rows, in input order.
+ * that a permanent entry replaces a temporary one. A temporary entry past its time whose timer has not
+ * removed it yet is removed first (suppression.removed), so that it does not stand in for the new entry.
+ * Returns the rows, in input order.
  */
 export async function addSuppressions(
   trx: Transaction<SenderDb>,
@@ -26,6 +28,16 @@ export async function addSuppressions(
 ): Promise<SuppressionRow[]> {
   const out: SuppressionRow[] = [];
   const messages: OutboxMessage[] = [];
+  if (entries.length > 0) {
+    const expired = await trx
+      .selectFrom('suppressions')
+      .select('id')
+      .where('team_id', '=', teamId)
+      .where('email', 'in', entries.map((e) => e.email.toLowerCase()))
+      .where('expires_at', '<=', now)
+      .execute();
+    await removeSuppressions(trx, teamId, expired.map((r) => r.id));
+  }
   for (const entry of entries) {
     const email = entry.email.toLowerCase();
     const expiresAt = entry.expiresAt ?? null;

@@ -235,6 +235,25 @@ describe('temporary suppression after repeated transient bounces', () => {
     expect(await db.selectFrom('suppressions').select('id').where('id', '=', id).execute()).toEqual([]);
   });
 
+  it('replaces a temporary entry past its time that its late timer has not removed yet', async () => {
+    const add = (expiresAt: Date, at: Date) =>
+      db.transaction().execute((trx) => addSuppressions(trx, teamId, [{ email: 'late-timer@far.test', origin: 'bounce', sourceId: null, expiresAt }], at));
+    const [old] = await add(new Date(Date.now() + 1000), new Date());
+    const later = new Date(Date.now() + 5000);
+    const [fresh] = await add(new Date(later.getTime() + 60_000), later);
+    expect(fresh!.id).not.toBe(old!.id);
+    expect(fresh!.expires_at!.getTime()).toBe(later.getTime() + 60_000);
+    const { rows } = await sql<{ routing_key: string; id: string }>`select routing_key, envelope->'data'->>'id' as id from outbox
+      where routing_key like 'suppression.%' and envelope->'data'->>'email' = 'late-timer@far.test' order by id`.execute(db);
+    expect(rows.map((r) => [r.routing_key, r.id])).toEqual([
+      ['suppression.added', old!.id],
+      ['suppression.removed', old!.id],
+      ['suppression.added', fresh!.id],
+    ]);
+    // The old entry's timer, when it comes, finds nothing to remove.
+    expect(await db.transaction().execute((trx) => expireSuppression(trx, teamId, old!.id, later))).toBe('kept');
+  });
+
   it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
     expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
   });
