@@ -1,7 +1,7 @@
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
-export { createDb, PREPARED, pingDb, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
+export { createDb, PREPARED, pingDb, isDatabaseUnavailable, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { newId, isUuid, uuidv7Time } from './ids/ids.ts';

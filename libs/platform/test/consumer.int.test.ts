@@ -418,6 +418,7 @@ describe('consumer', () => {
   it('with recordRetriesMs, records a prepared result again instead of preparing it again when its transaction fails', async () => {
     let prepares = 0;
     let failures = 2;
+    let poison = '';
     const consumer = await started(
       createConsumer<TestDb, 'email.delivered', number>({
         broker,
@@ -431,8 +432,9 @@ describe('consumer', () => {
         prepare: () => Promise.resolve(++prepares),
         handle: async (message, trx) => {
           await recordEffect('record-again')(message, trx, undefined);
-          // Fails after its write, as a commit would: nothing of a failed try may stay.
-          if (failures-- > 0) throw new Error('connection terminated');
+          // Fails after its write, as a lost connection would: nothing of a failed try may stay.
+          if (failures-- > 0) throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+          if (message.data.email_id === poison) throw new Error('a bug in the handler, not an outage');
         },
       }),
     );
@@ -452,6 +454,47 @@ describe('consumer', () => {
     await waitFor('the record after a retry tier', async () => (await effects('record-again')) === 2);
     expect(prepares).toBe(3);
     expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(1);
+
+    // Any other failure is not recorded again: straight to a retry tier, as without the option.
+    const failing = deliveredEnvelope();
+    poison = (failing.data as { email_id: string }).email_id;
+    await publish(failing, failing.id);
+    await waitFor('the retry tier', async () => (await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })) === 2);
+    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.record-again' })).toBe(5);
+  });
+
+  it('with recordRetriesMs and batches, records a batch again as a whole while the database is unavailable', async () => {
+    let prepares = 0;
+    let failures = 1;
+    await started(
+      createConsumer<TestDb, 'email.delivered', number>({
+        broker,
+        db: fx.db,
+        service: 'svc',
+        name: 'batch-again',
+        bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+        prefetch: 8,
+        retry: TIERS,
+        recordRetriesMs: [50, 50],
+        prepare: () => Promise.resolve(++prepares),
+        handle: (message, trx) => recordEffect('batch-again')(message, trx, undefined),
+        batch: {
+          maxMessages: 8,
+          maxWaitMs: 100,
+          handle: async (items, trx) => {
+            for (const { message } of items) await recordEffect('batch-again')(message, trx, undefined);
+            if (failures-- > 0) throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' });
+          },
+        },
+      }),
+    );
+    const envelopes = [deliveredEnvelope(), deliveredEnvelope(), deliveredEnvelope()];
+    await Promise.all(envelopes.map((e) => publish(e, e.id)));
+
+    await waitFor('the records', async () => (await effects('batch-again')) === 3);
+    expect(prepares).toBe(3);
+    expect(await metricValue(metrics.registry, 'broker_batch_fallbacks_total', { consumer: 'svc.batch-again' })).toBe(0);
+    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.batch-again' })).toBeGreaterThan(0);
   });
 
   it('waits for the delay tier a RetryLaterError asks for', async () => {

@@ -1,10 +1,9 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { parseMessage, type Message, type RoutingKey } from '@postline/contracts';
-import { PREPARED } from '../db/db.ts';
+import { isDatabaseUnavailable, PREPARED } from '../db/db.ts';
 import type { Logger } from '../logger/logger.ts';
 import { createAcker, type Acker } from './acks.ts';
-import { PermanentError } from './errors.ts';
 import { createBatcher, type Batcher } from './batcher.ts';
 import type { Broker, Setup } from './broker.ts';
 import { queueDepth } from './dead-letters.ts';
@@ -55,9 +54,11 @@ export type ConsumerOptions<DB, P extends string, Prepared = undefined> = {
   prepare?: (message: Message<MatchingKeys<P>>, delivery: Delivery) => Promise<Prepared>;
   /**
    * For a `prepare` whose effect should not be repeated needlessly (an SMTP transaction that got its 250):
-   * when the transaction recording a prepared result fails, it is tried again with the same result after
-   * each of these delays, the message still unacked, before the message goes to a retry tier and is
-   * prepared again. A database outage then delays the record instead of repeating the effect. Default: none.
+   * when the transaction recording prepared results fails because the database is unavailable
+   * (isDatabaseUnavailable), it is tried again with the same results after each of these delays, the
+   * messages still unacked (a batch as a whole), before they go to a retry tier and are prepared again. A
+   * database outage then delays the record instead of repeating the effect; any other failure is handled at
+   * once, as without this option. Default: none.
    */
   recordRetriesMs?: readonly number[];
   /**
@@ -284,17 +285,24 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       runAfter(after.run, message.id);
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
-      const delayMs = opts.recordRetriesMs?.[retry];
-      if (delayMs !== undefined && !stopping && !(err instanceof PermanentError)) {
-        log.warn({ err, message_id: message.id, retry: retry + 1 }, 'recording a prepared result failed; trying again');
-        metrics?.recordRetries.inc({ consumer: consumerId });
-        // In steps, so that a consumer told to stop does not wait out a long delay first.
-        for (let waited = 0; waited < delayMs && !stopping; waited += 250) await new Promise((resolve) => setTimeout(resolve, Math.min(250, delayMs - waited)));
-        if (!stopping) return commitOne(ch, msg, message, prepared, attempt, retry + 1);
-      }
+      if (await recordAgain(err, retry, 1)) return commitOne(ch, msg, message, prepared, attempt, retry + 1);
       discard(prepared);
       return fail(ch, msg, message, attempt, err);
     }
+  }
+
+  /**
+   * Whether a failed record of prepared results is to be tried again (`recordRetriesMs`, the database
+   * unavailable, the consumer not stopping), after waiting the retry's delay.
+   */
+  async function recordAgain(err: unknown, retry: number, messages: number): Promise<boolean> {
+    const delayMs = opts.recordRetriesMs?.[retry];
+    if (delayMs === undefined || stopping || !isDatabaseUnavailable(err)) return false;
+    log.warn({ err, messages, retry: retry + 1 }, 'recording prepared results failed; trying again');
+    metrics?.recordRetries.inc({ consumer: consumerId }, messages);
+    // In steps, so that a consumer told to stop does not wait out a long delay first.
+    for (let waited = 0; waited < delayMs && !stopping; waited += 250) await new Promise((resolve) => setTimeout(resolve, Math.min(250, delayMs - waited)));
+    return !stopping;
   }
 
   /**
@@ -302,7 +310,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
    * handler sees only the new ones, and every message is acked after the commit. If the transaction
    * fails, each message is handled again on its own, so the failure lands only on the message causing it.
    */
-  async function commitBatch(items: Ready<Prepared>[]): Promise<void> {
+  async function commitBatch(items: Ready<Prepared>[], retry = 0): Promise<void> {
     const fresh = new Set<Ready<Prepared>>();
     const after: { run?: void | (() => void) } = {};
     try {
@@ -327,6 +335,9 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         }
       });
     } catch (err) {
+      // The database is down: the batch as a whole is recorded again later (one by one, each message would
+      // wait out its own retries in turn).
+      if (await recordAgain(err, retry, items.length)) return commitBatch(items, retry + 1);
       if (items.length === 1) {
         const [item] = items as [Ready<Prepared>];
         discard(item.prepared);
@@ -335,7 +346,9 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       }
       log.info({ err, messages: items.length }, 'batch transaction failed; handling its messages one by one');
       metrics?.batchFallbacks.inc({ consumer: consumerId });
-      for (const item of items) item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt));
+      // A batch that used up its record retries with the database down gives its messages none of their own.
+      const spent = isDatabaseUnavailable(err) ? retry : 0;
+      for (const item of items) item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt, spent));
       return;
     }
     metrics?.batchSize.observe({ consumer: consumerId }, items.length);

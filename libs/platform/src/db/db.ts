@@ -79,6 +79,20 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
 }
 
 /** Readiness probe: one round trip. */
+/**
+ * The database could not be reached or dropped the connection (refused, timed out, SQLSTATE class 08,
+ * shutting down, too many connections): a temporary condition of our own dependency, not a fault of the
+ * statement or its data.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
+  }
+  // node-postgres reports a connection that ended under a query without a code.
+  return typeof message === 'string' && /^Connection terminated|timeout exceeded when trying to connect/i.test(message);
+}
+
 export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
   try {
     await sql`select 1`.execute(db);

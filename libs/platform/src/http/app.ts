@@ -2,6 +2,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../logger/logger.ts';
+import { isDatabaseUnavailable } from '../db/db.ts';
 import { ApiError } from '../errors/errors.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -157,10 +158,10 @@ export function toApiError(err: unknown): ApiError {
     if (code === '22021' || code === '22P05') {
       return new ApiError(422, 'validation_error', 'The request contains characters that cannot be stored.');
     }
-    // Our own dependency is down: a temporary condition, not a bug.
-    if (code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code.startsWith('08') || code === '57P01' || code === '57P03') {
-      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
-    }
+  }
+  // Our own dependency is down: a temporary condition, not a bug.
+  if (isDatabaseUnavailable(err)) {
+    return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
   }
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
