@@ -22,6 +22,8 @@ export {
   errorHandler,
   notFoundHandler,
   toApiError,
+  SEND_EMAIL_BODY,
+  type LargeBody,
   type HttpApp,
   type HttpAppOptions,
   type Listening,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { ApiError, Counter, createHttpApp, pingDb, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
+import { ApiError, Counter, createHttpApp, pingDb, SEND_EMAIL_BODY, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
 import type { GatewayDb } from './db/schema.ts';
 import { isAutomationsRoute } from './domain/routes.ts';
 import { apiKeyRoutes } from './http/api-keys.ts';
@@ -40,6 +40,7 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
   return createHttpApp({
     logger: deps.logger,
     metrics: deps.metrics,
+    largeBodies: [SEND_EMAIL_BODY],
     readiness: {
       postgres: () => pingDb(deps.db),
       redis: async () => (await deps.redis.ping()) === 'PONG',

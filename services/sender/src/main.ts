@@ -1,7 +1,7 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
 import { createHash } from 'node:crypto';
-import { Counter, createSecretBox, createServiceRuntime, Gauge, Histogram } from '@postline/platform';
+import { Counter, createSecretBox, createServiceRuntime, Gauge, Histogram, SEND_EMAIL_BODY } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverConsumer } from './consumers/deliver.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
@@ -116,6 +116,7 @@ const prune = {
 
 await runtime.start({
   routes: (app) => app.use(internalRoutes({ db, now, accepted, singles: createSingleAccepts(db) })),
+  largeBodies: [SEND_EMAIL_BODY],
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
   // the composer threads and the MTA's idle sessions.
   parts: [

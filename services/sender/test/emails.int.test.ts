@@ -2,6 +2,7 @@
 // domain-verifier processes on RabbitMQ and Postgres; the outside world faked over real sockets: a DNS
 // server for the customer's and the recipients' zones, and smtp-server sinks as the recipients' MX hosts.
 // POSTLINE_DELAY_SCALE shrinks the SMTP back-off (5 min → 6 ms) and the 5-day give-up window (→ ~8.6 s).
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { Resend } from 'resend';
@@ -380,6 +381,15 @@ describe('the API', () => {
     expect(await direct.json()).toEqual({ id: first.data?.id });
     await eventFor('email.delivered', String(first.data?.id));
     expect(sink.messages.filter((m) => m.to.includes(to))).toHaveLength(1);
+  });
+
+  it('accepts a 16 MB attachment the Node SDK sends as a Buffer (58 MB of JSON, beyond the usual 50 MB) and delivers it intact', async () => {
+    const bytes = randomBytes(16 * 1024 * 1024);
+    const to = `${unique('big')}@${RCPT}`;
+    const id = await sendOk({ to, attachments: [{ filename: 'big.bin', content: bytes }] });
+    await eventFor('email.delivered', id, () => true, 60_000);
+    const raw = sink.messages.find((m) => m.to.includes(to))?.raw.toString('latin1') ?? '';
+    expect(raw.replaceAll('\r\n', '')).toContain(bytes.toString('base64'));
   });
 
   it('keeps its own copy of a key for 24 hours and for the request it was used with only', async () => {

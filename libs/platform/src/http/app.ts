@@ -14,6 +14,8 @@ export type HttpAppOptions = {
   /** Named dependency checks for /readyz; any false (or a shutdown in progress) answers 503. */
   readiness: Record<string, ReadinessCheck>;
   bodyLimit?: string;
+  /** Routes whose JSON bodies may exceed `bodyLimit`, parsed a few at a time (see LargeBody). */
+  largeBodies?: readonly LargeBody[];
   /** Mount the service's routes; runs after the common middleware and before the 404/error handlers. */
   routes: (app: Express) => void;
   /** Runs before the JSON body parser (the gateway authenticates and rate-limits first). */
@@ -21,6 +23,23 @@ export type HttpAppOptions = {
 };
 
 export type HttpApp = { app: Express; setShuttingDown: () => void };
+
+/**
+ * A route whose JSON body may be up to `limitBytes`. A body above the app's usual limit (or of unknown
+ * length) waits for one of `maxConcurrent` slots before it is read, so that a process holds only that many
+ * such bodies (and their parsed values, several times their size) at once.
+ */
+export type LargeBody = { method: string; path: string; limitBytes: number; maxConcurrent: number };
+
+/**
+ * POST /emails with attachments as byte arrays: the official Node SDK sends a Buffer as
+ * `{"type":"Buffer","data":[…]}`, about 3.6 JSON bytes per byte, so the reference's 40 MB of attachments
+ * after base64 (30 MB of bytes) take up to 120 MB of JSON. The gateway and the sender both allow it.
+ */
+export const SEND_EMAIL_BODY: LargeBody = { method: 'POST', path: '/emails', limitBytes: 128 * 1024 * 1024, maxConcurrent: 2 };
+
+const DEFAULT_BODY_LIMIT = '50mb';
+const JSON_TYPES = ['application/json', 'application/*+json'];
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -77,7 +96,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   });
 
   opts.before?.(app);
-  app.use(express.json({ limit: opts.bodyLimit ?? '50mb', type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBodies(opts.bodyLimit ?? DEFAULT_BODY_LIMIT, opts.largeBodies ?? []));
   app.use(refuseUnpairedSurrogates);
   opts.routes(app);
   app.use(notFoundHandler);
@@ -86,6 +105,56 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     app,
     setShuttingDown: () => {
       shuttingDown = true;
+    },
+  };
+}
+
+/** express.json with the usual limit, and for the large-body routes their own limit behind their slots. */
+function jsonBodies(limit: string, large: readonly LargeBody[]): RequestHandler {
+  const usual = express.json({ limit, type: JSON_TYPES });
+  const usualBytes = bytesOf(limit);
+  const routes = large.map((route) => ({ route, parse: express.json({ limit: route.limitBytes, type: JSON_TYPES }), slots: createSlots(route.maxConcurrent) }));
+  return (req, res, next) => {
+    const match = routes.find(({ route }) => route.method === req.method && route.path === req.path);
+    const length = Number(req.headers['content-length']);
+    if (!match || (Number.isFinite(length) && length <= usualBytes)) return usual(req, res, next);
+    void match.slots.acquire().then((release) => {
+      // Held until the answer is sent (or the client goes): the parsed body lives that long.
+      res.once('close', release);
+      match.parse(req, res, next);
+    });
+  };
+}
+
+function bytesOf(limit: string): number {
+  const m = /^(\d+)(kb|mb)$/i.exec(limit);
+  if (!m) throw new Error(`bodyLimit must look like 50mb, got ${limit}`);
+  return Number(m[1]) * (m[2]!.toLowerCase() === 'mb' ? 1024 * 1024 : 1024);
+}
+
+/** At most `max` holders at once; the others wait in line. */
+function createSlots(max: number): { acquire: () => Promise<() => void> } {
+  let held = 0;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else held--;
+  };
+  return {
+    acquire: () => {
+      const once = () => {
+        let done = false;
+        return () => {
+          if (!done) release();
+          done = true;
+        };
+      };
+      if (held < max) {
+        held++;
+        return Promise.resolve(once());
+      }
+      return new Promise((resolve) => waiting.push(() => resolve(once())));
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { Kysely } from 'kysely';
 import { createBroker, type Broker } from '../broker/broker.ts';
 import { createDb, pingDb } from '../db/db.ts';
-import { createHttpApp, listen, type ReadinessCheck } from '../http/app.ts';
+import { createHttpApp, listen, type LargeBody, type ReadinessCheck } from '../http/app.ts';
 import { createMetrics, type Metrics } from '../http/metrics.ts';
 import { createLifecycle, type Lifecycle, type Stoppable } from '../lifecycle/lifecycle.ts';
 import { createLogger, type Logger } from '../logger/logger.ts';
@@ -32,6 +32,8 @@ export type ServiceRuntime<DB> = {
   start: (opts: {
     routes?: (app: Express) => void;
     readiness?: Record<string, ReadinessCheck>;
+    /** Routes whose JSON bodies may be larger than the usual 50 MB (createHttpApp's largeBodies). */
+    largeBodies?: readonly LargeBody[];
     parts?: (Stoppable & { start: () => Promise<void> | void })[];
   }) => Promise<void>;
 };
@@ -72,6 +74,7 @@ export function createServiceRuntime<DB>(opts: {
         metrics,
         readiness: { postgres: () => pingDb(db), rabbitmq: () => broker.isConnected(), ...startOpts.readiness },
         routes: startOpts.routes ?? (() => undefined),
+        largeBodies: startOpts.largeBodies,
       });
       setShuttingDown = http.setShuttingDown;
       lifecycle.add({ name: 'postgres', stop: () => db.destroy() });

@@ -5,7 +5,11 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** JSON with object keys sorted, so that the same body sent with another key order hashes the same. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    // An attachment's bytes can be 30 million numbers: one string for them all, not one each.
+    if (value.every((v) => typeof v === 'number')) return JSON.stringify(value);
+    return `[${value.map(canonicalJson).join(',')}]`;
+  }
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
