@@ -16,6 +16,7 @@ import { emailEvent } from './events.ts';
 import { messageFootprint, type ByteBudget } from './mta/budget.ts';
 import { CompositionError, inProcessComposer, type Composer } from './mta/composer.ts';
 import { DkimSigningError } from './mta/dkim.ts';
+import { expiredDeferralSubType } from './mta/classify.ts';
 import type { BounceClass, Mta, RecipientOutcome } from './mta/types.ts';
 import { verpAddress } from './mta/verp.ts';
 
@@ -194,7 +195,7 @@ function planAttempt(rows: readonly RecipientRow[], results: readonly Result[], 
           status = result.fromServer ? 'bounced' : 'failed';
           if (result.fromServer) {
             bounceType = 'Transient';
-            bounceSubType = 'General';
+            bounceSubType = expiredDeferralSubType(result.response);
           }
         } else {
           status = 'deferred';
@@ -227,7 +228,7 @@ function consequences(
     suppressed: [] as { address: string; reason: 'previous_bounce' | 'previous_complaint' | undefined }[],
     failed: [] as { address: string; reason: string }[],
   };
-  for (const { row, result, status } of planned) {
+  for (const { row, result, status, bounceSubType } of planned) {
     if (!recorded(row)) continue;
 
     switch (result.kind) {
@@ -261,12 +262,12 @@ function consequences(
             address: row.address,
             bounce: {
               type: 'Transient',
-              subType: 'General',
+              subType: bounceSubType ?? 'General',
               message: 'The recipient\'s mail server kept refusing the email temporarily until we stopped retrying.',
               diagnosticCode: [diagnostic(result.code, result.response)],
             },
             suppress: false,
-            transient: true,
+            transient: aboutTheMailbox({ type: 'Transient', subType: bounceSubType ?? 'General' }),
           });
         } else {
           by.failed.push({ address: row.address, reason: 'delivery_timeout' });

@@ -101,13 +101,15 @@ const consumers = [
   createFeedbackConsumer({ broker, db, logger, now }),
 ];
 
-// Idempotency keys past their day, a thousand at a time, once a minute.
+// Idempotency keys past their day, once a minute, a thousand at a time until none is left (at most 50,000).
 let pruner: NodeJS.Timeout | undefined;
 const prune = {
   name: 'idempotency-prune',
   start: () => {
     pruner = setInterval(() => {
-      pruneAcceptedRequests(db, now()).catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
+      void (async () => {
+        for (let i = 0; i < 50 && (await pruneAcceptedRequests(db, now())) === 1000; i++);
+      })().catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
     }, 60_000);
     pruner.unref();
   },

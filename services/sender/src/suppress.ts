@@ -1,7 +1,7 @@
 // The team's suppression list: addresses we do not send to. Every change publishes suppression.added or
 // suppression.removed in the same transaction; a temporary suppression (repeated transient bounces) has a
 // scheduler timer that removes it.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { SuppressionAdded, SuppressionOrigin } from '@postline/contracts';
 import { enqueue, newId, timerMessage, type OutboxMessage } from '@postline/platform';
 import type { SenderDb, SuppressionRow } from './db/schema.ts';
@@ -95,20 +95,20 @@ export async function removeSuppressions(trx: Transaction<SenderDb>, teamId: str
 
 /**
  * A temporary entry's expiry timer fired: the entry leaves the list (suppression.removed), unless it is gone
- * or was made permanent meanwhile. A timer early by more than a second (the scheduler fires by the
- * database's clock, expires_at is ours) is set again for the entry's time rather than dropped, which would
- * keep the entry forever.
+ * or was made permanent meanwhile. A timer early by more than a second by both our clock and the
+ * database's (by which the scheduler fires) is set again for the entry's time rather than dropped, which
+ * would keep the entry forever; a clock of ours behind the database's cannot make it fire again and again.
  */
 export async function expireSuppression(trx: Transaction<SenderDb>, teamId: string, suppressionId: string, now: Date): Promise<'removed' | 'kept' | 'rearmed'> {
   const row = await trx
     .selectFrom('suppressions')
-    .select(['id', 'expires_at'])
+    .select(['id', 'expires_at', sql<boolean>`expires_at > greatest(now(), ${now}::timestamptz) + interval '1 second'`.as('early')])
     .where('team_id', '=', teamId)
     .where('id', '=', suppressionId)
     .forUpdate()
     .executeTakeFirst();
   if (!row?.expires_at) return 'kept';
-  if (row.expires_at.getTime() > now.getTime() + 1000) {
+  if (row.early) {
     await enqueue(trx, [timerMessage(teamId, expiryTimerKey(row.id), row.expires_at, 'sender.expire-suppression', { suppression_id: row.id })]);
     return 'rearmed';
   }

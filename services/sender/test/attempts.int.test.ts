@@ -254,6 +254,21 @@ describe('temporary suppression after repeated transient bounces', () => {
     expect(await db.transaction().execute((trx) => expireSuppression(trx, teamId, old!.id, later))).toBe('kept');
   });
 
+  it('files a deferral that ran out of time against a block as ContentRejected, which no suppression counts', async () => {
+    const id = await accept(['greylisted@far.test']);
+    // Deferred since six days: past the five-day window.
+    await db.updateTable('recipients').set({ status: 'deferred', attempts: 1, first_deferred_at: new Date(Date.now() - 6 * 86_400_000) }).where('email_id', '=', id).execute();
+    const [loaded] = await loadAttempts(db, [query(id, [0], 2)]);
+    const blocked: Result = { kind: 'deferred', code: 451, response: '451 4.7.1 Client host blocked using zen.spamhaus.org', fromServer: true };
+    const second = { ...(attempted(loaded, 'far.test', [blocked]) as Attempt & { kind: 'attempted' }), attempt: 2 };
+    await db.transaction().execute((trx) => recordAttempts(deps(), trx, [second]));
+    const row = await db.selectFrom('recipients').select(['status', 'bounce_type', 'bounce_sub_type']).where('email_id', '=', id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'ContentRejected' });
+    const { rows } = await sql<{ bounce: { subType: string } }>`select envelope->'data'->'bounce' as bounce from outbox
+      where routing_key = 'email.bounced' and envelope->'data'->>'email_id' = ${id}`.execute(db);
+    expect(rows.map((r) => r.bounce.subType)).toEqual(['ContentRejected']);
+  });
+
   it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
     expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
   });
@@ -287,8 +302,13 @@ describe('the read model of sending domains', () => {
     // Overtaken, or back from a retry tier: a verified state from before the deletion.
     await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 1000)));
     expect(await lookup(team)).toBeUndefined();
-    const row = await db.selectFrom('sending_domains').select(['deleted', 'sending_verified']).where('domain_id', '=', old).executeTakeFirstOrThrow();
-    expect(row).toEqual({ deleted: true, sending_verified: false });
+    const row = await db
+      .selectFrom('sending_domains')
+      .select(['deleted', 'sending_verified', 'dkim_private_key_encrypted'])
+      .where('domain_id', '=', old)
+      .executeTakeFirstOrThrow();
+    // The tombstone keeps no key.
+    expect(row).toEqual({ deleted: true, sending_verified: false, dkim_private_key_encrypted: '' });
 
     const again = newId();
     await db.transaction().execute((trx) => applyDomainState(trx, state(again, team, false), new Date()));

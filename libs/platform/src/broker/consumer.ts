@@ -346,9 +346,10 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       }
       log.info({ err, messages: items.length }, 'batch transaction failed; handling its messages one by one');
       metrics?.batchFallbacks.inc({ consumer: consumerId });
-      // A batch that used up its record retries with the database down gives its messages none of their own.
+      // A batch that used up its record retries with the database down gives its messages none of their own;
+      // otherwise each gets its own, all at once, so that no message waits out the others' retries unacked.
       const spent = isDatabaseUnavailable(err) ? retry : 0;
-      for (const item of items) item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt, spent));
+      await Promise.all(items.map(async (item) => item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt, spent))));
       return;
     }
     metrics?.batchSize.observe({ consumer: consumerId }, items.length);

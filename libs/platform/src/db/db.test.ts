@@ -7,6 +7,8 @@ describe('isDatabaseUnavailable', () => {
       expect([code, isDatabaseUnavailable(Object.assign(new Error('x'), { code }))]).toEqual([code, true]);
     }
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    // What a rollback on a broken connection throws, without a code.
+    expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
   });
 
   it('leaves a fault of the statement or its data to the caller', () => {

@@ -90,7 +90,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
   }
   // node-postgres reports a connection that ended under a query without a code.
-  return typeof message === 'string' && /^Connection terminated|timeout exceeded when trying to connect/i.test(message);
+  // Nor does it give one for a client whose connection broke ("... is not queryable"), which is what a
+  // rollback on a dead connection throws.
+  return typeof message === 'string' && /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Client was closed/i.test(message);
 }
 
 export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {

@@ -31,7 +31,8 @@ export async function applyDomainState(trx: Transaction<SenderDb>, state: Domain
     sending_verified: state.sending_verified && !state.deleted,
     deleted: state.deleted,
     dkim_selector: state.dkim_selector,
-    dkim_private_key_encrypted: state.dkim_private_key_encrypted,
+    // A tombstone keeps no key: nothing is signed for a deleted domain.
+    dkim_private_key_encrypted: state.deleted ? '' : state.dkim_private_key_encrypted,
     return_path: state.return_path,
     tls: state.tls,
     state_at: at,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { classifyReply, parseEnhancedCode } from './classify.ts';
+import { classifyReply, expiredDeferralSubType, parseEnhancedCode } from './classify.ts';
 
 describe('parseEnhancedCode', () => {
   it('reads the status after the reply code or at the start of the text', () => {
@@ -75,6 +75,15 @@ describe('classifyReply', () => {
     expect(classifyReply(550, null, '550 Sender verify failed')).toEqual(rejected);
     expect(classifyReply(554, null, '554 Message rejected as spam')).toEqual(rejected);
     expect(classifyReply(550, null, '550 This message contains a forbidden attachment')).toEqual({ ...rejected, subType: 'AttachmentRejected' });
+  });
+
+  it('files a deferral whose time ran out by its last reply: a block is ContentRejected, not a mailbox problem', () => {
+    expect(expiredDeferralSubType('451 4.7.1 Service unavailable; client host blocked using zen.spamhaus.org')).toBe('ContentRejected');
+    expect(expiredDeferralSubType('450 Sender rejected by policy')).toBe('ContentRejected');
+    expect(expiredDeferralSubType('452 4.2.2 Mailbox full')).toBe('MailboxFull');
+    expect(expiredDeferralSubType('452 4.3.4 Message too big for now')).toBe('MessageTooLarge');
+    expect(expiredDeferralSubType('451 4.3.0 Temporary local problem')).toBe('General');
+    expect(expiredDeferralSubType('421 try again later')).toBe('General');
   });
 
   it('leaves a reply it cannot read undetermined', () => {

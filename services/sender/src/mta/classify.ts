@@ -97,6 +97,19 @@ export function classifyReply(code: number, enhanced: string | null, text: strin
  */
 const POLICY_TEXT = /\b(?:black ?list(?:ed)?|block ?list(?:ed)?|blocked|spam|policy|reputation|sender verify|sender address rejected|not authori[sz]ed|attachment)/i;
 
+/**
+ * The subtype of the transient bounce a deferral becomes when its time runs out, from the server's last
+ * 4xx reply: a policy or reputation block (x.7.x, or such a text) is ContentRejected, not a verdict on the
+ * mailbox, and does not count towards a temporary suppression.
+ */
+export function expiredDeferralSubType(text: string): 'General' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' {
+  const [, subject, detail] = (parseEnhancedCode(text) ?? '').split('.').map(Number);
+  if (subject === 7 || POLICY_TEXT.test(text)) return 'ContentRejected';
+  if (subject === 2 && detail === 2) return 'MailboxFull';
+  if (subject === 3 && detail === 4) return 'MessageTooLarge';
+  return 'General';
+}
+
 /** RFC 5321 reply codes that mean "this mailbox", used only when the server sent no enhanced code. */
 const MAILBOX_REPLY_CODES = new Set([550, 551, 553]);
 

@@ -36,6 +36,16 @@ export const inProcessComposer: Composer = {
   close: () => Promise.resolve(),
 };
 
+/**
+ * A worker's error as its kind: signing refused, or the email refused by the composer; a RangeError (out
+ * of memory for a buffer, say) is the thread's trouble, not the email's, and is retried.
+ */
+function replyError(error: { name: string; message: string }): Error {
+  if (error.name === 'DkimSigningError') return new DkimSigningError(error.message);
+  if (error.name === 'RangeError') return new Error(error.message);
+  return new CompositionError(error.message);
+}
+
 /** What a worker answers for job `id`: the signed bytes, or the error's name and message. */
 export type ComposerReply = { id: number; raw: Uint8Array } | { id: number; error: { name: string; message: string } };
 
@@ -65,7 +75,7 @@ export function createComposerPool(opts: { threads: number; logger?: Logger }): 
       if (!job) return;
       slot.jobs.delete(reply.id);
       if ('raw' in reply) job.resolve(Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength));
-      else job.reject(reply.error.name === 'DkimSigningError' ? new DkimSigningError(reply.error.message) : new CompositionError(reply.error.message));
+      else job.reject(replyError(reply.error));
     });
     const fail = (err: Error) => {
       for (const job of slot.jobs.values()) job.reject(err);

@@ -163,7 +163,12 @@ export function createMta(options: MtaOptions): Mta {
     if (!check.ok) return { kind: 'next', failure: { mx: null, ...fromLocal(LOCAL_REPLIES.noAnswer, `refused to dial ${ip} (${check.reason})`) } };
     const key = `${ip}|${options.port}`;
     const release = await pool.acquire(key, slotWaitMs);
-    if (!release) return { kind: 'next', failure: { mx: null, ...fromLocal(LOCAL_REPLIES.destinationBusy, `${ip}: no session free within ${slotWaitMs} ms`) } };
+    if (!release) {
+      // Deferred at once, not tried at the next address: a wait at each would add up past the broker's
+      // consumer timeout.
+      const detail = `${ip}: no session free within ${slotWaitMs} ms`;
+      return { kind: 'done', outcomes: new Map(recipients.map((r) => [r, local(r, LOCAL_REPLIES.destinationBusy, null, detail)])) };
+    }
     try {
       let session = pool.takeIdle(key, (s) => !request.requireTls || s.secure);
       let maybeStale = session !== undefined; // the server may have dropped an idle session meanwhile
