@@ -30,6 +30,7 @@ export {
   type ReadinessCheck,
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
+export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { requireTeam, teamOf, TEAM_HEADER, KEY_HEADER, PERMISSION_HEADER, KEY_DOMAIN_HEADER, IDEMPOTENCY_HEADER, IDEMPOTENCY_HASH_HEADER } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';

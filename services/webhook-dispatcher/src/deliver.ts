@@ -11,6 +11,7 @@ import {
   enqueueCommand,
   newId,
   timerMessage,
+  waitInLine,
   type Broker,
   type Consumer,
   type Counter,
@@ -161,25 +162,10 @@ export function createDeliveries(deps: DeliverDeps): Deliveries {
     else if (slot.waiting.length >= maxWaiting) return false;
     else {
       // The releasing delivery hands its slot over: `running` stays the same.
-      const granted = await new Promise<boolean>((resolve) => {
-        const waiter = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        const timer =
-          maxWaitMs === undefined
-            ? undefined
-            : setTimeout(() => {
-                const at = slot.waiting.indexOf(waiter);
-                if (at >= 0) slot.waiting.splice(at, 1);
-                resolve(at < 0);
-              }, maxWaitMs);
-        slot.waiting.push(waiter);
-      });
-      if (!granted) return false;
+      if (!(await waitInLine(slot.waiting, maxWaitMs))) return false;
     }
     if (overall.running < deps.overall) overall.running++;
-    else await new Promise<void>((resolve) => overall.waiting.push(resolve));
+    else await waitInLine(overall.waiting);
     return true;
   }
 

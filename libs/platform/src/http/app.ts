@@ -2,6 +2,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from '../logger/logger.ts';
+import { createSlots } from '../concurrency/slots.ts';
 import { isDatabaseUnavailable } from '../db/db.ts';
 import { ApiError } from '../errors/errors.ts';
 import type { Metrics } from './metrics.ts';
@@ -13,8 +14,9 @@ export type HttpAppOptions = {
   metrics: Metrics;
   /** Named dependency checks for /readyz; any false (or a shutdown in progress) answers 503. */
   readiness: Record<string, ReadinessCheck>;
-  bodyLimit?: string;
-  /** Routes whose JSON bodies may exceed `bodyLimit`, parsed a few at a time (see LargeBody). */
+  /** JSON bodies larger than this are refused with 413 (default 50 MB). */
+  bodyLimitBytes?: number;
+  /** Routes whose JSON bodies may exceed `bodyLimitBytes`, parsed a few at a time (see LargeBody). */
   largeBodies?: readonly LargeBody[];
   /** Mount the service's routes; runs after the common middleware and before the 404/error handlers. */
   routes: (app: Express) => void;
@@ -38,7 +40,7 @@ export type LargeBody = { method: string; path: string; limitBytes: number; maxC
  */
 export const SEND_EMAIL_BODY: LargeBody = { method: 'POST', path: '/emails', limitBytes: 128 * 1024 * 1024, maxConcurrent: 2 };
 
-const DEFAULT_BODY_LIMIT = '50mb';
+const DEFAULT_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 declare module 'express-serve-static-core' {
@@ -96,7 +98,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   });
 
   opts.before?.(app);
-  app.use(jsonBodies(opts.bodyLimit ?? DEFAULT_BODY_LIMIT, opts.largeBodies ?? []));
+  app.use(jsonBodies(opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, opts.largeBodies ?? []));
   app.use(refuseUnpairedSurrogates);
   opts.routes(app);
   app.use(notFoundHandler);
@@ -110,52 +112,18 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
 }
 
 /** express.json with the usual limit, and for the large-body routes their own limit behind their slots. */
-function jsonBodies(limit: string, large: readonly LargeBody[]): RequestHandler {
-  const usual = express.json({ limit, type: JSON_TYPES });
-  const usualBytes = bytesOf(limit);
+function jsonBodies(limitBytes: number, large: readonly LargeBody[]): RequestHandler {
+  const usual = express.json({ limit: limitBytes, type: JSON_TYPES });
   const routes = large.map((route) => ({ route, parse: express.json({ limit: route.limitBytes, type: JSON_TYPES }), slots: createSlots(route.maxConcurrent) }));
   return (req, res, next) => {
     const match = routes.find(({ route }) => route.method === req.method && route.path === req.path);
     const length = Number(req.headers['content-length']);
-    if (!match || (Number.isFinite(length) && length <= usualBytes)) return usual(req, res, next);
+    if (!match || (Number.isFinite(length) && length <= limitBytes)) return usual(req, res, next);
     void match.slots.acquire().then((release) => {
       // Held until the answer is sent (or the client goes): the parsed body lives that long.
       res.once('close', release);
       match.parse(req, res, next);
     });
-  };
-}
-
-function bytesOf(limit: string): number {
-  const m = /^(\d+)(kb|mb)$/i.exec(limit);
-  if (!m) throw new Error(`bodyLimit must look like 50mb, got ${limit}`);
-  return Number(m[1]) * (m[2]!.toLowerCase() === 'mb' ? 1024 * 1024 : 1024);
-}
-
-/** At most `max` holders at once; the others wait in line. */
-function createSlots(max: number): { acquire: () => Promise<() => void> } {
-  let held = 0;
-  const waiting: (() => void)[] = [];
-  const release = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else held--;
-  };
-  return {
-    acquire: () => {
-      const once = () => {
-        let done = false;
-        return () => {
-          if (!done) release();
-          done = true;
-        };
-      };
-      if (held < max) {
-        held++;
-        return Promise.resolve(once());
-      }
-      return new Promise((resolve) => waiting.push(() => resolve(once())));
-    },
   };
 }
 

@@ -1,4 +1,5 @@
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { once, waitInLine } from '@postline/platform';
 
 /** An open SMTP session to one destination (MX IP and port), between or during transactions. */
 export type PooledSession = { conn: SMTPConnection; key: string; secure: boolean; messages: number };
@@ -71,22 +72,7 @@ export function createSessionPool(options: { maxPerDestination: number; maxMessa
         dest.active++;
         return Promise.resolve(once(release));
       }
-      return new Promise((resolve) => {
-        const timer =
-          timeoutMs === undefined
-            ? undefined
-            : setTimeout(() => {
-                const at = dest.waiters.indexOf(waiter);
-                if (at >= 0) dest.waiters.splice(at, 1);
-                resolve(undefined);
-              }, timeoutMs);
-        timer?.unref();
-        const waiter = () => {
-          clearTimeout(timer);
-          resolve(once(release));
-        };
-        dest.waiters.push(waiter);
-      });
+      return waitInLine(dest.waiters, timeoutMs).then((granted) => (granted ? once(release) : undefined));
     },
 
     takeIdle(key, fits) {
@@ -128,11 +114,3 @@ export function createSessionPool(options: { maxPerDestination: number; maxMessa
   };
 }
 
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
-}
