@@ -335,8 +335,8 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         }
       });
     } catch (err) {
-      // The database is down: the batch as a whole is recorded again later (one by one, each message would
-      // wait out its own retries in turn).
+      // The database is down: the batch is recorded again as a whole, so that its messages do not each
+      // wait out retries of their own.
       if (await recordAgain(err, retry, items.length)) return commitBatch(items, retry + 1);
       if (items.length === 1) {
         const [item] = items as [Ready<Prepared>];

@@ -78,7 +78,6 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
   };
 }
 
-/** Readiness probe: one round trip. */
 /**
  * The database could not be reached or dropped the connection (refused, timed out, SQLSTATE class 08,
  * shutting down, too many connections): a temporary condition of our own dependency, not a fault of the
@@ -89,12 +88,12 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof code === 'string') {
     return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
   }
-  // node-postgres reports a connection that ended under a query without a code.
-  // Nor does it give one for a client whose connection broke ("... is not queryable"), which is what a
-  // rollback on a dead connection throws.
+  // node-postgres gives no code for a connection that ended under a query, nor for a client whose
+  // connection broke ("... is not queryable"), which is what a rollback on a dead connection throws.
   return typeof message === 'string' && /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Client was closed/i.test(message);
 }
 
+/** Readiness probe: one round trip. */
 export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
   try {
     await sql`select 1`.execute(db);

@@ -126,12 +126,12 @@ async function findSuppression(db: Kysely<SenderDb>, teamId: string, key: string
     .executeTakeFirst();
 }
 
-/** A suppression still in force: permanent, or temporary and not yet expired. */
 /** An address as the list keeps it: lower case, its domain in punycode. */
 function listedAddress(address: string): string {
   return bareAddress(address).toLowerCase();
 }
 
+/** A suppression still in force: permanent, or temporary and not yet expired. */
 function active(now: Date) {
   return (eb: ExpressionBuilder<SenderDb, 'suppressions'>) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
 }
