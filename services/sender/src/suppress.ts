@@ -14,6 +14,11 @@ export function expiryTimerKey(id: string): string {
   return `suppression-expire:${id}`;
 }
 
+/** The scheduler timer that removes a temporary entry at its time (set again under the same key). */
+function expiryTimer(teamId: string, id: string, expiresAt: Date): OutboxMessage {
+  return timerMessage(teamId, expiryTimerKey(id), expiresAt, 'sender.expire-suppression', { suppression_id: id });
+}
+
 /**
  * Adds addresses to the team's list; an address already there is left as it is (and returned), except
  * that a permanent entry replaces a temporary one. A temporary entry past its time whose timer has not
@@ -58,11 +63,7 @@ export async function addSuppressions(
     if (inserted) {
       out.push(inserted);
       messages.push({ exchange: 'events', type: 'suppression.added', team_id: teamId, data: suppressionData(inserted) });
-      if (inserted.expires_at) {
-        messages.push(
-          timerMessage(teamId, expiryTimerKey(inserted.id), inserted.expires_at, 'sender.expire-suppression', { suppression_id: inserted.id }),
-        );
-      }
+      if (inserted.expires_at) messages.push(expiryTimer(teamId, inserted.id, inserted.expires_at));
       continue;
     }
     const existing = await trx
@@ -109,7 +110,7 @@ export async function expireSuppression(trx: Transaction<SenderDb>, teamId: stri
     .executeTakeFirst();
   if (!row?.expires_at) return 'kept';
   if (row.early) {
-    await enqueue(trx, [timerMessage(teamId, expiryTimerKey(row.id), row.expires_at, 'sender.expire-suppression', { suppression_id: row.id })]);
+    await enqueue(trx, [expiryTimer(teamId, row.id, row.expires_at)]);
     return 'rearmed';
   }
   await removeSuppressions(trx, teamId, [row.id]);

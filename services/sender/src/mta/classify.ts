@@ -75,11 +75,11 @@ export function classifyReply(code: number, enhanced: string | null, text: strin
   // 4.7.x is greylisting or rate limiting, not a verdict on the content.
   if (!permanent) return { type: 'Transient', subType: 'General', suppress: false };
   if (subject === 7) {
-    return { type: 'Transient', subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected', suppress: false };
+    return contentRejected(text);
   }
 
   if (status === null) {
-    if (POLICY_TEXT.test(text)) return { type: 'Transient', subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected', suppress: false };
+    if (POLICY_TEXT.test(text)) return contentRejected(text);
     if (code === 556) return { type: 'Permanent', subType: 'NoEmail', suppress: true };
     return { type: 'Permanent', subType: 'General', suppress: MAILBOX_REPLY_CODES.has(code) };
   }
@@ -108,6 +108,11 @@ export function expiredDeferralSubType(text: string): 'General' | 'MailboxFull' 
   if (subject === 2 && detail === 2) return 'MailboxFull';
   if (subject === 3 && detail === 4) return 'MessageTooLarge';
   return 'General';
+}
+
+/** A refusal of the message or of our sending, never of the mailbox: AttachmentRejected when it says so. */
+function contentRejected(text: string): BounceClass {
+  return { type: 'Transient', subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected', suppress: false };
 }
 
 /** RFC 5321 reply codes that mean "this mailbox", used only when the server sent no enhanced code. */

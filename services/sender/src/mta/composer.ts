@@ -25,23 +25,22 @@ export class CompositionError extends Error {
 /** Composes and signs on the calling thread (tests, tools). */
 export const inProcessComposer: Composer = {
   compose: async (input, key) => {
-    let message: Buffer;
     try {
-      message = await composeMessage(input);
+      return await signMessage(await composeMessage(input), key);
     } catch (err) {
-      throw new CompositionError(err instanceof Error ? err.message : String(err), { cause: err });
+      throw errorOfKind(err instanceof Error ? err : new Error(String(err)));
     }
-    return signMessage(message, key);
   },
   close: () => Promise.resolve(),
 };
 
 /**
- * A worker's error as its kind: signing refused, or the email refused by the composer; a RangeError (out
- * of memory for a buffer, say) is the thread's trouble, not the email's, and is retried.
+ * A composing or signing error as its kind, on a thread or not: signing refused (DkimSigningError), or the
+ * email refused by the composer (CompositionError); a RangeError (out of memory for a buffer, say) is the
+ * thread's trouble, not the email's, and is retried.
  */
-function replyError(error: { name: string; message: string }): Error {
-  if (error.name === 'DkimSigningError') return new DkimSigningError(error.message);
+function errorOfKind(error: { name: string; message: string }): Error {
+  if (error.name === 'DkimSigningError') return error instanceof DkimSigningError ? error : new DkimSigningError(error.message);
   if (error.name === 'RangeError') return new Error(error.message);
   return new CompositionError(error.message);
 }
@@ -57,8 +56,8 @@ export function defaultComposerThreads(): number {
 /**
  * `threads` worker threads composing and signing; each job goes to the worker with the fewest jobs in
  * hand. A worker that dies fails its jobs (the attempt is then retried, as after any failed attempt) and is
- * replaced. Errors keep their kind: a DkimSigningError stays one, any other error of a job is a
- * CompositionError (a worker's death is neither).
+ * replaced. Errors keep their kind (errorOfKind); a worker's death is neither a DkimSigningError nor a
+ * CompositionError.
  */
 export function createComposerPool(opts: { threads: number; logger?: Logger }): Composer & { workers(): readonly Worker[] } {
   type Job = { resolve: (raw: Buffer) => void; reject: (err: Error) => void };
@@ -75,7 +74,7 @@ export function createComposerPool(opts: { threads: number; logger?: Logger }): 
       if (!job) return;
       slot.jobs.delete(reply.id);
       if ('raw' in reply) job.resolve(Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength));
-      else job.reject(replyError(reply.error));
+      else job.reject(errorOfKind(reply.error));
     });
     const fail = (err: Error) => {
       for (const job of slot.jobs.values()) job.reject(err);
