@@ -123,11 +123,21 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A team's idempotency key, with the gateway's hash of the request when it sent one. */
 export type Idempotency = { teamId: string; key: string; requestHash?: string };
 
-/** Deletes up to `limit` keys past their day (the sender runs it once a minute). */
-export async function pruneAcceptedRequests(db: Kysely<SenderDb>, now: Date, limit = 1000): Promise<number> {
-  const r = await sql`delete from accepted_requests where ctid in (
-    select ctid from accepted_requests where created_at <= ${new Date(now.getTime() - IDEMPOTENCY_TTL_MS)} limit ${limit})`.execute(db);
-  return Number(r.numAffectedRows ?? 0n);
+/**
+ * Deletes the keys past their day, `batch` at a time (each its own statement) until none is left or
+ * `maxBatches` ran; returns how many went. The sender runs it once a minute.
+ */
+export async function pruneAcceptedRequests(db: Kysely<SenderDb>, now: Date, opts: { batch?: number; maxBatches?: number } = {}): Promise<number> {
+  const batch = opts.batch ?? 1000;
+  let pruned = 0;
+  for (let i = 0; i < (opts.maxBatches ?? 50); i++) {
+    const r = await sql`delete from accepted_requests where ctid in (
+      select ctid from accepted_requests where created_at <= ${new Date(now.getTime() - IDEMPOTENCY_TTL_MS)} limit ${batch})`.execute(db);
+    const n = Number(r.numAffectedRows ?? 0n);
+    pruned += n;
+    if (n < batch) break;
+  }
+  return pruned;
 }
 
 /** The rows to write for accepted emails, ids assigned here, with the messages they cause. */

@@ -101,15 +101,13 @@ const consumers = [
   createFeedbackConsumer({ broker, db, logger, now }),
 ];
 
-// Idempotency keys past their day, once a minute, a thousand at a time until none is left (at most 50,000).
+// Idempotency keys past their day, once a minute.
 let pruner: NodeJS.Timeout | undefined;
 const prune = {
   name: 'idempotency-prune',
   start: () => {
     pruner = setInterval(() => {
-      void (async () => {
-        for (let i = 0; i < 50 && (await pruneAcceptedRequests(db, now())) === 1000; i++);
-      })().catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
+      pruneAcceptedRequests(db, now()).catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
     }, 60_000);
     pruner.unref();
   },

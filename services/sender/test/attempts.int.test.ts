@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb, createSecretBox, newId } from '@postline/platform';
 import { createTestDatabase, sequentialScans, type TestDatabase } from '@postline/testing';
-import { acceptEmails, findSendingDomains } from '../src/accept.ts';
+import { acceptEmails, findSendingDomains, pruneAcceptedRequests } from '../src/accept.ts';
 import { SCHEMA } from '../src/config.ts';
 import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -271,6 +271,18 @@ describe('temporary suppression after repeated transient bounces', () => {
 
   it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
     expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
+  });
+});
+
+describe('pruneAcceptedRequests', () => {
+  it('deletes the idempotency keys past their day, a batch at a time until none is left, and keeps the others', async () => {
+    const team = newId();
+    const day = 24 * 3600_000;
+    const row = (key: string, age: number) => ({ team_id: team, idempotency_key: key, request_hash: null, response: JSON.stringify({ id: key }), created_at: new Date(Date.now() - age) });
+    await db.insertInto('accepted_requests').values([row('old-1', day + 1000), row('old-2', day + 2000), row('old-3', day + 3000), row('fresh', 1000)]).execute();
+    expect(await pruneAcceptedRequests(db, new Date(), { batch: 2 })).toBe(3);
+    const left = await db.selectFrom('accepted_requests').select('idempotency_key').where('team_id', '=', team).execute();
+    expect(left.map((r) => r.idempotency_key)).toEqual(['fresh']);
   });
 });
 
