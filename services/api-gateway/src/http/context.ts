@@ -18,13 +18,20 @@ export function maybeAuthOf(res: Response): AuthContext | undefined {
   return (res.locals as { auth?: AuthContext }).auth;
 }
 
-/** The hash of a request whose idempotency key the gateway holds, forwarded with the key. */
-export function setIdempotencyHash(res: Response, hash: string): void {
-  (res.locals as { idempotencyHash?: string }).idempotencyHash = hash;
-}
+/** An idempotency key the gateway holds for this request, set by the idempotency middleware. */
+export type HeldKey = {
+  teamId: string;
+  key: string;
+  /** The hash of the request, forwarded to the owner with the key. */
+  hash: string;
+  claimId: string;
+  /** The request left for the owner: from then on only the owner's answer settles the key. */
+  forwarded: boolean;
+  settled: boolean;
+};
 
-export function idempotencyHashOf(res: Response): string | undefined {
-  return (res.locals as { idempotencyHash?: string }).idempotencyHash;
+export function heldOf(res: Response): HeldKey | undefined {
+  return (res.locals as { idempotency?: HeldKey }).idempotency;
 }
 
 /** The response body as sent, kept for the request log. */

@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
 import { ownerOf, type Owner } from '../domain/routes.ts';
-import { authOf, idempotencyHashOf, setLoggedResponseBody } from './context.ts';
+import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 
 export type Owners = Record<Owner, string>;
 
@@ -57,8 +57,8 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     if (auth.domainId) headers[KEY_DOMAIN_HEADER] = auth.domainId;
     const idemKey = req.header('idempotency-key');
     if (idemKey) headers[IDEMPOTENCY_HEADER] = idemKey;
-    const idemHash = idempotencyHashOf(res);
-    if (idemHash) headers[IDEMPOTENCY_HASH_HEADER] = idemHash;
+    const held = heldOf(res);
+    if (held) headers[IDEMPOTENCY_HASH_HEADER] = held.hash;
     for (const h of PASS_HEADERS) {
       const v = req.header(h);
       if (v) headers[h] = v;

@@ -1,25 +1,12 @@
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import type { Kysely } from 'kysely';
 import { ApiError, type Logger } from '@postline/platform';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../db/idempotency.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { IDEMPOTENCY_TTL_SECONDS, requestHash, validIdempotencyKey } from '../domain/idempotency.ts';
 import { isIdempotentRoute, normalizePath } from '../domain/routes.ts';
-import { authOf, setIdempotencyHash } from './context.ts';
+import { authOf, heldOf, type HeldKey } from './context.ts';
 import { sendForwarded, type ForwardHooks } from './forward.ts';
-
-type Held = {
-  teamId: string;
-  key: string;
-  claimId: string;
-  /** The request left for the owner: from then on only the owner's answer settles the key. */
-  forwarded: boolean;
-  settled: boolean;
-};
-
-function heldOf(res: Response): Held | undefined {
-  return (res.locals as { idempotency?: Held }).idempotency;
-}
 
 /**
  * `Idempotency-Key` on POST /emails and /emails/batch, per team, kept 24 hours: the same key and body
@@ -37,9 +24,8 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
     const hash = requestHash(req.method, normalizePath(req.path), req.body, req.header('x-batch-validation') ?? req.header('x-resend-batch-validation'));
     const claim = await claimIdempotencyKey(deps.db, { teamId, key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
     if (claim.kind === 'claimed') {
-      const held: Held = { teamId, key, claimId: claim.claimId, forwarded: false, settled: false };
+      const held: HeldKey = { teamId, key, hash, claimId: claim.claimId, forwarded: false, settled: false };
       res.locals.idempotency = held;
-      setIdempotencyHash(res, hash);
       // A request that ends before it was forwarded (an error in between, a client that went away) must
       // not leave the key looking in flight. Once forwarded, the owner may act on it: the key stays held
       // until the owner's answer is stored, even if the client has gone.
