@@ -45,19 +45,24 @@ afterAll(async () => {
 
 type Handle = ConsumerOptions<TestDb, 'email.delivered'>['handle'];
 
-/** A consumer of `email.delivered` whose handler records one `effects` row per successful handling. */
-async function startConsumer(name: string, handle: Handle, on: Broker = broker): Promise<Consumer> {
-  const consumer = createConsumer({
-    broker: on,
+/** A consumer `svc.<name>` of `email.delivered` on the test database, through `broker` unless told otherwise. */
+function deliveredConsumer<Prepared = undefined>(
+  name: string,
+  opts: Omit<ConsumerOptions<TestDb, 'email.delivered', Prepared>, 'broker' | 'db' | 'service' | 'name' | 'bindings'> & { broker?: Broker },
+): Consumer {
+  return createConsumer<TestDb, 'email.delivered', Prepared>({
     db: fx.db,
     service: 'svc',
     name,
     bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
-    prefetch: 4,
-    retry: TIERS,
-    handle,
+    ...opts,
+    broker: opts.broker ?? broker,
   });
-  return started(consumer);
+}
+
+/** A consumer of `email.delivered` whose handler records one `effects` row per successful handling. */
+async function startConsumer(name: string, handle: Handle, on: Broker = broker): Promise<Consumer> {
+  return started(deliveredConsumer(name, { broker: on, prefetch: 4, retry: TIERS, handle }));
 }
 
 /** Starts a consumer whose queues are removed, and which is stopped, when the suite ends. */
@@ -121,12 +126,7 @@ describe('consumer', () => {
   it('runs prepare before the transaction opens and hands its result to the handler', async () => {
     const seen: { prepared: string; inTransactionDuringPrepare: boolean }[] = [];
     let inTransaction = false;
-    const consumer = createConsumer<TestDb, 'email.delivered', string>({
-      broker,
-      db: fx.db,
-      service: 'svc',
-      name: 'prepared',
-      bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+    const consumer = deliveredConsumer<string>('prepared', {
       prepare: async (message) => {
         // The inbox row is written inside the transaction: none exists yet while prepare runs.
         const { rows } = await sql<{ n: number }>`select count(*)::int as n from inbox
@@ -156,12 +156,7 @@ describe('consumer', () => {
     let prepares = 0;
     let failOnce = true;
     const failing = deliveredEnvelope();
-    const consumer = createConsumer<TestDb, 'email.delivered', Prepared>({
-      broker,
-      db: fx.db,
-      service: 'svc',
-      name: 'discard',
-      bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+    const consumer = deliveredConsumer<Prepared>('discard', {
       retry: TIERS,
       prepare: (message, { redelivered }) => Promise.resolve({ id: message.id, redelivered, n: ++prepares }),
       discard: (prepared) => discarded.push(prepared),
@@ -212,12 +207,7 @@ describe('consumer', () => {
     const handledOne: Prepared[] = [];
     let prepares = 0;
     let batchFails = true;
-    const consumer = createConsumer<TestDb, 'email.delivered', Prepared>({
-      broker,
-      db: fx.db,
-      service: 'svc',
-      name: 'discard-batch',
-      bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+    const consumer = deliveredConsumer<Prepared>('discard-batch', {
       prefetch: 16,
       retry: TIERS,
       prepare: (message) => Promise.resolve({ id: message.id, n: ++prepares }),
@@ -420,12 +410,7 @@ describe('consumer', () => {
     let failures = 2;
     let poison = '';
     const consumer = await started(
-      createConsumer<TestDb, 'email.delivered', number>({
-        broker,
-        db: fx.db,
-        service: 'svc',
-        name: 'record-again',
-        bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+      deliveredConsumer<number>('record-again', {
         retry: TIERS,
         recordRetriesMs: [50, 50, 50],
         // The effect that must not be repeated needlessly (an SMTP transaction that got its 250).
@@ -467,12 +452,7 @@ describe('consumer', () => {
     let prepares = 0;
     let failures = 1;
     await started(
-      createConsumer<TestDb, 'email.delivered', number>({
-        broker,
-        db: fx.db,
-        service: 'svc',
-        name: 'batch-again',
-        bindings: [{ exchange: 'events', routingKey: 'email.delivered' }],
+      deliveredConsumer<number>('batch-again', {
         prefetch: 8,
         retry: TIERS,
         recordRetriesMs: [50, 50],
