@@ -111,6 +111,7 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     REDIS_PREFIX: uniqueName('e2e'),
     POSTLINE_SECRET_KEY: 'e2e-secret-key-not-for-production',
     API_PORT: String(ports['api-gateway']),
+    PUBLIC_BASE_URL: url('api-gateway'),
     SENDER_URL: url('sender'),
     INBOUND_SMTP_URL: url('inbound-smtp'),
     WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),

@@ -6,7 +6,7 @@ import { isAutomationsRoute } from './domain/routes.ts';
 import { apiKeyRoutes } from './http/api-keys.ts';
 import { authenticate } from './http/auth.ts';
 import type { KeyCache } from './http/key-cache.ts';
-import { forwardToOwners, type Owners } from './http/forward.ts';
+import { forwardPublic, forwardToOwners, type Owners } from './http/forward.ts';
 import { idempotency, idempotencyHooks } from './http/idempotency.ts';
 import { logRoutes } from './http/logs.ts';
 import { rateLimit } from './http/rate-limit.ts';
@@ -27,8 +27,8 @@ export type GatewayDeps = {
 };
 
 /**
- * The public API: auth → rate limit → body → idempotency → gateway-owned routes (/api-keys, /logs) →
- * forwarding of every other resource family to its owner.
+ * The public API: public link routes (no key) → auth → rate limit → body → idempotency → gateway-owned
+ * routes (/api-keys, /logs) → forwarding of every other resource family to its owner.
  */
 export function createGatewayApp(deps: GatewayDeps): HttpApp {
   const rejected = new Counter({
@@ -54,6 +54,7 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
         });
         next();
       });
+      app.use(forwardPublic({ owners: deps.owners, logger: deps.logger }));
       app.use(requestLogger(deps.requestLogs));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(

@@ -98,8 +98,9 @@ export async function acceptEmails<Body>(
       where exists (select 1 from claim)),
     o as (insert into outbox (id, exchange, routing_key, envelope)
       select v.* from (${outboxSource(built.outbox)}) as v where exists (select 1 from claim)),
-    a as (insert into email_attachments (email_id, position, filename, content_type, content_id, content)
-      select v.* from unnest(${built.attachments.map((a) => a.email_id)}::uuid[], ${built.attachments.map((a) => a.position)}::smallint[],
+    a as (insert into email_attachments (id, email_id, position, filename, content_type, content_id, content)
+      select v.* from unnest(${built.attachments.map((a) => a.id)}::uuid[], ${built.attachments.map((a) => a.email_id)}::uuid[],
+        ${built.attachments.map((a) => a.position)}::smallint[],
         ${built.attachments.map((a) => a.filename)}::text[], ${built.attachments.map((a) => a.content_type)}::text[],
         ${built.attachments.map((a) => a.content_id)}::text[], ${built.attachments.map((a) => a.content)}::bytea[]) as v
       where exists (select 1 from claim))
@@ -179,6 +180,7 @@ function buildEmails(accepted: readonly Accepted[], now: Date) {
   );
   const attachments = accepted.flatMap(({ request }, i) =>
     request.attachments.map((a, position) => ({
+      id: newId(),
       email_id: (emails[i] as EmailRow).id,
       position,
       filename: a.filename,

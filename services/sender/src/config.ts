@@ -18,6 +18,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   ALLOW_PRIVATE_NETWORK_TARGETS: bool(false),
   /** The name we greet recipients' servers with (EHLO); should match our sending IP's PTR record. */
   SMTP_HELO_NAME: z.string().min(1).default(hostname()),
+  /** The public API's address: share and attachment download links point there. */
+  PUBLIC_BASE_URL: z.string().url().default('http://localhost:3000'),
   /** Delivery attempts (SMTP transactions) in flight per sender process. */
   DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(256),
 });

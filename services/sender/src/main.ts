@@ -12,6 +12,7 @@ import type { SenderDb } from './db/schema.ts';
 import { waitingRecipients } from './db/waiting.ts';
 import type { DeliverDeps } from './deliver.ts';
 import { internalRoutes } from './http/routes.ts';
+import { createLinkSigner } from './domain/links.ts';
 import { createSingleAccepts, pruneAcceptedRequests } from './accept.ts';
 import { createByteBudget } from './mta/budget.ts';
 import { createComposerPool, defaultComposerThreads } from './mta/composer.ts';
@@ -115,7 +116,10 @@ const prune = {
 };
 
 await runtime.start({
-  routes: (app) => app.use(internalRoutes({ db, now, accepted, singles: createSingleAccepts(db) })),
+  routes: (app) =>
+    app.use(
+      internalRoutes({ db, now, accepted, singles: createSingleAccepts(db), links: createLinkSigner(config.POSTLINE_SECRET_KEY), publicBaseUrl: config.PUBLIC_BASE_URL }),
+    ),
   largeBodies: [SEND_EMAIL_BODY],
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
   // the composer threads and the MTA's idle sessions.

@@ -2,7 +2,7 @@
 // domain-verifier processes on RabbitMQ and Postgres; the outside world faked over real sockets: a DNS
 // server for the customer's and the recipients' zones, and smtp-server sinks as the recipients' MX hosts.
 // POSTLINE_DELAY_SCALE shrinks the SMTP back-off (5 min → 6 ms) and the 5-day give-up window (→ ~8.6 s).
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID as randomUuid } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { Resend } from 'resend';
@@ -22,6 +22,7 @@ import {
   type System,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
+import { sql } from 'kysely';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
 
@@ -430,6 +431,126 @@ describe('the API', () => {
     expect(data?.has_more).toBe(true);
     const next = await resend.emails.list({ limit: 1, after: a });
     expect(next.data?.data[0]?.id).not.toBe(a);
+  });
+});
+
+describe('attachments and share links of a sent email', () => {
+  it('lists and gets the attachments, with download links that serve their bytes without a key', async () => {
+    const png = randomBytes(300);
+    const id = await sendOk({
+      to: 'delivered@postline.test',
+      html: '<p>Logo: <img src="cid:logo"></p>',
+      attachments: [
+        { filename: 'invoice.pdf', content: Buffer.from('%PDF-1.4 invoice').toString('base64') },
+        { filename: 'logo.png', content: png, contentId: 'logo' },
+        { content: Buffer.from('no name').toString('base64'), contentType: 'text/plain' },
+      ],
+    });
+    const list = await resend.emails.attachments.list({ emailId: id });
+    expect(list.error).toBeNull();
+    const items = list.data!.data;
+    expect(items.map((a) => [a.filename, a.size, a.content_type, a.content_disposition, a.content_id ?? null])).toEqual([
+      ['invoice.pdf', 16, 'application/pdf', 'attachment', null],
+      ['logo.png', 300, 'image/png', 'inline', 'logo'],
+      ['attachment-3.txt', 7, 'text/plain', 'attachment', null],
+    ]);
+    expect(list.data!.has_more).toBe(false);
+    const [invoice, logo] = items;
+    expect(Date.parse(invoice!.expires_at) - Date.now()).toBeGreaterThan(50 * 60_000);
+
+    const got = await resend.emails.attachments.get({ emailId: id, id: logo!.id });
+    expect(got.data).toMatchObject({ object: 'attachment', id: logo!.id, filename: 'logo.png', size: 300 });
+
+    // The download link needs no key, and serves the bytes as a download, never as a page.
+    const download = await fetch(logo!.download_url);
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer())).toEqual(png);
+    expect(download.headers.get('content-type')).toBe('image/png');
+    expect(download.headers.get('content-disposition')).toBe('attachment; filename="logo.png"');
+    expect(download.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(download.headers.get('content-security-policy')).toMatch(/^sandbox;/);
+    expect(download.url.startsWith(`${system.apiUrl}/downloads/`)).toBe(true);
+
+    // One page at a time, in the order they were given.
+    const first = await resend.emails.attachments.list({ emailId: id, limit: 1 });
+    expect(first.data).toMatchObject({ has_more: true, data: [{ id: invoice!.id }] });
+    const next = await resend.emails.attachments.list({ emailId: id, limit: 1, after: invoice!.id });
+    expect(next.data).toMatchObject({ has_more: true, data: [{ id: logo!.id }] });
+    const back = await resend.emails.attachments.list({ emailId: id, limit: 5, before: logo!.id });
+    expect(back.data).toMatchObject({ has_more: false, data: [{ id: invoice!.id }] });
+
+    // An edited token, another email's attachment, another team's email: nothing.
+    const token = new URL(invoice!.download_url).pathname.split('/').pop()!;
+    const edited = await fetch(`${system.apiUrl}/downloads/${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`);
+    expect(edited.status).toBe(404);
+    expect(await edited.json()).toMatchObject({ statusCode: 404, name: 'not_found' });
+    expect((await fetch(`${system.apiUrl}/downloads/${token}`, { method: 'POST' })).status).toBe(405);
+    expect((await resend.emails.attachments.get({ emailId: id, id: randomUuid() })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
+    const other = new Resend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), { baseUrl: system.apiUrl });
+    expect((await other.emails.attachments.list({ emailId: id })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
+    expect((await other.emails.share(id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
+    // Email metrics are out of scope (API-REFERENCE.md §9), and say so rather than "Email not found".
+    expect((await resend.emails.metrics()).error).toMatchObject({ statusCode: 404, message: 'Email metrics are not available yet.' });
+  });
+
+  it('lists every attachment when no limit is given, gives ids to attachments kept before ids were, and serves an odd type', async () => {
+    const many = Array.from({ length: 22 }, (_, i) => ({ filename: `f${i}.txt`, content: Buffer.from(`file ${i}`).toString('base64') }));
+    const id = await sendOk({ to: 'delivered@postline.test', attachments: many });
+    const all = await resend.emails.attachments.list({ emailId: id });
+    expect(all.data!.has_more).toBe(false);
+    expect(all.data!.data.map((a) => a.filename)).toEqual(many.map((a) => a.filename));
+
+    // Rows written before attachments had ids (migration 202611291000 leaves them null) get one on first read, kept after.
+    const { db } = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
+    try {
+      await db.updateTable('email_attachments').set({ id: sql<string>`null` }).where('email_id', '=', id).execute();
+    } finally {
+      await db.destroy();
+    }
+    const first = (await resend.emails.attachments.list({ emailId: id, limit: 100 })).data!.data;
+    expect(first).toHaveLength(22);
+    expect(new Set(first.map((a) => a.id)).size).toBe(22);
+    expect((await resend.emails.attachments.list({ emailId: id, limit: 100 })).data!.data.map((a) => a.id)).toEqual(first.map((a) => a.id));
+    expect((await resend.emails.attachments.get({ emailId: id, id: first[5]!.id })).data).toMatchObject({ filename: 'f5.txt' });
+
+    // A type the API accepts but a header cannot carry (non-ASCII in a parameter) goes out bare.
+    const odd = await sendOk({ to: 'delivered@postline.test', attachments: [{ filename: 'n.txt', content: Buffer.from('naïve').toString('base64'), contentType: 'text/plain; name="€.txt"' }] });
+    const [item] = (await resend.emails.attachments.list({ emailId: odd })).data!.data;
+    const served = await fetch(item!.download_url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('text/plain');
+    expect(await served.text()).toBe('naïve');
+  });
+
+  it('shares the email as a sandboxed page for as long as asked, at most 48 hours', async () => {
+    const id = await sendOk({ to: 'delivered@postline.test', html: '<h1>Order 1042</h1><script>alert(1)</script>' });
+    const shared = await resend.emails.share(id, { expiresIn: '10m' });
+    expect(shared.error).toBeNull();
+    expect(shared.data).toMatchObject({ object: 'email', id });
+    const page = await fetch(shared.data!.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toMatch(/^sandbox; default-src 'none'/);
+    expect(await page.text()).toContain('<h1>Order 1042</h1>');
+
+    const text = await sendOk({ to: 'delivered@postline.test', html: undefined, text: 'Plain words' } as SendOptions);
+    const plain = await fetch((await resend.emails.share(text)).data!.url);
+    expect(plain.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await plain.text()).toBe('Plain words');
+
+    // The default and longest life is 48 hours; more, or something that is not a duration, is refused.
+    expect((await resend.emails.share(id)).error).toBeNull();
+    expect((await resend.emails.share(id, { expiresIn: '3 days' })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await resend.emails.share(id, { expiresIn: 'soon' })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await resend.emails.share(randomUuid())).error).toMatchObject({ statusCode: 404, name: 'not_found' });
+
+    const brief = await resend.emails.share(id, { expiresIn: '1s' });
+    await new Promise((r) => setTimeout(r, 1100));
+    const expired = await fetch(brief.data!.url);
+    expect(expired.status).toBe(404);
+    // A share link is not a download link, nor the other way round.
+    const shareToken = new URL(shared.data!.url).pathname.split('/').pop()!;
+    expect((await fetch(`${system.apiUrl}/downloads/${shareToken}`)).status).toBe(404);
   });
 });
 

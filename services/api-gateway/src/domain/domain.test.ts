@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { bearerToken, generateApiKeyToken } from './api-key-token.ts';
 import { canonicalJson, requestHash, validIdempotencyKey } from './idempotency.ts';
 import { scrubBody } from './scrub.ts';
-import { isSendingRoute, ownerOf } from './routes.ts';
+import { isSendingRoute, ownerOf, publicOwnerOf } from './routes.ts';
 
 describe('api key tokens', () => {
   it('are pl_-prefixed, random, and stored as sha256', () => {
@@ -58,6 +58,13 @@ describe('routes', () => {
     expect(ownerOf('/domains/1/verify')).toBe('domain-verifier');
     expect(ownerOf('/webhooks')).toBe('webhook-dispatcher');
     expect(ownerOf('/contacts/a+b@x.com')).toBe('sender');
+  });
+  it('serves only a signed token\'s shape under /share and /downloads without a key', () => {
+    expect(publicOwnerOf('/share/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')).toBe('sender');
+    expect(publicOwnerOf('/downloads/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')).toBe('sender');
+    for (const path of ['/share/..', '/share/.', '/share/a.b/', '/share/a/b.c', '/downloads/a..b', '/share/a.b.c', '/share/', '/emails/a.b', '/share/a%2F.b']) {
+      expect(publicOwnerOf(path)).toBeUndefined();
+    }
   });
   it('lets a sending key only send', () => {
     expect(isSendingRoute('POST', '/emails')).toBe(true);

@@ -13,6 +13,17 @@ export function ownerOf(path: string): Owner | undefined {
   return FAMILIES.find(([re]) => re.test(path))?.[1];
 }
 
+/**
+ * Routes served without an API key: a share page or an attachment download, named by a signed token the
+ * owner checks (`<payload>.<tag>`, base64url). Only that shape passes, so no dot segment can reach another
+ * of the owner's routes.
+ */
+const PUBLIC_ROUTES: [RegExp, Owner][] = [[/^\/(share|downloads)\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'sender']];
+
+export function publicOwnerOf(path: string): Owner | undefined {
+  return PUBLIC_ROUTES.find(([re]) => re.test(path))?.[1];
+}
+
 /** `/emails/` and `/emails` are one route (express routes are not strict about the trailing slash). */
 export function normalizePath(path: string): string {
   const trimmed = path.replace(/\/+$/, '');

@@ -1,7 +1,8 @@
+import { pipeline } from 'node:stream/promises';
 import type { RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
-import { ownerOf, type Owner } from '../domain/routes.ts';
+import { ownerOf, publicOwnerOf, type Owner } from '../domain/routes.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 
 export type Owners = Record<Owner, string>;
@@ -93,6 +94,51 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     sendForwarded(res, answer);
   };
 }
+/** The owner's headers a public page or download keeps on its way out. */
+const PUBLIC_ANSWER_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-disposition',
+  'content-security-policy',
+  'x-content-type-options',
+  'referrer-policy',
+  'cache-control',
+  'x-robots-tag',
+];
+
+/**
+ * The public routes (share pages, attachment downloads), before authentication: GET and HEAD only, with no
+ * team and none of the caller's headers, streamed back as the owner answers. The owner checks the signed
+ * token in the path.
+ */
+export function forwardPublic(deps: { owners: Owners; logger: Logger }): RequestHandler {
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: FORWARD_TIMEOUT_MS });
+  return async (req, res, next) => {
+    const owner = publicOwnerOf(req.path);
+    if (!owner) return next();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      throw new ApiError(405, 'method_not_allowed', 'Method not allowed. Allowed: GET, HEAD');
+    }
+    const target = new URL(req.path, deps.owners[owner]);
+    if (publicOwnerOf(target.pathname) !== owner) return next();
+    let r: Awaited<ReturnType<typeof request>>;
+    try {
+      r = await request(target, { dispatcher: agent, method: req.method, headers: { accept: req.header('accept') ?? '*/*' } });
+    } catch (err) {
+      if (networkCode(err) === undefined) throw err;
+      req.log.error({ err, owner }, 'owner did not answer');
+      throw new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
+    }
+    res.status(r.statusCode);
+    for (const name of PUBLIC_ANSWER_HEADERS) {
+      const value = r.headers[name];
+      if (value !== undefined) res.setHeader(name, value);
+    }
+    await pipeline(r.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
+  };
+}
+
 export function sendForwarded(res: Response, answer: Forwarded): void {
   try {
     setLoggedResponseBody(res, JSON.parse(answer.body.toString('utf8')));

@@ -68,6 +68,8 @@ export type EmailsTable = {
 };
 
 export type EmailAttachmentsTable = {
+  /** UUIDv7; null on rows from before ids were kept, until assignAttachmentIds gives them a random one. */
+  id: ColumnType<string | null, string | undefined, string>;
   email_id: string;
   position: number;
   filename: string | null;

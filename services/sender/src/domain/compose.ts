@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { convert, type HtmlToTextOptions } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
-import { detectExtension } from 'nodemailer/lib/mime-funcs';
+import { detectExtension, detectMimeType } from 'nodemailer/lib/mime-funcs';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { parseMailbox, type EmailRequest, type Mailbox } from './email-request.ts';
 import { buildMime } from './mime-build.ts';
@@ -179,13 +179,25 @@ function recipient(value: string): { name: string; address: string } {
 function attachment(item: EmailRequest['attachments'][number], index: number): MailComposerAttachment {
   return {
     content: item.content,
-    // nodemailer would invent `attachment-1.*` for an unnamed part of unknown type.
-    filename: item.filename ?? `attachment-${index + 1}.${extensionFor(item.contentType)}`,
+    filename: attachmentFilename(item, index),
     ...(item.contentType === null ? {} : { contentType: item.contentType }),
     ...(item.contentId === null
       ? { contentDisposition: 'attachment' }
       : { cid: item.contentId, contentDisposition: 'inline' }),
   };
+}
+
+/**
+ * The file name an attachment is sent with: its own, or for an unnamed one `attachment-<n>.<extension of its
+ * type>` (nodemailer would invent `attachment-1.*` for an unnamed part of unknown type).
+ */
+export function attachmentFilename(item: { filename: string | null; contentType: string | null }, index: number): string {
+  return item.filename ?? `attachment-${index + 1}.${extensionFor(item.contentType)}`;
+}
+
+/** The content type an attachment is sent with: its own, or nodemailer's guess from its file name. */
+export function attachmentContentType(item: { filename: string | null; contentType: string | null }, index: number): string {
+  return item.contentType ?? detectMimeType(attachmentFilename(item, index));
 }
 
 function extensionFor(contentType: string | null): string {

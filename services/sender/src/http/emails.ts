@@ -127,6 +127,13 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     },
   });
 
+  // Out of scope (API-REFERENCE.md §9); without this route it would read as an email id.
+  route(router, '/emails/metrics', {
+    get: () => {
+      throw notFound('Email metrics are not available yet.');
+    },
+  });
+
   route(router, '/emails/:id', {
     get: async (req, res) => {
       const email = await findEmail(deps.db, teamOf(res), req.params.id);
@@ -202,7 +209,7 @@ function emailId(id: string | undefined): string {
   return id;
 }
 
-async function findEmail(db: Kysely<SenderDb>, teamId: string, id: string | undefined): Promise<EmailRow> {
+export async function findEmail(db: Kysely<SenderDb>, teamId: string, id: string | undefined): Promise<EmailRow> {
   const email = await db
     .selectFrom('emails')
     .selectAll()

@@ -1,0 +1,68 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApiError } from '@postline/platform';
+import { createLinkSigner, linkUrl, MAX_SHARE_TTL_MS, parseShareTtl, type Link } from './links.ts';
+
+const signer = createLinkSigner('links-test-key-0123456789');
+const now = new Date('2026-11-25T10:00:00.000Z');
+const download: Link = {
+  kind: 'download',
+  emailId: '0192f3a4-5b6c-7d8e-9fa0-b1c2d3e4f5a6',
+  attachmentId: '0192f3a4-5b6c-7d8e-9fa0-000000000001',
+  expiresAt: new Date('2026-11-25T11:00:00.000Z'),
+};
+const share: Link = { kind: 'share', emailId: download.emailId, attachmentId: null, expiresAt: download.expiresAt };
+
+describe('signed links', () => {
+  it('round-trip what they name, as a short URL-safe token', () => {
+    const token = signer.sign(download);
+    expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(token.length).toBeLessThan(80);
+    expect(signer.verify(token, 'download', now)).toEqual(download);
+    expect(signer.verify(signer.sign(share), 'share', now)).toEqual(share);
+    expect(linkUrl('https://mail.example.com/', 'share', token)).toBe(`https://mail.example.com/share/${token}`);
+    expect(linkUrl('https://example.com/postline', 'download', token)).toBe(`https://example.com/postline/downloads/${token}`);
+  });
+
+  it('name nothing once expired, for the other kind, or under another key', () => {
+    const token = signer.sign(download);
+    expect(signer.verify(token, 'download', download.expiresAt)).toBeUndefined();
+    expect(signer.verify(token, 'download', new Date(download.expiresAt.getTime() - 1))).toEqual(download);
+    expect(signer.verify(token, 'share', now)).toBeUndefined();
+    expect(createLinkSigner('another-key-0123456789').verify(token, 'download', now)).toBeUndefined();
+  });
+
+  it('name nothing when any part of the token is edited', () => {
+    const token = signer.sign(share);
+    const [payload = '', tag = ''] = token.split('.');
+    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+    for (let i = 0; i < payload.length; i++) expect(signer.verify(`${flip(payload, i)}.${tag}`, 'share', now)).toBeUndefined();
+    expect(signer.verify(`${payload}.${flip(tag, 3)}`, 'share', now)).toBeUndefined();
+    for (const bad of ['', '.', payload, `${payload}.${tag}.x`, `${payload}.${tag}=`, `${payload}!.${tag}`]) {
+      expect(signer.verify(bad, 'share', now)).toBeUndefined();
+    }
+  });
+});
+
+describe('parseShareTtl', () => {
+  it('reads the reference\'s durations, 48 hours when absent', () => {
+    expect(parseShareTtl('10m')).toBe(600_000);
+    expect(parseShareTtl('2 hours')).toBe(7_200_000);
+    expect(parseShareTtl('1 day')).toBe(86_400_000);
+    expect(parseShareTtl(' 90 seconds ')).toBe(90_000);
+    expect(parseShareTtl('48h')).toBe(MAX_SHARE_TTL_MS);
+    expect(parseShareTtl(undefined)).toBe(MAX_SHARE_TTL_MS);
+  });
+
+  it('refuses anything else with 422 validation_error', () => {
+    for (const bad of ['3 days', '49h', '0m', 'soon', '10', '1 week', '-5m', 10, true]) {
+      let caught: unknown;
+      try {
+        parseShareTtl(bad);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(ApiError);
+      expect(caught).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    }
+  });
+});
