@@ -4,7 +4,7 @@ export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
 export { createDb, PREPARED, pingDb, isDatabaseUnavailable, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
-export { newId, isUuid, uuidv7Time } from './ids/ids.ts';
+export { newId, isUuid, uuidv7Time, uuidToBytes, uuidFromBytes } from './ids/ids.ts';
 export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
 export {
   ApiError,

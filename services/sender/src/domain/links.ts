@@ -4,7 +4,7 @@
 // derived from POSTLINE_SECRET_KEY. Nothing is stored; a token that is edited, expired or of the other kind
 // names nothing.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { validationError } from '@postline/platform';
+import { uuidFromBytes, uuidToBytes, validationError } from '@postline/platform';
 
 export type LinkKind = 'share' | 'download';
 
@@ -37,8 +37,8 @@ export function createLinkSigner(secretKey: string): LinkSigner {
     sign(link) {
       const payload = Buffer.alloc(PAYLOAD_BYTES);
       payload.writeUInt8(KINDS.indexOf(link.kind), 0);
-      uuidBytes(link.emailId).copy(payload, 1);
-      (link.attachmentId === null ? NO_ATTACHMENT : uuidBytes(link.attachmentId)).copy(payload, 17);
+      uuidToBytes(link.emailId).copy(payload, 1);
+      (link.attachmentId === null ? NO_ATTACHMENT : uuidToBytes(link.attachmentId)).copy(payload, 17);
       payload.writeUIntBE(link.expiresAt.getTime(), 33, 6);
       return `${payload.toString('base64url')}.${tag(payload).toString('base64url')}`;
     },
@@ -57,8 +57,8 @@ export function createLinkSigner(secretKey: string): LinkSigner {
       const attachment = payload.subarray(17, 33);
       return {
         kind,
-        emailId: uuidText(payload.subarray(1, 17)),
-        attachmentId: attachment.equals(NO_ATTACHMENT) ? null : uuidText(attachment),
+        emailId: uuidFromBytes(payload.subarray(1, 17)),
+        attachmentId: attachment.equals(NO_ATTACHMENT) ? null : uuidFromBytes(attachment),
         expiresAt,
       };
     },
@@ -88,15 +88,4 @@ export function parseShareTtl(value: unknown): number {
   if (ms <= 0) throw validationError('Invalid `expires_in` field: the duration must be more than zero.');
   if (ms > MAX_SHARE_TTL_MS) throw validationError('Invalid `expires_in` field: a share link lasts at most 48 hours.');
   return ms;
-}
-
-function uuidBytes(id: string): Buffer {
-  const hex = id.replaceAll('-', '');
-  if (!/^[0-9a-f]{32}$/i.test(hex)) throw new Error(`not a UUID: ${id}`);
-  return Buffer.from(hex, 'hex');
-}
-
-function uuidText(bytes: Buffer): string {
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
