@@ -30,17 +30,21 @@ function networkCode(err: unknown): string | undefined {
   return typeof code === 'string' && (code.startsWith('E') || code.startsWith('UND_ERR')) ? code : undefined;
 }
 
+/** Kept-alive pooled connections to the owners, bounded by the forwarding timeout. */
+function ownerAgent(connections: number): Agent {
+  return new Agent({ connections, keepAliveTimeout: 30_000, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: FORWARD_TIMEOUT_MS });
+}
+
+function ownerUnavailable(): ApiError {
+  return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
+}
+
 /**
  * Forwards each resource family to its owning service's internal HTTP API with the team attached, over
  * kept-alive pooled connections (undici's request: a fraction of fetch's cost per call).
  */
 export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: ForwardHooks }): RequestHandler {
-  const agent = new Agent({
-    connections: 256,
-    keepAliveTimeout: 30_000,
-    headersTimeout: FORWARD_TIMEOUT_MS,
-    bodyTimeout: FORWARD_TIMEOUT_MS,
-  });
+  const agent = ownerAgent(256);
   return async (req, res, next) => {
     const owner = ownerOf(req.path);
     if (!owner) return next();
@@ -88,7 +92,7 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
       if (code === undefined) throw err;
       req.log.error({ err, owner, code }, 'owner did not answer');
       if (NOT_REACHED.has(code)) await deps.hooks?.onNotReached?.(res);
-      throw new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
+      throw ownerUnavailable();
     }
     await deps.hooks?.onResponse?.(res, answer);
     sendForwarded(res, answer);
@@ -112,7 +116,7 @@ const PUBLIC_ANSWER_HEADERS = [
  * token in the path.
  */
 export function forwardPublic(deps: { owners: Owners; logger: Logger }): RequestHandler {
-  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: FORWARD_TIMEOUT_MS });
+  const agent = ownerAgent(64);
   return async (req, res, next) => {
     const owner = publicOwnerOf(req.path);
     if (!owner) return next();
@@ -126,9 +130,10 @@ export function forwardPublic(deps: { owners: Owners; logger: Logger }): Request
     try {
       r = await request(target, { dispatcher: agent, method: req.method, headers: { accept: req.header('accept') ?? '*/*' } });
     } catch (err) {
-      if (networkCode(err) === undefined) throw err;
-      req.log.error({ err, owner }, 'owner did not answer');
-      throw new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Please try again later.');
+      const code = networkCode(err);
+      if (code === undefined) throw err;
+      req.log.error({ err, owner, code }, 'owner did not answer');
+      throw ownerUnavailable();
     }
     res.status(r.statusCode);
     for (const name of PUBLIC_ANSWER_HEADERS) {
