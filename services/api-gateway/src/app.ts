@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { ApiError, Counter, createHttpApp, pingDb, SEND_EMAIL_BODY, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
 import type { GatewayDb } from './db/schema.ts';
+import { teamHasAccess } from './db/teams.ts';
 import { isAutomationsRoute } from './domain/routes.ts';
 import { apiKeyRoutes } from './http/api-keys.ts';
 import { authenticate } from './http/auth.ts';
@@ -9,7 +10,7 @@ import type { KeyCache } from './http/key-cache.ts';
 import { forwardPublic, forwardToOwners, type Owners } from './http/forward.ts';
 import { idempotency, idempotencyHooks } from './http/idempotency.ts';
 import { logRoutes } from './http/logs.ts';
-import { rateLimit } from './http/rate-limit.ts';
+import { createWindowCounter, rateLimit } from './http/rate-limit.ts';
 import { requestLogger, type RequestLogWriter } from './http/request-log.ts';
 
 export type GatewayDeps = {
@@ -20,6 +21,8 @@ export type GatewayDeps = {
   metrics: Metrics;
   owners: Owners;
   rateLimitPerSecond: number;
+  /** Requests per second one public link (share page, download) may take. */
+  publicLinkPerSecond: number;
   requestLogs: RequestLogWriter;
   markKeyUsed: (keyId: string, at: Date) => void;
   keys: KeyCache;
@@ -27,7 +30,7 @@ export type GatewayDeps = {
 };
 
 /**
- * The public API: public link routes (no key) → auth → rate limit → body → idempotency → gateway-owned
+ * The public API: public link routes (no key, a rate limit per link) → auth → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner.
  */
 export function createGatewayApp(deps: GatewayDeps): HttpApp {
@@ -54,7 +57,16 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
         });
         next();
       });
-      app.use(forwardPublic({ owners: deps.owners, logger: deps.logger }));
+      app.use(
+        forwardPublic({
+          owners: deps.owners,
+          logger: deps.logger,
+          countRequest: createWindowCounter(deps.redis, deps.logger),
+          redisPrefix: deps.redisPrefix,
+          perLinkPerSecond: deps.publicLinkPerSecond,
+          teamActive: (teamId) => teamHasAccess(deps.db, teamId),
+        }),
+      );
       app.use(requestLogger(deps.requestLogs));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(

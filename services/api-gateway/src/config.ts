@@ -12,6 +12,7 @@ export const Env = BaseEnv.extend({
     .regex(/^[a-z0-9_.-]+$/i)
     .default('postline'),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  PUBLIC_LINK_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   PUBLIC_BASE_URL: Url.default('http://localhost:3000'),
   SENDER_URL: Url.default('http://127.0.0.1:3101'),
   INBOUND_SMTP_URL: Url.default('http://127.0.0.1:3102'),

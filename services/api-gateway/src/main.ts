@@ -44,6 +44,7 @@ const http = createGatewayApp({
     'domain-verifier': config.DOMAIN_VERIFIER_URL,
   },
   rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
+  publicLinkPerSecond: config.PUBLIC_LINK_RATE_LIMIT_PER_SECOND,
   requestLogs,
   markKeyUsed: keyUsage.markUsed,
   keys,

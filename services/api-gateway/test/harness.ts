@@ -24,7 +24,7 @@ export type Gateway = {
 
 /** The real gateway app on a random port, over its own fresh database and Redis prefix. */
 export async function startGateway(
-  opts: { rateLimitPerSecond?: number; owners?: Partial<Record<string, string>>; redisUrl?: string } = {},
+  opts: { rateLimitPerSecond?: number; publicLinkPerSecond?: number; owners?: Partial<Record<string, string>>; redisUrl?: string } = {},
 ): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
   // Nothing listens here: owners are unreachable (connection refused) unless a test gives real ones.
@@ -51,6 +51,7 @@ export async function startGateway(
       'domain-verifier': opts.owners?.['domain-verifier'] ?? NOWHERE,
     },
     rateLimitPerSecond: opts.rateLimitPerSecond ?? 1000,
+    publicLinkPerSecond: opts.publicLinkPerSecond ?? 1000,
     requestLogs,
     markKeyUsed: keyUsage.markUsed,
     keys,

@@ -434,6 +434,11 @@ describe('the API', () => {
   });
 });
 
+/** Waits for the start of the next clock second (a rate-limit window, on Redis's clock, close to ours). */
+async function nextSecond(): Promise<void> {
+  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
+}
+
 /** The status of a request whose body is not wanted (read off, so the connection goes back to the pool). */
 async function statusOf(url: string, init?: RequestInit): Promise<number> {
   const res = await fetch(url, init);
@@ -557,6 +562,50 @@ describe('attachments and share links of a sent email', () => {
     // A share link is not a download link, nor the other way round.
     const shareToken = new URL(shared.data!.url).pathname.split('/').pop()!;
     expect(await statusOf(`${system.apiUrl}/downloads/${shareToken}`)).toBe(404);
+  });
+  it("answers HEAD on a download with the size alone, takes at most 10 requests a second per link, and stops serving a disabled team's links", async () => {
+    const team = system.admin('team', 'create', '--name', 'Link owner');
+    const owner = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+    const own = await createVerifiedDomain({ resend: owner, dns, events, name: `${unique('l')}.example.com` });
+    const sent = await owner.emails.send({
+      from: `hello@${own.name}`,
+      to: 'delivered@postline.test',
+      subject: 'Report',
+      html: '<p>Report attached</p>',
+      attachments: [{ filename: 'report.csv', content: Buffer.from('a,b\n1,2\n').toString('base64') }],
+    });
+    const id = sent.data!.id;
+    const [report] = (await owner.emails.attachments.list({ emailId: id })).data!.data;
+    const shareUrl = (await owner.emails.share(id)).data!.url;
+
+    const head = await fetch(report!.download_url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('8');
+    expect(head.headers.get('content-disposition')).toBe('attachment; filename="report.csv"');
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    // The gateway reads the link's team from the owner's answer and never passes it on.
+    expect(head.headers.get('x-postline-team-id')).toBeNull();
+
+    // Fifteen at once at the start of a second: ten go through, the rest wait for the next second.
+    await nextSecond();
+    const burst = await Promise.all(Array.from({ length: 15 }, () => fetch(shareUrl).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() }))));
+    expect(burst.filter((r) => r.status === 200)).toHaveLength(10);
+    const limited = burst.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(5);
+    expect(JSON.parse(limited[0]!.body)).toMatchObject({ statusCode: 429, name: 'rate_limit_exceeded' });
+    expect(limited[0]!.retryAfter).toBe('1');
+    // Another link of the same email has its own budget.
+    expect(await statusOf(report!.download_url)).toBe(200);
+
+    system.admin('team', 'disable', '--team', String(team.team_id));
+    await nextSecond();
+    for (const url of [shareUrl, report!.download_url]) {
+      const gone = await fetch(url);
+      expect(gone.status).toBe(404);
+      expect(await gone.json()).toMatchObject({ statusCode: 404, name: 'not_found', message: 'This link is not valid or has expired.' });
+    }
+    system.admin('team', 'enable', '--team', String(team.team_id));
+    expect(await statusOf(report!.download_url)).toBe(200);
   });
 });
 

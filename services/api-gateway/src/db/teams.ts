@@ -5,6 +5,12 @@ export async function insertTeam(db: Kysely<GatewayDb>, team: { id: string; name
   return db.insertInto('teams').values({ ...team, rate_limit_per_second: null }).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Whether the team exists and its access is enabled. */
+export async function teamHasAccess(db: Kysely<GatewayDb>, id: string): Promise<boolean> {
+  const team = await db.selectFrom('teams').select('access_enabled').where('id', '=', id).executeTakeFirst();
+  return team?.access_enabled === true;
+}
+
 /** Returns false when no team has that id. */
 export async function setTeamAccess(db: Kysely<GatewayDb>, id: string, enabled: boolean): Promise<boolean> {
   const r = await db.updateTable('teams').set({ access_enabled: enabled }).where('id', '=', id).executeTakeFirst();

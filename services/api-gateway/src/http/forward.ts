@@ -1,9 +1,10 @@
 import { pipeline } from 'node:stream/promises';
 import type { RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
-import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
+import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, sha256Hex, TEAM_HEADER, type Logger } from '@postline/platform';
 import { ownerOf, publicOwnerOf, type Owner } from '../domain/routes.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
+import { rateLimited } from './rate-limit.ts';
 
 export type Owners = Record<Owner, string>;
 
@@ -110,12 +111,26 @@ const PUBLIC_ANSWER_HEADERS = [
   'x-robots-tag',
 ];
 
+export type PublicForwardDeps = {
+  owners: Owners;
+  logger: Logger;
+  /** Counts a request in its key's one-second window (rate-limit.ts), undefined when Redis is away. */
+  countRequest: (key: string) => Promise<{ count: number; resetMs: number } | undefined>;
+  redisPrefix: string;
+  /** Requests per second one link may take (PUBLIC_LINK_RATE_LIMIT_PER_SECOND). */
+  perLinkPerSecond: number;
+  /** Whether the team a link belongs to still has access. */
+  teamActive: (teamId: string) => Promise<boolean>;
+};
+
 /**
  * The public routes (share pages, attachment downloads), before authentication: GET and HEAD only, with no
  * team and none of the caller's headers, streamed back as the owner answers. The owner checks the signed
- * token in the path.
+ * token in the path and names the link's team in its answer (never passed on): a team whose access is
+ * disabled has its links answer 404 like an expired one. Each link takes at most `perLinkPerSecond`
+ * requests a second, so a link posted where crowds or crawlers find it cannot turn into a load on the owner.
  */
-export function forwardPublic(deps: { owners: Owners; logger: Logger }): RequestHandler {
+export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
   const agent = ownerAgent(64);
   return async (req, res, next) => {
     const owner = publicOwnerOf(req.path);
@@ -126,6 +141,10 @@ export function forwardPublic(deps: { owners: Owners; logger: Logger }): Request
     }
     const target = new URL(req.path, deps.owners[owner]);
     if (publicOwnerOf(target.pathname) !== owner) return next();
+    const counted = await deps.countRequest(`${deps.redisPrefix}:ratelimit:link:${sha256Hex(target.pathname)}`);
+    if (counted && counted.count > deps.perLinkPerSecond) {
+      throw rateLimited(counted, `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`);
+    }
     let r: Awaited<ReturnType<typeof request>>;
     try {
       r = await request(target, { dispatcher: agent, method: req.method, headers: { accept: req.header('accept') ?? '*/*' } });
@@ -135,6 +154,15 @@ export function forwardPublic(deps: { owners: Owners; logger: Logger }): Request
       req.log.error({ err, owner, code }, 'owner did not answer');
       throw ownerUnavailable();
     }
+    if (r.statusCode < 400) {
+      let active = false;
+      try {
+        active = await linkTeamActive(deps, r.headers[TEAM_HEADER], req.log);
+      } finally {
+        if (!active) await r.body.dump(); // reads off a short answer to keep the connection, cuts a long one
+      }
+      if (!active) throw linkGone();
+    }
     res.status(r.statusCode);
     for (const name of PUBLIC_ANSWER_HEADERS) {
       const value = r.headers[name];
@@ -142,6 +170,22 @@ export function forwardPublic(deps: { owners: Owners; logger: Logger }): Request
     }
     await pipeline(r.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
   };
+}
+
+/** The owner's own answer to a link it does not know or that has expired. */
+export function linkGone(): ApiError {
+  return new ApiError(404, 'not_found', 'This link is not valid or has expired.');
+}
+
+/** Whether the team an owner named for a link has access; a missing name counts as none, an outage as a 503. */
+async function linkTeamActive(deps: PublicForwardDeps, team: string | string[] | undefined, log: Logger): Promise<boolean> {
+  if (typeof team !== 'string') return false;
+  try {
+    return await deps.teamActive(team);
+  } catch (err) {
+    log.error({ err }, 'could not read the team of a public link');
+    throw ownerUnavailable();
+  }
 }
 
 export function sendForwarded(res: Response, answer: Forwarded): void {

@@ -2,7 +2,7 @@ import { Router, type Response } from 'express';
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
-import { isUuid, notFound, parseInput, route, teamOf } from '@postline/platform';
+import { isUuid, notFound, parseInput, route, TEAM_HEADER, teamOf } from '@postline/platform';
 import type { SenderDb } from '../db/schema.ts';
 import { attachmentContentType, attachmentFilename } from '../domain/compose.ts';
 import { DOWNLOAD_LINK_TTL_MS, LINK_PATHS, linkUrl, parseShareTtl, type LinkSigner } from '../domain/links.ts';
@@ -94,9 +94,10 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
   route(router, `${LINK_PATHS.share}/:token`, {
     get: async (req, res) => {
       const link = deps.links.verify(req.params.token ?? '', 'share', deps.now());
-      const email = link && (await deps.db.selectFrom('emails').select(['html', 'text']).where('id', '=', link.emailId).executeTakeFirst());
+      const email =
+        link && (await deps.db.selectFrom('emails').select(['team_id', 'html', 'text']).where('id', '=', link.emailId).executeTakeFirst());
       if (!email) throw gone();
-      publicHeaders(res);
+      publicHeaders(res, email.team_id);
       if (email.html !== null) res.type('text/html; charset=utf-8').send(email.html);
       else res.type('text/plain; charset=utf-8').send(email.text ?? '');
     },
@@ -105,23 +106,32 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
   route(router, `${LINK_PATHS.download}/:token`, {
     get: async (req, res) => {
       const link = deps.links.verify(req.params.token ?? '', 'download', deps.now());
+      // HEAD answers the size without reading the bytes.
+      const head = req.method === 'HEAD';
       const found =
         link?.attachmentId &&
-        (await attachmentsOf(deps.db, link.emailId).select('content').where('id', '=', link.attachmentId).executeTakeFirst());
-      if (!found) throw gone();
+        (await attachmentsOf(deps.db, link.emailId)
+          .select((eb) => eb.selectFrom('emails').select('team_id').whereRef('emails.id', '=', 'email_attachments.email_id').as('team_id'))
+          .$if(!head, (q) => q.select('content'))
+          .where('id', '=', link.attachmentId)
+          .executeTakeFirst());
+      if (!found || !found.team_id) throw gone();
       const item = { filename: found.filename, contentType: found.content_type };
-      publicHeaders(res);
+      publicHeaders(res, found.team_id);
       res.attachment(attachmentFilename(item, found.position));
       // As the message carried it (res.type would add a charset to text types).
       res.setHeader('content-type', headerSafeType(attachmentContentType(item, found.position)));
-      res.send(found.content);
+      if (head) res.setHeader('content-length', String(found.size)).end();
+      else res.send(found.content ?? Buffer.alloc(0));
     },
   });
   return router;
 }
 
-function publicHeaders(res: Response): void {
+/** The sandboxing headers, and the link's team for the gateway (which checks it and never passes it on). */
+function publicHeaders(res: Response, teamId: string): void {
   res.set({
+    [TEAM_HEADER]: teamId,
     'content-security-policy':
       "sandbox; default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline' https:; font-src https: data:; frame-ancestors 'none'",
     'x-content-type-options': 'nosniff',
