@@ -63,6 +63,7 @@ beforeAll(async () => {
     DNS_TIMEOUT_MS: '300',
     POSTLINE_DELAY_SCALE: String(SCALE),
     RATE_LIMIT_PER_SECOND: '1000',
+    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
     ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
     MX_DELIVERY_PORT: String(sink.port),
   });
@@ -586,15 +587,27 @@ describe('attachments and share links of a sent email', () => {
     // The gateway reads the link's team from the owner's answer and never passes it on.
     expect(head.headers.get('x-postline-team-id')).toBeNull();
 
-    // Fifteen at once at the start of a second: ten go through, the rest wait for the next second.
-    await nextSecond();
-    const burst = await Promise.all(Array.from({ length: 15 }, () => fetch(shareUrl).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() }))));
+    // Fifteen at once at the start of a second, through two share links of the email (each share issues a new
+    // token, and the limit counts what they name): ten go through, the rest wait for the next second. A burst
+    // that straddles two windows (a slow machine) goes again.
+    const secondShareUrl = (await owner.emails.share(id, { expiresIn: '1 hour' })).data!.url;
+    expect(secondShareUrl).not.toBe(shareUrl);
+    const shareBurst = async () => {
+      await nextSecond();
+      return Promise.all(
+        Array.from({ length: 15 }, (_, i) =>
+          fetch(i % 3 === 2 ? secondShareUrl : shareUrl).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() })),
+        ),
+      );
+    };
+    let burst = await shareBurst();
+    for (let again = 0; again < 3 && burst.filter((r) => r.status === 200).length > 10; again++) burst = await shareBurst();
     expect(burst.filter((r) => r.status === 200)).toHaveLength(10);
     const limited = burst.filter((r) => r.status === 429);
     expect(limited).toHaveLength(5);
     expect(JSON.parse(limited[0]!.body)).toMatchObject({ statusCode: 429, name: 'rate_limit_exceeded' });
     expect(limited[0]!.retryAfter).toBe('1');
-    // Another link of the same email has its own budget.
+    // The attachment's link has its own budget.
     expect(await statusOf(report!.download_url)).toBe(200);
 
     system.admin('team', 'disable', '--team', String(team.team_id));

@@ -1,3 +1,5 @@
+import { PUBLIC_LINK_PATH } from '@postline/contracts';
+
 /** The services a gateway route family is forwarded to. */
 export type Owner = 'sender' | 'inbound-smtp' | 'webhook-dispatcher' | 'domain-verifier';
 
@@ -18,7 +20,7 @@ export function ownerOf(path: string): Owner | undefined {
  * owner checks (`<payload>.<tag>`, base64url). Only that shape passes, so no dot segment can reach another
  * of the owner's routes.
  */
-const PUBLIC_ROUTES: [RegExp, Owner][] = [[/^\/(share|downloads)\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'sender']];
+const PUBLIC_ROUTES: [RegExp, Owner][] = [[PUBLIC_LINK_PATH, 'sender']];
 
 export function publicOwnerOf(path: string): Owner | undefined {
   return PUBLIC_ROUTES.find(([re]) => re.test(path))?.[1];

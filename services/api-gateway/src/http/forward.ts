@@ -1,7 +1,8 @@
 import { pipeline } from 'node:stream/promises';
 import type { RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
-import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, sha256Hex, TEAM_HEADER, type Logger } from '@postline/platform';
+import { PUBLIC_LINK_GONE, publicLinkIdentity } from '@postline/contracts';
+import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
 import { ownerOf, publicOwnerOf, type Owner } from '../domain/routes.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
@@ -141,7 +142,8 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     }
     const target = new URL(req.path, deps.owners[owner]);
     if (publicOwnerOf(target.pathname) !== owner) return next();
-    const counted = await deps.countRequest(`${deps.redisPrefix}:ratelimit:link:${sha256Hex(target.pathname)}`);
+    // Counted per email or attachment, not per token: every share or listing issues a new token for it.
+    const counted = await deps.countRequest(`${deps.redisPrefix}:ratelimit:link:${publicLinkIdentity(target.pathname)}`);
     if (counted && counted.count > deps.perLinkPerSecond) {
       throw rateLimited(counted, `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`);
     }
@@ -173,8 +175,8 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
 }
 
 /** The owner's own answer to a link it does not know or that has expired. */
-export function linkGone(): ApiError {
-  return new ApiError(404, 'not_found', 'This link is not valid or has expired.');
+function linkGone(): ApiError {
+  return new ApiError(404, 'not_found', PUBLIC_LINK_GONE);
 }
 
 /** Whether the team an owner named for a link has access; a missing name counts as none, an outage as a 503. */

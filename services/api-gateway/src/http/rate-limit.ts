@@ -25,13 +25,21 @@ type Outcome = { count: number; resetMs: number };
  */
 export function createWindowCounter(redis: Redis, logger: Logger): (key: string) => Promise<Outcome | undefined> {
   if (!('postlineRateLimit' in redis)) redis.defineCommand('postlineRateLimit', { numberOfKeys: 1, lua: SCRIPT });
+  let warnedAt = -Infinity;
+  let skipped = 0;
   return async (key) => {
     try {
       // EVALSHA after the first call (ioredis falls back to EVAL when the script is not cached).
       const [count, resetMs] = (await (redis as RedisWithLimiter).postlineRateLimit(key)) as [number, number];
       return { count, resetMs };
     } catch (err) {
-      logger.warn({ err }, 'rate limiter unavailable; letting the request through');
+      // Once every 10 s at most: anyone can send key-less link requests, and each would log.
+      skipped++;
+      if (Date.now() - warnedAt >= 10_000) {
+        logger.warn({ err, requests: skipped }, 'rate limiter unavailable; letting requests through');
+        warnedAt = Date.now();
+        skipped = 0;
+      }
       return undefined;
     }
   };

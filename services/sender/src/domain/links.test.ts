@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { PUBLIC_LINK_PATH, publicLinkIdentity } from '@postline/contracts';
 import { ApiError } from '@postline/platform';
 import { createLinkSigner, linkUrl, MAX_SHARE_TTL_MS, parseShareTtl, type Link } from './links.ts';
 
@@ -21,6 +22,19 @@ describe('signed links', () => {
     expect(signer.verify(signer.sign(share), 'share', now)).toEqual(share);
     expect(linkUrl('https://mail.example.com/', 'share', token)).toBe(`https://mail.example.com/share/${token}`);
     expect(linkUrl('https://example.com/postline', 'download', token)).toBe(`https://example.com/postline/downloads/${token}`);
+  });
+
+  it('have the shape the gateway lets through, and a prefix that names the link whatever its expiry', () => {
+    const token = signer.sign(download);
+    expect(PUBLIC_LINK_PATH.test(`/downloads/${token}`)).toBe(true);
+    const identity = (link: Link) => publicLinkIdentity(`/${link.kind === 'share' ? 'share' : 'downloads'}/${signer.sign(link)}`);
+    const later = { ...download, expiresAt: new Date(download.expiresAt.getTime() + 1234) };
+    expect(identity(later)).toBe(identity(download));
+    expect(identity({ ...share, expiresAt: later.expiresAt })).toBe(identity(share));
+    expect(identity({ ...download, attachmentId: '0192f3a4-5b6c-7d8e-9fa0-000000000002' })).not.toBe(identity(download));
+    expect(identity({ ...share, emailId: '0192f3a4-5b6c-7d8e-9fa0-b1c2d3e4f5a7' })).not.toBe(identity(share));
+    expect(identity(share)).not.toBe(identity(download));
+    expect(publicLinkIdentity('/downloads/not-a-token')).toBeUndefined();
   });
 
   it('name nothing once expired, for the other kind, or under another key', () => {

@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { PaginationQuery, PUBLIC_LINK_GONE } from '@postline/contracts';
 import { isUuid, notFound, parseInput, route, TEAM_HEADER, teamOf } from '@postline/platform';
 import type { SenderDb } from '../db/schema.ts';
 import { attachmentContentType, attachmentFilename } from '../domain/compose.ts';
@@ -89,7 +89,7 @@ export function emailLinkRoutes(deps: EmailLinkDeps): Router {
  */
 export function publicLinkRoutes(deps: EmailLinkDeps): Router {
   const router = Router();
-  const gone = () => notFound('This link is not valid or has expired.');
+  const gone = () => notFound(PUBLIC_LINK_GONE);
 
   route(router, `${LINK_PATHS.share}/:token`, {
     get: async (req, res) => {
