@@ -59,4 +59,4 @@ export {
   parseMessage,
 } from './catalog.ts';
 export { SERVICE_NAMES, type ServiceName } from './services.ts';
-export { PUBLIC_LINK_GONE, PUBLIC_LINK_PATH, PUBLIC_LINK_IDENTITY_CHARS, publicLinkIdentity } from './public-links.ts';
+export { PUBLIC_LINK_GONE, PUBLIC_LINK_PATH, publicLinkIdentity } from './public-links.ts';

@@ -10,7 +10,7 @@ export const PUBLIC_LINK_PATH = /^\/(share|downloads)\/[A-Za-z0-9_-]+\.[A-Za-z0-
  * The payload's first 33 bytes are the link's kind, email id and attachment id (its last 6 the expiry), so
  * its first 44 base64url characters (3 bytes per 4 characters, no padding at that boundary) name the link.
  */
-export const PUBLIC_LINK_IDENTITY_CHARS = 44;
+const PUBLIC_LINK_IDENTITY_CHARS = 44;
 
 /** What a public link names, without its expiry or tag: `downloads/<first 44 characters>`. */
 export function publicLinkIdentity(path: string): string | undefined {

@@ -60,7 +60,6 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
       app.use(
         forwardPublic({
           owners: deps.owners,
-          logger: deps.logger,
           countRequest: createWindowCounter(deps.redis, deps.logger),
           redisPrefix: deps.redisPrefix,
           perLinkPerSecond: deps.publicLinkPerSecond,

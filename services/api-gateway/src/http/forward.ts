@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import type { RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import { PUBLIC_LINK_GONE, publicLinkIdentity } from '@postline/contracts';
-import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
+import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, notFound, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
 import { ownerOf, publicOwnerOf, type Owner } from '../domain/routes.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
@@ -100,6 +100,7 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     sendForwarded(res, answer);
   };
 }
+
 /** The owner's headers a public page or download keeps on its way out. */
 const PUBLIC_ANSWER_HEADERS = [
   'content-type',
@@ -114,7 +115,6 @@ const PUBLIC_ANSWER_HEADERS = [
 
 export type PublicForwardDeps = {
   owners: Owners;
-  logger: Logger;
   /** Counts a request in its key's one-second window (rate-limit.ts), undefined when Redis is away. */
   countRequest: (key: string) => Promise<{ count: number; resetMs: number } | undefined>;
   redisPrefix: string;
@@ -163,7 +163,7 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
       } finally {
         if (!active) await r.body.dump(); // reads off a short answer to keep the connection, cuts a long one
       }
-      if (!active) throw linkGone();
+      if (!active) throw notFound(PUBLIC_LINK_GONE); // the owner's own answer to an expired link
     }
     res.status(r.statusCode);
     for (const name of PUBLIC_ANSWER_HEADERS) {
@@ -172,11 +172,6 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     }
     await pipeline(r.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
   };
-}
-
-/** The owner's own answer to a link it does not know or that has expired. */
-function linkGone(): ApiError {
-  return new ApiError(404, 'not_found', PUBLIC_LINK_GONE);
 }
 
 /** Whether the team an owner named for a link has access; a missing name counts as none, an outage as a 503. */
