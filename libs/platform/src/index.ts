@@ -3,6 +3,7 @@ export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
 export { createDb, PREPARED, pingDb, isDatabaseUnavailable, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';
+export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { newId, isUuid, uuidv7Time, uuidToBytes, uuidFromBytes } from './ids/ids.ts';
 export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
@@ -22,7 +23,6 @@ export {
   errorHandler,
   notFoundHandler,
   toApiError,
-  SEND_EMAIL_BODY,
   type LargeBody,
   type HttpApp,
   type HttpAppOptions,
@@ -31,10 +31,13 @@ export {
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
+export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
+export { createOpenedCache } from './cache/opened-cache.ts';
 export { requireTeam, teamOf, TEAM_HEADER, KEY_HEADER, PERMISSION_HEADER, KEY_DOMAIN_HEADER, IDEMPOTENCY_HEADER, IDEMPOTENCY_HASH_HEADER } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
+export { createIntervalJob, type IntervalJob } from './lifecycle/interval-job.ts';
 export { createBroker, type Broker, type BrokerOptions, type PublishOptions, type PublishResult, type Setup } from './broker/broker.ts';
 export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys, type BatchOptions, type BatchItem } from './broker/consumer.ts';
 export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } from './broker/batcher.ts';
@@ -48,3 +51,5 @@ export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, timerMessage, outbo
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';
+// Moved to @postline/contracts; re-exported until every service imports it from there.
+export { SEND_EMAIL_BODY } from '@postline/contracts';

@@ -11,7 +11,7 @@ import {
   type ConsumerOptions,
   type Metrics,
 } from '../src/index.ts';
-import { createMessagingFixture, deliveredEnvelope, metricValue, sleep, waitFor, type MessagingFixture, type TestDb } from './messaging-fixture.ts';
+import { createMessagingFixture, deliveredEnvelope, metricValue, waitFor, type MessagingFixture, type TestDb } from './messaging-fixture.ts';
 
 jest.setTimeout(30_000);
 
@@ -227,23 +227,31 @@ describe('consumer with batch', () => {
     const dead = await broker.withChannel((ch) => ch.get(consumer.queues.dead, { noAck: false }));
     expect(dead && dead.properties.messageId).toBe(poison.id);
     expect(dead && dead.properties.headers?.['x-dead-reason']).toBe('permanent');
-    await sleep(300);
+    // Every message is settled (four committed, one dead): none was sent round again through a tier.
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.poison' })).toBe(0);
+    for (const tier of consumer.queues.tiers) expect(await queueDepth(broker, tier.queue)).toBe(0);
     expect(await queueDepth(broker, consumer.queues.work)).toBe(0);
   });
 
   it('runs the after-commit work a batch handler returns once, after the commit', async () => {
     const seen: number[] = [];
+    let runs = 0;
     await startConsumer('after', () => Promise.reject(new Error('unexpected')), {
       maxMessages: 3,
       maxWaitMs: 1_000,
       handle: async (items, trx) => {
         await insertEffects('after', trx, items.map((i) => i.message.id));
-        return () => void effects('after').then((ids) => seen.push(ids.length));
+        return () => {
+          runs++;
+          void effects('after').then((ids) => seen.push(ids.length));
+        };
       },
     });
     await publishAll(Array.from({ length: 3 }, () => deliveredEnvelope()));
+    // After-commit work starts before the batch's outcomes are counted.
+    await waitFor('the batch to settle', async () => (await outcomes('after', 'ok')) === 3);
     await waitFor('the after-commit work', () => seen.length > 0);
-    await sleep(100);
+    expect(runs).toBe(1);
     expect(seen).toEqual([3]);
   });
 });

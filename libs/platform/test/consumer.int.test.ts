@@ -254,17 +254,22 @@ describe('consumer', () => {
 
   it('runs what the handler returns once its transaction has committed, and not for a duplicate', async () => {
     const seen: number[] = [];
+    let runs = 0;
     await startConsumer('after-commit', async (message, trx) => {
       await recordEffect('after-commit')(message, trx, undefined);
       // Read from another connection: it sees the effect only once the transaction has committed.
-      return () => void effects('after-commit').then((n) => seen.push(n));
+      return () => {
+        runs++;
+        void effects('after-commit').then((n) => seen.push(n));
+      };
     });
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
     await publish(envelope, envelope.id);
     await waitFor('both deliveries to settle', async () => (await outcomes('after-commit', 'ok')) + (await outcomes('after-commit', 'duplicate')) === 2);
+    // After-commit work starts before a delivery's outcome is counted: both have run whatever they would.
     await waitFor('the after-commit work', () => seen.length > 0);
-    await sleep(100);
+    expect(runs).toBe(1);
     expect(seen).toEqual([1]);
   });
 
@@ -375,8 +380,11 @@ describe('consumer', () => {
     await publish(envelope, envelope.id);
 
     await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
-    await sleep(300); // longer than the first tier: nothing comes back
+    // Dead-lettered, not retried: no tier holds it and none was counted, so nothing comes back.
     expect(calls).toBe(1);
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.permanent' })).toBe(0);
+    for (const tier of consumer.queues.tiers) expect(await queueDepth(broker, tier.queue)).toBe(0);
+    expect(await queueDepth(broker, consumer.queues.work)).toBe(0);
   });
 
   it('retries a handler that keeps throwing through the tiers, then dead-letters it; a redrive runs it again', async () => {

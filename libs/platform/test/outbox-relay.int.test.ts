@@ -21,7 +21,6 @@ import {
   deliveredData,
   metricValue,
   SCHEMA,
-  sleep,
   TEAM_ID,
   waitFor,
   type MessagingFixture,
@@ -90,6 +89,13 @@ async function unpublished(id: string): Promise<boolean> {
 }
 
 /** The relay removes a row once the broker has confirmed it. */
+/** Whether a connection of `applicationName` has issued its LISTEN (and so will be notified of commits). */
+async function listening(applicationName: string): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+    where application_name = ${applicationName} and query ilike 'listen%'`.execute(fx.db);
+  return (rows[0]?.n ?? 0) > 0;
+}
+
 async function removed(id: string): Promise<boolean> {
   return (await fx.db.selectFrom('outbox').select('id').where('id', '=', id).executeTakeFirst()) === undefined;
 }
@@ -129,18 +135,19 @@ describe('outbox relay', () => {
       .transaction()
       .execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
 
-    await sleep(1_000); // several poll intervals and reconnect attempts
+    // Held for many of the relay's poll intervals while the broker is away, and still not published.
+    await waitFor('the row to wait out several poll intervals', async () => (await metricValue(metrics.registry, 'outbox_oldest_pending_age_seconds', { schema: SCHEMA })) > 1);
     expect(await unpublished(envelope.id)).toBe(true);
     expect(handled).toEqual([]);
     expect(await metricValue(metrics.registry, 'outbox_pending_messages', { schema: SCHEMA })).toBe(1);
-    expect(
-      await metricValue(metrics.registry, 'outbox_oldest_pending_age_seconds', { schema: SCHEMA }),
-    ).toBeGreaterThan(0.5);
 
     await proxy.restore();
     await waitFor('the consumer to receive the event', () => handled.includes(envelope.id));
     await waitFor('the row to be removed once published', async () => await removed(envelope.id));
-    await sleep(500);
+    // A later event through the same relay and consumer: once it is handled, a second copy of the first
+    // would have been too.
+    const later = await fx.db.transaction().execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
+    await waitFor('the later event', () => handled.includes(later.id) && tap.received.has(later.id));
     expect(handled.filter((id) => id === envelope.id)).toHaveLength(1);
     expect(tap.received.get(envelope.id)).toBe(1);
     expect(await metricValue(metrics.registry, 'outbox_pending_messages', { schema: SCHEMA })).toBe(0);
@@ -216,7 +223,11 @@ describe('outbox relay', () => {
     const ids = envelopes.map((e) => e.id);
 
     await waitFor('all 300 events', () => ids.every((id) => tap.received.has(id)), 20_000);
-    await sleep(500);
+    // One more row after them: once both relays have published it (or one has, and the other has nothing
+    // left to claim), any second copy of the 300 would have reached the tap before it.
+    const later = await fx.db.transaction().execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
+    await waitFor('the later event', () => tap.received.has(later.id));
+    await waitFor('the later row to be removed', async () => await removed(later.id));
     expect(ids.filter((id) => tap.received.get(id) !== 1)).toEqual([]);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from outbox where id = any(${ids}::uuid[])`.execute(fx.db);
     expect(rows[0]?.n).toBe(0);
@@ -225,13 +236,17 @@ describe('outbox relay', () => {
     const byB = await metricValue(mb.registry, 'broker_messages_published_total', { exchange: 'events', result: 'ok' });
     expect(byA).toBeGreaterThan(0);
     expect(byB).toBeGreaterThan(0);
-    expect(byA + byB).toBe(300);
+    expect(byA + byB).toBe(301);
     await Promise.all(pair.map((relay) => relay.stop()));
   });
 
   it('wakes on commit through LISTEN/NOTIFY without waiting for the poll', async () => {
     const relay = await startRelay(await fx.broker(), 100, { pollMs: 60_000 });
-    await sleep(300); // past the start-up pass and the LISTEN connection's catch-up pass
+    await waitFor('the relay to LISTEN', async () => await listening(`${SCHEMA}-outbox-listen`));
+    // A first row, published by the notification or by the catch-up pass that follows the LISTEN: after
+    // it, only a notification can wake the relay before its 60 s poll.
+    const first = await fx.db.transaction().execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
+    await waitFor('the first publish', () => tap.received.has(first.id), 3_000);
     const started = Date.now();
     const envelope = await fx.db
       .transaction()

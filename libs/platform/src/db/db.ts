@@ -41,9 +41,9 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
  * Only for a statement whose plan cannot turn bad as its tables grow (inserts, a table read by its key
  * alone, as below): after five calls Postgres keeps a generic plan, made for the tables as they were
  * then, until they are next analyzed, which without autovacuum never happens. A join of a batch (a JSON
- * record set, unnest) to a growing table is left unmarked, so that it is planned on every call (measured:
- * a recipients update planned while the table was young kept scanning it, 20–50 ms a statement instead of
- * 1 ms, a minute into the benchmark; each such statement has a test that grows its table after planning).
+ * record set, unnest) to a growing table is left unmarked, so that it is planned on every call: a
+ * recipients update planned while the table was young keeps scanning it, 20–50 ms a statement instead of
+ * 1 ms. Each such statement has a test that grows its table after planning.
  *
  * @example
  * await sql`select ${PREPARED} id from emails where id = any(${ids}::uuid[])`.execute(db);

@@ -33,13 +33,6 @@ export type HttpApp = { app: Express; setShuttingDown: () => void };
  */
 export type LargeBody = { method: string; path: string; limitBytes: number; maxConcurrent: number };
 
-/**
- * POST /emails with attachments as byte arrays: the official Node SDK sends a Buffer as
- * `{"type":"Buffer","data":[…]}`, about 3.6 JSON bytes per byte, so the reference's 40 MB of attachments
- * after base64 (30 MB of bytes) take up to 120 MB of JSON. The gateway and the sender both allow it.
- */
-export const SEND_EMAIL_BODY: LargeBody = { method: 'POST', path: '/emails', limitBytes: 128 * 1024 * 1024, maxConcurrent: 2 };
-
 const DEFAULT_BODY_LIMIT_BYTES = 50 * 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
