@@ -25,7 +25,7 @@ import { SCHEMA } from '../../services/scheduler/src/config.ts';
 import { migrate } from '../../services/scheduler/src/db/migrate.ts';
 import type { SchedulerDb } from '../../services/scheduler/src/db/schema.ts';
 import { countPendingTimers, setTimer } from '../../services/scheduler/src/db/timers.ts';
-import { POLL_MS } from '../../services/scheduler/src/firing.ts';
+import { POLL_MS } from '../../services/scheduler/src/jobs/timer-firing.ts';
 
 const { values: args } = parseArgs({
   options: {

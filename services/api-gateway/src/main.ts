@@ -1,14 +1,18 @@
 // Wiring only: config → clients → app → server, and one graceful shutdown.
 import { Redis } from 'ioredis';
-import { createDb, createLifecycle, createLogger, createMetrics, listen } from '@postline/platform';
-import { createGatewayApp } from './app.ts';
+import { createDb, createIntervalJob, createLifecycle, createLogger, createMetrics, listen } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
-import type { GatewayDb } from './db/schema.ts';
-import { findKeyByHash } from './db/api-keys.ts';
+import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
-import { createKeyCache, watchKeyChanges } from './http/key-cache.ts';
-import { createKeyUsageTracker } from './http/key-usage.ts';
-import { createRequestLogWriter } from './http/request-log.ts';
+import { createKeyCache } from './db/key-cache.ts';
+import type { GatewayDb } from './db/schema.ts';
+import type { Owners } from './domain/routes.ts';
+import { createGatewayApp } from './http/app.ts';
+import { watchKeyChanges } from './jobs/key-change-listener.ts';
+import { createKeyUsageTracker } from './jobs/key-usage.ts';
+import { createRequestLogWriter } from './jobs/request-log-writer.ts';
+import { createGatewayMetrics } from './metrics.ts';
+import { createDomainExists } from './owners/domain-exists.ts';
 
 const config = loadConfig();
 const logger = createLogger({ service: 'api-gateway', level: config.LOG_LEVEL });
@@ -26,23 +30,27 @@ const redis = new Redis(config.REDIS_URL, {
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
 await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
 
+const owners: Owners = {
+  sender: config.SENDER_URL,
+  'inbound-smtp': config.INBOUND_SMTP_URL,
+  'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
+  'domain-verifier': config.DOMAIN_VERIFIER_URL,
+};
 const requestLogs = createRequestLogWriter({ db, logger });
 // Keys are cached only while the key-change LISTEN is in place; until then every request reads Postgres.
-const keys = createKeyCache({ load: (hash) => findKeyByHash(db, hash) });
+const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
 const keyWatch = watchKeyChanges({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, logger, cache: keys });
 const keyUsage = createKeyUsageTracker({ db, logger });
+const idempotencyPrune = createIntervalJob({ name: 'idempotency-prune', everyMs: 60_000, run: () => pruneIdempotencyKeys(db), logger });
 const http = createGatewayApp({
   db,
   redis,
   redisPrefix: config.REDIS_PREFIX,
   logger,
   metrics,
-  owners: {
-    sender: config.SENDER_URL,
-    'inbound-smtp': config.INBOUND_SMTP_URL,
-    'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
-    'domain-verifier': config.DOMAIN_VERIFIER_URL,
-  },
+  gatewayMetrics: createGatewayMetrics(metrics.registry),
+  owners,
+  domainExists: createDomainExists(owners),
   rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
   publicLinkPerSecond: config.PUBLIC_LINK_RATE_LIMIT_PER_SECOND,
   requestLogs,
@@ -59,11 +67,8 @@ requestLogs.start();
 lifecycle.add({ name: 'request-logs', stop: requestLogs.stop });
 keyUsage.start();
 lifecycle.add({ name: 'key-usage', stop: keyUsage.stop });
-const pruner = setInterval(() => {
-  pruneIdempotencyKeys(db).catch((err: unknown) => logger.warn({ err }, 'idempotency prune failed'));
-}, 60_000);
-pruner.unref();
-lifecycle.add({ name: 'pruner', stop: () => clearInterval(pruner) });
+idempotencyPrune.start();
+lifecycle.add(idempotencyPrune);
 const server = await listen(http.app, config.API_PORT);
 lifecycle.add({ name: 'http', stop: () => server.stop(config.SHUTDOWN_TIMEOUT_MS / 2) });
 logger.info({ port: server.port }, 'api-gateway listening');

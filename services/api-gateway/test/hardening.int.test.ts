@@ -2,6 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { waitFor } from '@postline/testing';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 type Seen = { method: string; url: string; body: string };
@@ -140,12 +141,22 @@ describe('idempotency', () => {
       body: JSON.stringify(body),
       signal: ac.signal,
     }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 150)); // owner is still working (400 ms)
+    const forwardedOnce = () => owner.seen.slice(before).some((s) => s.body.includes('"once"'));
+    await waitFor('the owner to get the first request', forwardedOnce); // and work on it for 400 ms
+    const abandonedBefore = gw.abandonedRequests();
     ac.abort();
     await first;
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the gateway to see the client go', () => gw.abandonedRequests() > abandonedBefore);
     const retry = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-after-timeout' } });
-    await new Promise((r) => setTimeout(r, 600));
+    await waitFor('the first answer to be stored', async () => {
+      const row = await gw.db
+        .selectFrom('idempotency_keys')
+        .select('state')
+        .where('team_id', '=', team.teamId)
+        .where('key', '=', 'retry-after-timeout')
+        .executeTakeFirst();
+      return row?.state === 'done';
+    });
     const forwarded = owner.seen.slice(before).filter((s) => s.body.includes('"once"')).length;
     // Either 409 concurrent_idempotent_requests or a replay; never a second send.
     expect({ forwarded, status: retry.status }).toEqual({ forwarded: 1, status: retry.status === 200 ? 200 : 409 });

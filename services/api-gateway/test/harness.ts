@@ -1,16 +1,22 @@
+import type { ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createDb, createLogger, createMetrics, listen, newId, type Listening } from '@postline/platform';
 import { createTestDatabase, freePort, infraFromEnv, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
-import { createGatewayApp } from '../src/app.ts';
 import { SCHEMA } from '../src/config.ts';
-import { findKeyByHash, issueApiKey } from '../src/db/api-keys.ts';
+import { findApiKeyWithTeam } from '../src/db/api-keys.ts';
+import { createKeyCache } from '../src/db/key-cache.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { GatewayDb } from '../src/db/schema.ts';
 import { insertTeam } from '../src/db/teams.ts';
-import { createKeyCache, watchKeyChanges } from '../src/http/key-cache.ts';
-import { createKeyUsageTracker } from '../src/http/key-usage.ts';
-import { createRequestLogWriter } from '../src/http/request-log.ts';
+import type { Owners } from '../src/domain/routes.ts';
+import { createGatewayApp } from '../src/http/app.ts';
+import { watchKeyChanges } from '../src/jobs/key-change-listener.ts';
+import { createKeyUsageTracker } from '../src/jobs/key-usage.ts';
+import { createRequestLogWriter } from '../src/jobs/request-log-writer.ts';
+import { createGatewayMetrics } from '../src/metrics.ts';
+import { createDomainExists } from '../src/owners/domain-exists.ts';
+import { issueApiKey } from '../src/use-cases/api-keys.ts';
 
 export type Gateway = {
   url: string;
@@ -18,6 +24,8 @@ export type Gateway = {
   createTeam: (opts?: { rateLimit?: number }) => Promise<{ teamId: string; apiKey: string; keyId: string }>;
   createKey: (teamId: string, permission: 'full_access' | 'sending_access') => Promise<{ apiKey: string; keyId: string }>;
   flush: () => Promise<void>;
+  /** Requests whose client went away before the answer was sent, as the gateway's server saw them. */
+  abandonedRequests: () => number;
   stop: () => Promise<void>;
 };
 
@@ -35,21 +43,25 @@ export async function startGateway(
   redis.on('error', () => undefined);
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
-  const keys = createKeyCache({ load: (hash) => findKeyByHash(db, hash) });
+  const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
   const keyWatch = watchKeyChanges({ databaseUrl: database.url, schema: SCHEMA, logger, cache: keys });
   const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });
+  const owners: Owners = {
+    sender: opts.owners?.sender ?? NOWHERE,
+    'inbound-smtp': opts.owners?.['inbound-smtp'] ?? NOWHERE,
+    'webhook-dispatcher': opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
+    'domain-verifier': opts.owners?.['domain-verifier'] ?? NOWHERE,
+  };
+  const metrics = createMetrics('api-gateway');
   const http = createGatewayApp({
     db,
     redis,
     redisPrefix: uniqueName('gw'),
     logger,
-    metrics: createMetrics('api-gateway'),
-    owners: {
-      sender: opts.owners?.sender ?? NOWHERE,
-      'inbound-smtp': opts.owners?.['inbound-smtp'] ?? NOWHERE,
-      'webhook-dispatcher': opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
-      'domain-verifier': opts.owners?.['domain-verifier'] ?? NOWHERE,
-    },
+    metrics,
+    gatewayMetrics: createGatewayMetrics(metrics.registry),
+    owners,
+    domainExists: createDomainExists(owners),
     rateLimitPerSecond: opts.rateLimitPerSecond ?? 1000,
     publicLinkPerSecond: opts.publicLinkPerSecond ?? 1000,
     requestLogs,
@@ -60,6 +72,14 @@ export async function startGateway(
   requestLogs.start();
   keyUsage.start();
   const server: Listening = await listen(http.app, 0, '127.0.0.1');
+  // A response's close listeners run in one emit: once a test sees this count move, the app's own close
+  // handlers for that request (the idempotency middleware's) have run too.
+  let abandoned = 0;
+  server.server.on('request', (_req, res: ServerResponse) => {
+    res.on('close', () => {
+      if (!res.writableFinished) abandoned++;
+    });
+  });
   await waitFor('the key-change listener', () => keyWatch.isListening());
 
   const createKey = async (teamId: string, permission: 'full_access' | 'sending_access') => {
@@ -80,6 +100,7 @@ export async function startGateway(
       await requestLogs.flush();
       await keyUsage.flush();
     },
+    abandonedRequests: () => abandoned,
     async stop() {
       await server.stop(1000);
       await requestLogs.stop();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { waitFor } from '@postline/testing';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 let gw: Gateway;
@@ -12,7 +13,8 @@ afterAll(async () => {
 // The window is a clock second (Redis's clock, close to ours on one machine): start a burst just after a
 // boundary so that all of it lands in one window.
 async function nextSecond() {
-  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
+  const boundary = (Math.floor(Date.now() / 1000) + 1) * 1000 + 20;
+  await waitFor('the next second', () => Date.now() >= boundary);
 }
 
 async function burst(key: string, n: number) {
@@ -77,7 +79,7 @@ describe('rate limiting per team per second', () => {
   it('lets requests through again in the next second', async () => {
     const team = await gw.createTeam({ rateLimit: 1 });
     await burst(team.apiKey, 3);
-    await new Promise((r) => setTimeout(r, 1100));
+    await nextSecond();
     expect((await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status).toBe(200);
   });
 });

@@ -4,9 +4,9 @@ import { createServiceRuntime } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createTimerCommandsConsumer } from './consumers/timer-commands.ts';
 import type { SchedulerDb } from './db/schema.ts';
-import { listenForTimerDue } from './db/timer-due-listener.ts';
 import { countPendingTimers } from './db/timers.ts';
-import { createTimerFiring, FIRE_BATCH_SIZE, POLL_MS } from './firing.ts';
+import { listenForTimerDue } from './jobs/timer-due-listener.ts';
+import { createTimerFiring, FIRE_BATCH_SIZE, POLL_MS } from './jobs/timer-firing.ts';
 import { createSchedulerMetrics } from './metrics.ts';
 
 const config = loadConfig();
@@ -30,5 +30,5 @@ const commands = createTimerCommandsConsumer({ broker, db, logger, metrics, wake
 // The scheduler has no HTTP API of its own: timers arrive as commands. Firing starts first, so timers that
 // came due while the service was down go out without waiting for the command queue; it stops last.
 await runtime.start({
-  parts: [firing, { name: 'timer-commands', start: () => commands.start(), stop: () => commands.stop() }],
+  parts: [firing, { name: 'scheduler.timer-commands', start: () => commands.start(), stop: () => commands.stop() }],
 });

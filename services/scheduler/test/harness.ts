@@ -51,6 +51,11 @@ export type SchedulerFixture = {
   cancel(key: string, id?: string): Promise<{ id: string }>;
   /** Waits until the scheduler committed the command (its id is in the inbox). */
   handled(commandId: string): Promise<void>;
+  /**
+   * Publishes a marker event straight to the events exchange and waits until the test queue received it:
+   * whatever was published before it (every outbox row marked published) has arrived by then.
+   */
+  passMarker(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -180,6 +185,15 @@ export async function createSchedulerFixture(): Promise<SchedulerFixture> {
         return row !== undefined;
       });
     },
+    async passMarker() {
+      const marker = deliveredEnvelope();
+      const result = await broker.publish(broker.exchanges.events, marker.type, Buffer.from(JSON.stringify(marker)), {
+        messageId: marker.id,
+        type: marker.type,
+      });
+      if (!result.ok) throw new Error(`publish marker failed: ${result.reason}`);
+      await waitFor(`marker ${marker.id}`, () => received.some((r) => r.envelope.id === marker.id));
+    },
     async close() {
       await Promise.all([...running].map((p) => p.stop()));
       await broker.withChannel(async (ch) => {
@@ -202,7 +216,7 @@ export function inMs(ms: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
 
-export { waitFor, sleep } from '@postline/testing';
+export { waitFor } from '@postline/testing';
 
 /**
  * Sum of the samples of `name` in a Prometheus text exposition whose labels include `labels`

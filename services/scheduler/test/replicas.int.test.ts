@@ -5,7 +5,6 @@ import {
   deliveredEnvelope,
   inMs,
   sample,
-  sleep,
   waitFor,
   type SchedulerFixture,
 } from './harness.ts';
@@ -26,6 +25,13 @@ async function pendingCount(): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from timers where state = 'pending'`.execute(
     fx.db,
   );
+  return rows[0]?.n ?? 0;
+}
+
+/** Pending timers already due on the database clock, the one the firing loop goes by. */
+async function duePendingCount(): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from timers
+    where state = 'pending' and due_at <= now()`.execute(fx.db);
   return rows[0]?.n ?? 0;
 }
 
@@ -53,14 +59,15 @@ describe('replicas and restarts', () => {
     const mine = () => fx.received.filter((r) => ids.has(r.envelope.id));
     await waitFor(`${N} timers received`, () => new Set(mine().map((r) => r.envelope.id)).size === N, 40_000);
     await waitFor('the outbox to drain', async () => (await pendingCount()) === 0 && (await unpublishedCount()) === 0);
-    await sleep(300); // a duplicate publish, if any, would land now
+    // Everything published is queued ahead of the marker, so a duplicate publish, if any, has landed.
+    await fx.passMarker();
     expect(mine()).toHaveLength(N);
 
     // Each replica counts what it committed; a timer claimed by both would be counted twice.
-    const texts = await Promise.all(replicas.map((r) => r.metrics()));
-    const fired = texts.map((t) => sample(t, 'scheduler_timers_fired_total'));
+    const texts = await Promise.all(replicas.map((replica) => replica.metrics()));
+    const fired = texts.map((text) => sample(text, 'scheduler_timers_fired_total'));
     expect(fired[0]! + fired[1]!).toBe(N);
-    expect(texts.map((t) => sample(t, 'scheduler_timer_lag_seconds_count')).reduce((a, b) => a + b)).toBe(N);
+    expect(texts.map((text) => sample(text, 'scheduler_timer_lag_seconds_count')).reduce((a, b) => a + b)).toBe(N);
     const { rows } = await sql<{ state: string; n: number }>`select state, count(*)::int as n from timers
       where key like 'replica-%' group by state`.execute(fx.db);
     expect(rows).toEqual([{ state: 'fired', n: N }]);
@@ -81,7 +88,7 @@ describe('replicas and restarts', () => {
     // Sent while no scheduler runs: waits in the command queue.
     const queued = deliveredEnvelope();
     await fx.set({ key: 'restart-queued', due_at: inMs(500), message: queued });
-    await sleep(Date.parse(dueAt) - Date.now() + 1_000);
+    await waitFor('the stored timers to come due', async () => (await duePendingCount()) === stored.length);
     const all = [...stored, queued].map((m) => m.id);
     expect(fx.received.filter((r) => all.includes(r.envelope.id))).toEqual([]);
     expect(await pendingCount()).toBe(5);

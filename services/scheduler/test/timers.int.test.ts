@@ -2,15 +2,14 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql } from 'kysely';
 import { createLogger, newId, queueDepth } from '@postline/platform';
 import { SCHEMA } from '../src/config.ts';
-import { listenForTimerDue } from '../src/db/timer-due-listener.ts';
-import { pruneTombstones, setTimer } from '../src/db/timers.ts';
-import { TOMBSTONE_RETENTION_MS } from '../src/firing.ts';
+import { pruneTombstones, setTimer, timerDueChannel } from '../src/db/timers.ts';
+import { listenForTimerDue } from '../src/jobs/timer-due-listener.ts';
+import { TOMBSTONE_RETENTION_MS } from '../src/jobs/timer-firing.ts';
 import {
   createSchedulerFixture,
   deliveredEnvelope,
   inMs,
   sample,
-  sleep,
   waitFor,
   type SchedulerFixture,
   type SchedulerProcess,
@@ -275,15 +274,26 @@ describe('tombstones', () => {
 
 describe('wake-up notification', () => {
   it('a set due within the poll interval wakes the listeners at commit, a later one does not', async () => {
-    let wakes = 0;
+    // What the listener heard, in order: undefined when it (re)connected, a notification's payload otherwise.
+    const heard: (string | undefined)[] = [];
     const listener = listenForTimerDue({
       databaseUrl: fx.database.url,
       schema: SCHEMA,
       logger: createLogger({ service: 'scheduler-test', level: 'silent' }),
-      onDue: () => wakes++,
+      onDue: (payload?: string) => heard.push(payload),
     });
+    const wakes = () => heard.filter((payload) => !payload?.startsWith('marker-')).length;
+    /**
+     * Notifies the channel from another session and waits until the listener hears it: a notification
+     * sent before the marker would have arrived before it.
+     */
+    const passMarker = async () => {
+      const marker = `marker-${newId()}`;
+      await sql`select pg_notify(${timerDueChannel(SCHEMA)}, ${marker})`.execute(fx.db);
+      await waitFor(`the listener to hear ${marker}`, () => heard.includes(marker));
+    };
     try {
-      await waitFor('the listener to connect', () => wakes === 1);
+      await waitFor('the listener to connect', () => wakes() === 1);
       const timer = (dueAt: string) => ({
         key: `wake-${newId()}`,
         dueAt: new Date(dueAt),
@@ -294,16 +304,16 @@ describe('wake-up notification', () => {
       await fx.db.transaction().execute(async (trx) => {
         await setTimer(trx, timer(inMs(3_600_000)), 250);
         await setTimer(trx, timer(inMs(100)), 250);
-        await sleep(200);
+        await passMarker();
         // Not before the commit: a firing pass woken now could not see the row yet.
-        expect(wakes).toBe(1);
+        expect(wakes()).toBe(1);
       });
-      await waitFor('the wake-up', () => wakes === 2);
+      await waitFor('the wake-up', () => wakes() === 2);
       await fx.db.transaction().execute(async (trx) => {
         await setTimer(trx, timer(inMs(3_600_000)), 250);
       });
-      await sleep(300);
-      expect(wakes).toBe(2);
+      await passMarker();
+      expect(wakes()).toBe(2);
     } finally {
       await listener.stop();
     }

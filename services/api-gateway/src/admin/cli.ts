@@ -6,10 +6,10 @@
 import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, isUuid, newId } from '@postline/platform';
 import { loadConfig, SCHEMA } from '../config.ts';
-import { issueApiKey } from '../db/api-keys.ts';
 import { migrate } from '../db/migrate.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
+import { issueApiKey } from '../use-cases/api-keys.ts';
 
 class UsageError extends Error {}
 
@@ -55,10 +55,10 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
       }
       case 'set-rate-limit': {
         const id = teamId();
-        const n = Number(values['per-second']);
-        if (!Number.isInteger(n) || n < 1) throw new UsageError('--per-second must be a positive integer');
-        if (!(await setTeamRateLimit(db, id, n))) throw new UsageError(`no team ${id}`);
-        return { team_id: id, rate_limit_per_second: n };
+        const perSecond = Number(values['per-second']);
+        if (!Number.isInteger(perSecond) || perSecond < 1) throw new UsageError('--per-second must be a positive integer');
+        if (!(await setTeamRateLimit(db, id, perSecond))) throw new UsageError(`no team ${id}`);
+        return { team_id: id, rate_limit_per_second: perSecond };
       }
       default:
         throw new UsageError(USAGE);

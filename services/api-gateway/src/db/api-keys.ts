@@ -1,8 +1,10 @@
 import { sql, type Kysely } from 'kysely';
-import { newId, paginate, type Page } from '@postline/platform';
 import type { PaginationQuery } from '@postline/contracts';
+import { paginate, type Page } from '@postline/platform';
 import type { ApiKey, GatewayDb } from './schema.ts';
-import { generateApiKeyToken } from '../domain/api-key-token.ts';
+
+/** The channel the api_keys and teams triggers notify on (migration 202611230900). */
+export const keyChangeChannel = (schema: string) => `api_keys_${schema}`;
 
 export type KeyWithTeam = Pick<
   ApiKey,
@@ -20,26 +22,8 @@ export async function insertApiKey(
     .executeTakeFirstOrThrow();
 }
 
-/** Creates a key with a new token; the token is returned here once and only its hash is stored. */
-export async function issueApiKey(
-  db: Kysely<GatewayDb>,
-  input: { teamId: string; name: string; permission: ApiKey['permission']; domainId: string | null },
-): Promise<{ key: ApiKey; token: string }> {
-  const token = generateApiKeyToken();
-  const key = await insertApiKey(db, {
-    id: newId(),
-    team_id: input.teamId,
-    name: input.name,
-    permission: input.permission,
-    domain_id: input.domainId,
-    token_hash: token.hash,
-    token_last4: token.last4,
-  });
-  return { key, token: token.token };
-}
-
 /** The key with that hash and its team, whatever its state; the caller decides what revoked or expired mean. */
-export async function findKeyByHash(db: Kysely<GatewayDb>, tokenHash: string): Promise<KeyWithTeam | undefined> {
+export async function findApiKeyWithTeam(db: Kysely<GatewayDb>, tokenHash: string): Promise<KeyWithTeam | undefined> {
   return db
     .selectFrom('api_keys')
     .innerJoin('teams', 'teams.id', 'api_keys.team_id')
@@ -75,33 +59,34 @@ export async function listApiKeys(
 }
 
 export async function renameApiKey(db: Kysely<GatewayDb>, teamId: string, id: string, name: string): Promise<boolean> {
-  const r = await db
+  const result = await db
     .updateTable('api_keys')
     .set({ name })
     .where('team_id', '=', teamId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  return result.numUpdatedRows > 0n;
 }
 
 /** Revokes a key; the row stays so that a revoked key answers 403 rather than looking unknown. */
 export async function revokeApiKey(db: Kysely<GatewayDb>, teamId: string, id: string): Promise<boolean> {
-  const r = await db
+  const result = await db
     .updateTable('api_keys')
     .set({ revoked_at: sql<Date>`now()` })
     .where('team_id', '=', teamId)
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  return result.numUpdatedRows > 0n;
 }
 
+/** Sets `last_used_at` of each key to its time in `used`, never moving it back. */
 export async function touchKeysLastUsed(db: Kysely<GatewayDb>, used: Map<string, Date>): Promise<void> {
   if (used.size === 0) return;
   const rows = [...used].map(([id, at]) => sql`(${id}::uuid, ${at}::timestamptz)`);
   await sql`
-    update api_keys set last_used_at = v.at
-    from (values ${sql.join(rows)}) as v(id, at)
-    where api_keys.id = v.id and (api_keys.last_used_at is null or api_keys.last_used_at < v.at)`.execute(db);
+    update api_keys set last_used_at = used.at
+    from (values ${sql.join(rows)}) as used(id, at)
+    where api_keys.id = used.id and (api_keys.last_used_at is null or api_keys.last_used_at < used.at)`.execute(db);
 }

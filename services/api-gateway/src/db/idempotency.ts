@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { newId } from '@postline/platform';
+import { deleteInBatches, newId } from '@postline/platform';
 import type { GatewayDb, IdempotencyRecord } from './schema.ts';
 
 export type Claim =
@@ -61,9 +61,7 @@ export async function releaseIdempotencyKey(db: Kysely<GatewayDb>, teamId: strin
     .execute();
 }
 
-export async function pruneIdempotencyKeys(db: Kysely<GatewayDb>, limit = 1000): Promise<number> {
-  const r = await sql`
-    delete from idempotency_keys where ctid in (
-      select ctid from idempotency_keys where expires_at <= now() limit ${limit})`.execute(db);
-  return Number(r.numAffectedRows ?? 0n);
+/** Deletes expired keys, a batch at a time; returns how many went. */
+export async function pruneIdempotencyKeys(db: Kysely<GatewayDb>): Promise<number> {
+  return deleteInBatches(db, 'idempotency_keys', sql`expires_at <= now()`);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { bearerToken, generateApiKeyToken } from './api-key-token.ts';
 import { canonicalJson, requestHash, validIdempotencyKey } from './idempotency.ts';
+import { keyProblem } from './key-access.ts';
 import { scrubBody } from './scrub.ts';
 import { isSendingRoute, ownerOf, publicOwnerOf } from './routes.ts';
 
@@ -19,6 +20,19 @@ describe('api key tokens', () => {
     expect(bearerToken('Basic abc')).toBeUndefined();
     expect(bearerToken('Bearer ')).toBeUndefined();
     expect(bearerToken(undefined)).toBeUndefined();
+  });
+});
+
+describe('key access', () => {
+  const now = new Date('2026-01-01T00:00:00Z');
+  const usable = { revoked_at: null, expires_at: null, access_enabled: true };
+  it('lets a current key of a team with access through and names why any other is refused', () => {
+    expect(keyProblem(usable, now)).toBeUndefined();
+    expect(keyProblem({ ...usable, expires_at: new Date('2026-01-02T00:00:00Z') }, now)).toBeUndefined();
+    expect(keyProblem(undefined, now)).toBe('API key is invalid');
+    expect(keyProblem({ ...usable, revoked_at: now }, now)).toBe('API key is invalid');
+    expect(keyProblem({ ...usable, expires_at: now }, now)).toBe('API key has expired');
+    expect(keyProblem({ ...usable, access_enabled: false }, now)).toBe('API key is not active: access is disabled for this team');
   });
 });
 

@@ -1,6 +1,8 @@
+import { IDEMPOTENCY_KEY_LIFETIME_MS } from '@postline/contracts';
 import { sha256Hex } from '@postline/platform';
 
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** How long a claimed key is kept, in the seconds the claim query takes. */
+export const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_KEY_LIFETIME_MS / 1000;
 
 /** JSON with object keys sorted, so that the same body sent with another key order hashes the same. */
 export function canonicalJson(value: unknown): string {

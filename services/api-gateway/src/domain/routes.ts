@@ -3,6 +3,9 @@ import { PUBLIC_LINK_PATH } from '@postline/contracts';
 /** The services a gateway route family is forwarded to. */
 export type Owner = 'sender' | 'inbound-smtp' | 'webhook-dispatcher' | 'domain-verifier';
 
+/** Each owner's internal base URL. */
+export type Owners = Record<Owner, string>;
+
 const FAMILIES: [RegExp, Owner][] = [
   [/^\/emails\/receiving(\/|$)/, 'inbound-smtp'],
   [/^\/emails(\/|$)/, 'sender'],

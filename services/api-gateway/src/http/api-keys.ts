@@ -1,10 +1,9 @@
 import { Router } from 'express';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route } from '@postline/platform';
-import { issueApiKey, listApiKeys, renameApiKey, revokeApiKey } from '../db/api-keys.ts';
-import type { GatewayDb } from '../db/schema.ts';
+import { listApiKeys, renameApiKey, revokeApiKey } from '../db/api-keys.ts';
+import { createApiKey, type CreateApiKeyDeps } from '../use-cases/api-keys.ts';
 import { authOf } from './context.ts';
 
 const Name = z
@@ -20,10 +19,7 @@ const CreateApiKey = z.object({
 
 const UpdateApiKey = z.object({ name: Name });
 
-export type ApiKeyDeps = {
-  db: Kysely<GatewayDb>;
-  /** Whether the team owns that domain (asked of the domain-verifier). */
-  domainExists: (teamId: string, domainId: string) => Promise<boolean>;
+export type ApiKeyDeps = CreateApiKeyDeps & {
   /** Called after a key changed here, before answering (the other gateways hear of it by NOTIFY). */
   onKeysChanged: () => void;
 };
@@ -38,14 +34,7 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
       if (permission !== 'full_access' && permission !== 'sending_access') {
         throw new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access"');
       }
-      const domainId = body.domain_id ?? null;
-      if (domainId !== null) {
-        if (permission !== 'sending_access') {
-          throw new ApiError(422, 'validation_error', 'A `domain_id` can only be set on a key with `sending_access`.');
-        }
-        if (!isUuid(domainId) || !(await deps.domainExists(teamId, domainId))) throw notFound('Domain not found');
-      }
-      const { key, token } = await issueApiKey(deps.db, { teamId, name: body.name, permission, domainId });
+      const { key, token } = await createApiKey(deps, teamId, { name: body.name, permission, domainId: body.domain_id ?? null });
       res.status(201).json({ id: key.id, token });
     },
     get: async (req, res) => {
@@ -53,11 +42,11 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
       const page = await listApiKeys(deps.db, teamId, parseInput(PaginationQuery, req.query));
       res.json({
         ...page,
-        data: page.data.map((k) => ({
-          id: k.id,
-          name: k.name,
-          created_at: formatTimestamp(k.created_at),
-          last_used_at: k.last_used_at ? formatTimestamp(k.last_used_at) : null,
+        data: page.data.map((key) => ({
+          id: key.id,
+          name: key.name,
+          created_at: formatTimestamp(key.created_at),
+          last_used_at: key.last_used_at ? formatTimestamp(key.last_used_at) : null,
         })),
       });
     },

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { ApiError, sha256Hex } from '@postline/platform';
 import type { KeyWithTeam } from '../db/api-keys.ts';
 import { bearerToken } from '../domain/api-key-token.ts';
+import { keyProblem } from '../domain/key-access.ts';
 import { isSendingRoute } from '../domain/routes.ts';
 import type { AuthContext } from './context.ts';
 
@@ -34,12 +35,4 @@ export function authenticate(deps: AuthDeps): RequestHandler {
     deps.markUsed(key.id, now);
     next();
   };
-}
-
-function keyProblem(key: KeyWithTeam | undefined, now: Date): string | undefined {
-  if (!key) return 'API key is invalid';
-  if (key.revoked_at) return 'API key is invalid';
-  if (key.expires_at && key.expires_at <= now) return 'API key has expired';
-  if (!key.access_enabled) return 'API key is not active: access is disabled for this team';
-  return undefined;
 }

@@ -3,11 +3,10 @@ import type { RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import { PUBLIC_LINK_GONE, publicLinkIdentity } from '@postline/contracts';
 import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, notFound, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
-import { ownerOf, publicOwnerOf, type Owner } from '../domain/routes.ts';
+import { ownerOf, publicOwnerOf, type Owners } from '../domain/routes.ts';
+import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
-
-export type Owners = Record<Owner, string>;
 
 const PASS_HEADERS = ['x-batch-validation', 'x-resend-batch-validation', 'user-agent', 'x-request-id'];
 const FORWARD_TIMEOUT_MS = 30_000;
@@ -62,13 +61,13 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
       accept: 'application/json',
     };
     if (auth.domainId) headers[KEY_DOMAIN_HEADER] = auth.domainId;
-    const idemKey = req.header('idempotency-key');
-    if (idemKey) headers[IDEMPOTENCY_HEADER] = idemKey;
+    const idempotencyKey = req.header('idempotency-key');
+    if (idempotencyKey) headers[IDEMPOTENCY_HEADER] = idempotencyKey;
     const held = heldOf(res);
     if (held) headers[IDEMPOTENCY_HASH_HEADER] = held.hash;
-    for (const h of PASS_HEADERS) {
-      const v = req.header(h);
-      if (v) headers[h] = v;
+    for (const name of PASS_HEADERS) {
+      const value = req.header(name);
+      if (value) headers[name] = value;
     }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && (req.method !== 'DELETE' || req.body !== undefined);
     if (hasBody) headers['content-type'] = 'application/json';
@@ -77,17 +76,17 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     deps.hooks?.onForwarding?.(res);
     try {
       // Redirects are not followed: an owner's answer goes back as it is.
-      const r = await request(target, {
+      const response = await request(target, {
         dispatcher: agent,
         method: req.method as 'GET',
         headers,
         body: hasBody ? JSON.stringify(req.body ?? {}) : undefined,
       });
-      const contentType = r.headers['content-type'];
+      const contentType = response.headers['content-type'];
       answer = {
-        status: r.statusCode,
+        status: response.statusCode,
         contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
-        body: Buffer.from(await r.body.arrayBuffer()),
+        body: Buffer.from(await response.body.arrayBuffer()),
       };
     } catch (err) {
       const code = networkCode(err);
@@ -115,8 +114,8 @@ const PUBLIC_ANSWER_HEADERS = [
 
 export type PublicForwardDeps = {
   owners: Owners;
-  /** Counts a request in its key's one-second window (rate-limit.ts), undefined when Redis is away. */
-  countRequest: (key: string) => Promise<{ count: number; resetMs: number } | undefined>;
+  /** Counts a request in its key's one-second window (redis/window-counter.ts), undefined when Redis is away. */
+  countRequest: (key: string) => Promise<WindowCount | undefined>;
   redisPrefix: string;
   /** Requests per second one link may take (PUBLIC_LINK_RATE_LIMIT_PER_SECOND). */
   perLinkPerSecond: number;
@@ -147,30 +146,30 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     if (counted && counted.count > deps.perLinkPerSecond) {
       throw rateLimited(counted, `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`);
     }
-    let r: Awaited<ReturnType<typeof request>>;
+    let response: Awaited<ReturnType<typeof request>>;
     try {
-      r = await request(target, { dispatcher: agent, method: req.method, headers: { accept: req.header('accept') ?? '*/*' } });
+      response = await request(target, { dispatcher: agent, method: req.method, headers: { accept: req.header('accept') ?? '*/*' } });
     } catch (err) {
       const code = networkCode(err);
       if (code === undefined) throw err;
       req.log.error({ err, owner, code }, 'owner did not answer');
       throw ownerUnavailable();
     }
-    if (r.statusCode < 400) {
+    if (response.statusCode < 400) {
       let active = false;
       try {
-        active = await linkTeamActive(deps, r.headers[TEAM_HEADER], req.log);
+        active = await linkTeamActive(deps, response.headers[TEAM_HEADER], req.log);
       } finally {
-        if (!active) await r.body.dump(); // reads off a short answer to keep the connection, cuts a long one
+        if (!active) await response.body.dump(); // reads off a short answer to keep the connection, cuts a long one
       }
       if (!active) throw notFound(PUBLIC_LINK_GONE); // the owner's own answer to an expired link
     }
-    res.status(r.statusCode);
+    res.status(response.statusCode);
     for (const name of PUBLIC_ANSWER_HEADERS) {
-      const value = r.headers[name];
+      const value = response.headers[name];
       if (value !== undefined) res.setHeader(name, value);
     }
-    await pipeline(r.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
+    await pipeline(response.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
   };
 }
 

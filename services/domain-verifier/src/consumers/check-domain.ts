@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { createConsumer, type Broker, type Consumer } from '@postline/platform';
-import { applyCheck, prepareCheck, type CheckDeps, type Findings } from '../checks.ts';
 import type { DomainsDb } from '../db/schema.ts';
+import { applyCheck, prepareCheck, type CheckDeps, type Findings } from '../use-cases/check-domain.ts';
 
 /**
  * Runs a domain's check when its scheduler timer fires (`domain-verifier.check-domain`). The lookups run

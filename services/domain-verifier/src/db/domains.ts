@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { DomainRecordStatus, PaginationQuery } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
 import { RECORD_KINDS, type RecordKind } from '../domain/records.ts';
@@ -21,6 +21,18 @@ export async function insertDomain(trx: Transaction<DomainsDb>, row: Insertable<
 
 export async function findDomain(db: Db, teamId: string, id: string): Promise<DomainRow | undefined> {
   return db.selectFrom('domains').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Whether any team has registered that name (names are unique across teams). */
+export async function domainNameTaken(db: Db, name: string): Promise<boolean> {
+  const taken = await db.selectFrom('domains').select('id').where('name', '=', name).executeTakeFirst();
+  return taken !== undefined;
+}
+
+/** Domains per verification status, for the `domains` gauge. */
+export async function countDomainsPerStatus(db: Db): Promise<{ status: string; n: number }[]> {
+  const { rows } = await sql<{ status: string; n: number }>`select status, count(*)::int as n from domains group by status`.execute(db);
+  return rows;
 }
 
 /** The row locked until the transaction ends: checks and edits of one domain apply one at a time. */

@@ -1,4 +1,4 @@
-import type { DomainEventRecord, DomainRecordStatus } from '@postline/contracts';
+import type { DomainCapabilities, DomainEventRecord, DomainRecordStatus } from '@postline/contracts';
 import { relativeTo } from './names.ts';
 
 /** The four records we ask a customer to publish; each has its own status. */
@@ -101,6 +101,41 @@ export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): Re
     });
   }
   return records;
+}
+
+/** The columns of a stored domain that decide its records and capabilities. */
+export type StoredDomainRecords = {
+  name: string;
+  zone: string;
+  dkim_selector: string;
+  dkim_public_key: string;
+  custom_return_path: string;
+  sending: boolean;
+  receiving: boolean;
+};
+
+/** The records a stored domain shows now (enabled capabilities only). */
+export function recordSpecsOf(domain: StoredDomainRecords, infra: Infrastructure): RecordSpec[] {
+  return recordsFor(
+    {
+      name: domain.name,
+      zone: domain.zone,
+      dkimSelector: domain.dkim_selector,
+      dkimPublicKey: domain.dkim_public_key,
+      returnPath: domain.custom_return_path,
+      sending: domain.sending,
+      receiving: domain.receiving,
+    },
+    infra,
+  );
+}
+
+/** A domain's capabilities as the API and events show them. */
+export function capabilitiesOf(domain: { sending: boolean; receiving: boolean }): DomainCapabilities {
+  return {
+    sending: domain.sending ? 'enabled' : 'disabled',
+    receiving: domain.receiving ? 'enabled' : 'disabled',
+  };
 }
 
 export type ShownRecord = {

@@ -30,9 +30,9 @@ function checkDkim(expected: string, records: string[]): Finding {
   for (const record of records) {
     if (record === expected) return { outcome: 'verified' };
     const tags = dkimTags(record);
-    const v = tags.get('v');
-    const k = tags.get('k');
-    if (tags.get('p') === want && (v === undefined || v === 'DKIM1') && (k === undefined || k === 'rsa')) {
+    const version = tags.get('v');
+    const keyType = tags.get('k');
+    if (tags.get('p') === want && (version === undefined || version === 'DKIM1') && (keyType === undefined || keyType === 'rsa')) {
       return { outcome: 'verified' };
     }
   }
@@ -109,7 +109,7 @@ export function capabilityVerified(records: CapabilityRecords, capability: Capab
  * - failed: nothing verified when the window closed; pending otherwise.
  */
 export function domainStatus(records: CapabilityRecords, enabled: Capability[], windowOver: boolean): DomainStatus {
-  const verified = enabled.filter((c) => capabilityVerified(records, c));
+  const verified = enabled.filter((capability) => capabilityVerified(records, capability));
   if (verified.length === enabled.length && enabled.length > 0) return 'verified';
   const unverified = records.filter((r) => r.status !== 'verified');
   const temporary = unverified.some((r) => r.status === 'temporary_failure');

@@ -2,15 +2,14 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { Capability, PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route, teamOf } from '@postline/platform';
-import { applyCheck, prepareCheck, type CheckDeps } from '../checks.ts';
 import { findDomain, listDomains, recordStates, type RecordStates } from '../db/domains.ts';
 import type { DomainRow } from '../db/schema.ts';
 import { checkDomainName, isSubdomainLabel } from '../domain/names.ts';
-import { apiRecord } from '../domain/records.ts';
-import { createDomain, patchDomain, removeDomain, type DomainPatch, type ManageDeps } from '../manage.ts';
-import { capabilitiesOf, specsOf } from '../publish.ts';
+import { apiRecord, capabilitiesOf, recordSpecsOf } from '../domain/records.ts';
+import { checkDomainNow, type CheckDeps } from '../use-cases/check-domain.ts';
+import { createDomain, patchDomain, removeDomain, type DomainPatch, type ManageDomainsDeps } from '../use-cases/domains.ts';
 
-export type DomainRouteDeps = ManageDeps & CheckDeps;
+export type DomainRouteDeps = ManageDomainsDeps & CheckDeps;
 
 const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'] as const;
 
@@ -113,11 +112,7 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
     post: async (req, res) => {
       const teamId = teamOf(res);
       const id = domainId(req.params.id);
-      const findings = await prepareCheck(deps, teamId, id);
-      const applied =
-        findings &&
-        (await deps.db.transaction().execute((trx) => applyCheck(deps, trx, { teamId, domainId: id, trigger: 'manual', findings })));
-      if (!applied) throw notFound('Domain not found');
+      if (!(await checkDomainNow(deps, teamId, id))) throw notFound('Domain not found');
       res.json({ object: 'domain', id });
     },
   });
@@ -148,6 +143,6 @@ function domainBody(deps: DomainRouteDeps, domain: DomainRow, states: RecordStat
     object: 'domain' as const,
     ...listItem(domain),
     ...(domain.tracking_subdomain ? { tracking_subdomain: domain.tracking_subdomain } : {}),
-    records: specsOf(domain, deps.infra).map((spec) => apiRecord(spec, states[spec.kind].status)),
+    records: recordSpecsOf(domain, deps.infra).map((spec) => apiRecord(spec, states[spec.kind].status)),
   };
 }

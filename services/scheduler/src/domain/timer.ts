@@ -50,16 +50,16 @@ export function checkTimerSet(commandId: string, data: TimerSet): Checked<TimerT
 export function firedMessage(routingKey: string, message: MessageEnvelope): Checked<OutboxMessage> {
   const parsed = parseMessage(routingKey, message);
   if (!parsed.ok) return { ok: false, error: parsed.error };
-  const m = parsed.message;
+  const envelope = parsed.message;
   return {
     ok: true,
     value: {
-      exchange: exchangeFor(m.type),
-      type: m.type,
-      team_id: m.team_id,
-      data: m.data,
-      id: m.id,
-      occurred_at: m.occurred_at,
+      exchange: exchangeFor(envelope.type),
+      type: envelope.type,
+      team_id: envelope.team_id,
+      data: envelope.data,
+      id: envelope.id,
+      occurred_at: envelope.occurred_at,
     } as OutboxMessage,
   };
 }

@@ -1,17 +1,19 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { ApiError, Counter, createHttpApp, pingDb, SEND_EMAIL_BODY, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
-import type { GatewayDb } from './db/schema.ts';
-import { teamHasAccess } from './db/teams.ts';
-import { isAutomationsRoute } from './domain/routes.ts';
-import { apiKeyRoutes } from './http/api-keys.ts';
-import { authenticate } from './http/auth.ts';
-import type { KeyCache } from './http/key-cache.ts';
-import { forwardPublic, forwardToOwners, type Owners } from './http/forward.ts';
-import { idempotency, idempotencyHooks } from './http/idempotency.ts';
-import { logRoutes } from './http/logs.ts';
-import { createWindowCounter, rateLimit } from './http/rate-limit.ts';
-import { requestLogger, type RequestLogWriter } from './http/request-log.ts';
+import { SEND_EMAIL_BODY } from '@postline/contracts';
+import { ApiError, createHttpApp, pingDb, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
+import type { KeyCache } from '../db/key-cache.ts';
+import type { GatewayDb } from '../db/schema.ts';
+import { teamHasAccess } from '../db/teams.ts';
+import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
+import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
+import type { GatewayMetrics } from '../metrics.ts';
+import { createWindowCounter } from '../redis/window-counter.ts';
+import { authenticate } from './auth.ts';
+import { forwardPublic } from './forward.ts';
+import { rateLimit } from './rate-limit.ts';
+import { requestLogger } from './request-log.ts';
+import { mountRoutes } from './routes.ts';
 
 export type GatewayDeps = {
   db: Kysely<GatewayDb>;
@@ -19,7 +21,10 @@ export type GatewayDeps = {
   redisPrefix: string;
   logger: Logger;
   metrics: Metrics;
+  gatewayMetrics: GatewayMetrics;
   owners: Owners;
+  /** Whether a team owns a domain (asked of the domain-verifier). */
+  domainExists: (teamId: string, domainId: string) => Promise<boolean>;
   rateLimitPerSecond: number;
   /** Requests per second one public link (share page, download) may take. */
   publicLinkPerSecond: number;
@@ -34,12 +39,7 @@ export type GatewayDeps = {
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner.
  */
 export function createGatewayApp(deps: GatewayDeps): HttpApp {
-  const rejected = new Counter({
-    name: 'gateway_rejected_requests_total',
-    help: 'Requests refused by the gateway before reaching an owner, by error name',
-    labelNames: ['name'] as const,
-    registers: [deps.metrics.registry],
-  });
+  const { rejected } = deps.gatewayMetrics;
   return createHttpApp({
     logger: deps.logger,
     metrics: deps.metrics,
@@ -80,29 +80,13 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
         next();
       });
     },
-    routes: (app) => {
-      app.use(idempotency({ db: deps.db }));
-      app.use(apiKeyRoutes({ db: deps.db, domainExists: domainExists(deps.owners), onKeysChanged: deps.keys.invalidate }));
-      app.use(logRoutes({ db: deps.db }));
-      app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }) }));
-    },
+    routes: (app) =>
+      mountRoutes(app, {
+        db: deps.db,
+        logger: deps.logger,
+        owners: deps.owners,
+        domainExists: deps.domainExists,
+        onKeysChanged: deps.keys.invalidate,
+      }),
   });
-}
-
-function domainExists(owners: Owners) {
-  return async (teamId: string, domainId: string): Promise<boolean> => {
-    let r: Response;
-    try {
-      r = await fetch(new URL(`/domains/${domainId}`, owners['domain-verifier']), {
-        headers: { [TEAM_HEADER]: teamId, accept: 'application/json' },
-        signal: AbortSignal.timeout(10_000),
-      });
-    } catch {
-      throw new ApiError(503, 'service_unavailable', 'Domains cannot be checked right now. Please try again later.');
-    }
-    await r.body?.cancel();
-    if (r.status === 200) return true;
-    if (r.status === 404) return false;
-    throw new ApiError(503, 'service_unavailable', 'Domains cannot be checked right now. Please try again later.');
-  };
 }

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { createWakeup, enqueue, type Logger, type OutboxMessage } from '@postline/platform';
-import { claimDueTimers, msUntilNextDue, pruneTombstones, settleTimers } from './db/timers.ts';
-import type { SchedulerDb } from './db/schema.ts';
-import { firedMessage } from './domain/timer.ts';
-import type { SchedulerMetrics } from './metrics.ts';
+import { createWakeup, type Logger } from '@postline/platform';
+import type { SchedulerDb } from '../db/schema.ts';
+import { msUntilNextDue, pruneTombstones } from '../db/timers.ts';
+import type { SchedulerMetrics } from '../metrics.ts';
+import { fireDueTimers } from '../use-cases/fire-due-timers.ts';
 
 /** Timers claimed per firing transaction; a full batch means more may be due, so the loop goes again at once. */
 export const FIRE_BATCH_SIZE = 1_000;
@@ -33,12 +33,9 @@ export type TimerFiringDeps = {
 
 export type TimerFiring = { name: string; start(): void; stop(): Promise<void> };
 
-type Fired = { claimed: number; fired: { lag_seconds: number }[]; failed: { key: string; error: string }[] };
-
 /**
- * The loop that publishes due timers: claim a batch of due pending rows (FOR UPDATE SKIP LOCKED, so
- * replicas never claim the same row), write their messages to the outbox in one insert, mark them fired,
- * commit. Then sleep until the next due time, at most `pollMs`, unless woken by a timer stored due sooner.
+ * The loop that publishes due timers: fire a batch (`fireDueTimers`), again at once while batches come
+ * back full, then sleep until the next due time, at most `pollMs`, unless woken by a timer stored due sooner.
  * A timer that came due while the service was down fires on the first pass after start.
  *
  * @example
@@ -58,43 +55,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
   let lastPrune = 0;
 
   const signal = () => wakeup.signal();
-
-  async function fireBatch(): Promise<number> {
-    const result = await db.transaction().execute(async (trx): Promise<Fired> => {
-      const due = await claimDueTimers(trx, batchSize);
-      const messages: OutboxMessage[] = [];
-      const firedKeys: string[] = [];
-      const fired: Fired['fired'] = [];
-      const failed: Fired['failed'] = [];
-      for (const timer of due) {
-        const message = firedMessage(timer.routing_key, timer.message);
-        if (message.ok) {
-          messages.push(message.value);
-          firedKeys.push(timer.key);
-          fired.push(timer);
-        } else {
-          failed.push({ key: timer.key, error: message.error });
-        }
-      }
-      await enqueue(trx, messages);
-      await settleTimers(trx, firedKeys, 'fired');
-      await settleTimers(
-        trx,
-        failed.map((f) => f.key),
-        'failed',
-      );
-      return { claimed: due.length, fired, failed };
-    });
-    // Counted after commit: a rolled-back batch is claimed again and counted then.
-    metrics.fired.inc(result.fired.length);
-    for (const timer of result.fired) metrics.lag.observe(Math.max(0, timer.lag_seconds));
-    if (result.failed.length > 0) {
-      metrics.failed.inc(result.failed.length);
-      for (const f of result.failed)
-        log.error({ key: f.key, error: f.error }, 'timer message no longer valid; not published');
-    }
-    return result.claimed;
-  }
+  const fireDeps = { db, metrics, logger: log };
 
   /** One bounded delete per call, so pruning never holds up firing for long; a full one runs again next pass. */
   async function prune(): Promise<void> {
@@ -111,7 +72,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
       wakeup.clear();
       let waitMs = pollMs;
       try {
-        const claimed = await fireBatch();
+        const claimed = await fireDueTimers(fireDeps, batchSize);
         failures = 0;
         if (claimed === batchSize) continue;
         await prune();

@@ -1,5 +1,4 @@
-import { listenChannel, type ChannelListener, type Logger } from '@postline/platform';
-import type { KeyWithTeam } from '../db/api-keys.ts';
+import type { KeyWithTeam } from './api-keys.ts';
 
 export type KeyCache = {
   /** The key with that token hash, from memory when it is known to be current, else from `load`. */
@@ -10,9 +9,6 @@ export type KeyCache = {
   setTrusted: (trusted: boolean) => void;
   size: () => number;
 };
-
-/** The channel the api_keys and teams triggers notify on (migration 202611230900). */
-export const keyChangeChannel = (schema: string) => `api_keys_${schema}`;
 
 /**
  * Keys looked up on every request, kept in memory so that authenticating is not a database round trip.
@@ -60,17 +56,4 @@ export function createKeyCache(opts: {
     },
     size: () => entries.size,
   };
-}
-
-/** Keeps `cache` trusted only while the LISTEN on the key-change channel is in place, emptying it on each change. */
-export function watchKeyChanges(opts: { databaseUrl: string; schema: string; logger: Logger; cache: KeyCache }): ChannelListener {
-  return listenChannel({
-    databaseUrl: opts.databaseUrl,
-    channel: keyChangeChannel(opts.schema),
-    logger: opts.logger,
-    applicationName: 'api-gateway-key-changes',
-    onNotification: () => opts.cache.invalidate(),
-    onListening: () => opts.cache.setTrusted(true),
-    onLost: () => opts.cache.setTrusted(false),
-  });
 }

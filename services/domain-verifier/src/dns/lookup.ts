@@ -1,5 +1,5 @@
 import { promises as dns } from 'node:dns';
-import type { Lookup, MxAnswer, TxtAnswer } from './domain/verification.ts';
+import type { Lookup, MxAnswer, TxtAnswer } from '../domain/verification.ts';
 
 export type DnsLookup = {
   txt: (name: string) => Promise<Lookup<TxtAnswer>>;

@@ -4,32 +4,9 @@
 import type { Transaction } from 'kysely';
 import type { DomainCreated } from '@postline/contracts';
 import { enqueue, enqueueCommand, enqueueEvent, timerMessage } from '@postline/platform';
-import type { RecordStates } from './db/domains.ts';
-import type { DomainRow, DomainsDb } from './db/schema.ts';
-import { eventRecord, recordsFor, type Infrastructure, type RecordSpec } from './domain/records.ts';
-
-/** The records the domain shows now (enabled capabilities only). */
-export function specsOf(domain: DomainRow, infra: Infrastructure): RecordSpec[] {
-  return recordsFor(
-    {
-      name: domain.name,
-      zone: domain.zone,
-      dkimSelector: domain.dkim_selector,
-      dkimPublicKey: domain.dkim_public_key,
-      returnPath: domain.custom_return_path,
-      sending: domain.sending,
-      receiving: domain.receiving,
-    },
-    infra,
-  );
-}
-
-export function capabilitiesOf(domain: DomainRow) {
-  return {
-    sending: domain.sending ? ('enabled' as const) : ('disabled' as const),
-    receiving: domain.receiving ? ('enabled' as const) : ('disabled' as const),
-  };
-}
+import type { RecordStates } from '../db/domains.ts';
+import type { DomainRow, DomainsDb } from '../db/schema.ts';
+import { capabilitiesOf, eventRecord, recordSpecsOf, type Infrastructure } from '../domain/records.ts';
 
 /** The payload of domain.created / updated / deleted: records included, never the key. */
 export function eventData(domain: DomainRow, states: RecordStates, infra: Infrastructure): DomainCreated {
@@ -40,7 +17,7 @@ export function eventData(domain: DomainRow, states: RecordStates, infra: Infras
     created_at: domain.created_at.toISOString(),
     region: domain.region,
     capabilities: capabilitiesOf(domain),
-    records: specsOf(domain, infra).map((spec) => eventRecord(spec, states[spec.kind].status)),
+    records: recordSpecsOf(domain, infra).map((spec) => eventRecord(spec, states[spec.kind].status)),
   };
 }
 

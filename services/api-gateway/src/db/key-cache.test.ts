@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { KeyWithTeam } from '../db/api-keys.ts';
+import type { KeyWithTeam } from './api-keys.ts';
 import { createKeyCache } from './key-cache.ts';
 
 const key = (id: string): KeyWithTeam => ({

@@ -1,5 +1,5 @@
 import { listenChannel, type Logger } from '@postline/platform';
-import { timerDueChannel } from './timers.ts';
+import { timerDueChannel } from '../db/timers.ts';
 
 export type TimerDueListener = { stop(): Promise<void> };
 

@@ -2,11 +2,11 @@
 // outcome applied under the domain's row lock with its events and the next timer, in one transaction.
 import type { Kysely, Transaction } from 'kysely';
 import type { DomainRecordStatus } from '@postline/contracts';
-import { newId, type Counter, type Histogram, type Logger } from '@postline/platform';
-import { findDomain, insertCheck, lockDomain, pruneChecks, recordStates, saveRecordStates, updateDomain, type RecordStates } from './db/domains.ts';
-import type { DomainRow, DomainsDb } from './db/schema.ts';
-import type { DnsLookup } from './dns.ts';
-import type { Capability, Infrastructure, RecordKind, RecordSpec } from './domain/records.ts';
+import { newId, type Logger } from '@postline/platform';
+import { findDomain, insertCheck, lockDomain, pruneChecks, recordStates, saveRecordStates, updateDomain, type RecordStates } from '../db/domains.ts';
+import type { DomainRow, DomainsDb } from '../db/schema.ts';
+import type { DnsLookup } from '../dns/lookup.ts';
+import { recordSpecsOf, type Capability, type Infrastructure, type RecordKind, type RecordSpec } from '../domain/records.ts';
 import {
   capabilityVerified,
   checkMx,
@@ -16,8 +16,9 @@ import {
   recordStatus,
   VERIFICATION_WINDOW_S,
   type Finding,
-} from './domain/verification.ts';
-import { publishEvent, publishState, scheduleCheck, specsOf } from './publish.ts';
+} from '../domain/verification.ts';
+import type { DomainVerifierMetrics } from '../metrics.ts';
+import { publishEvent, publishState, scheduleCheck } from './domain-messages.ts';
 
 export type CheckDeps = {
   db: Kysely<DomainsDb>;
@@ -26,7 +27,7 @@ export type CheckDeps = {
   /** POSTLINE_DELAY_SCALE. */
   scale: number;
   logger: Logger;
-  metrics: { checks: Counter<'trigger' | 'status'>; lookupDuration: Histogram<'type' | 'outcome'> };
+  metrics: Pick<DomainVerifierMetrics, 'checks' | 'lookupDuration'>;
   now?: () => Date;
 };
 
@@ -52,7 +53,16 @@ export async function lookUp(deps: CheckDeps, specs: RecordSpec[]): Promise<Find
 export async function prepareCheck(deps: CheckDeps, teamId: string, domainId: string): Promise<Findings | undefined> {
   const domain = await findDomain(deps.db, teamId, domainId);
   if (!domain) return undefined;
-  return lookUp(deps, specsOf(domain, deps.infra));
+  return lookUp(deps, recordSpecsOf(domain, deps.infra));
+}
+
+/**
+ * A check asked for by POST /domains/{id}/verify: looks up, then applies the outcome in its own
+ * transaction. Returns the updated row, or undefined when the domain is not the team's.
+ */
+export async function checkDomainNow(deps: CheckDeps, teamId: string, domainId: string): Promise<DomainRow | undefined> {
+  const findings = await prepareCheck(deps, teamId, domainId);
+  return findings && deps.db.transaction().execute((trx) => applyCheck(deps, trx, { teamId, domainId, trigger: 'manual', findings }));
 }
 
 /**
@@ -70,7 +80,7 @@ export async function applyCheck(
   if (!before) return undefined;
   if (opts.trigger === 'scheduled' && before.status === 'failed') return before;
   const states = await recordStates(trx, before.id);
-  const specs = specsOf(before, deps.infra);
+  const specs = recordSpecsOf(before, deps.infra);
 
   let windowStart = before.window_started_at;
   let checks = before.checks_in_window;
@@ -82,7 +92,8 @@ export async function applyCheck(
   const windowEnd = (start: Date) => start.getTime() + VERIFICATION_WINDOW_S * deps.scale * 1000;
 
   let next = evaluate(specs, states, opts.findings, now.getTime() >= windowEnd(windowStart));
-  const lost = (c: Capability, was: boolean) => was && !capabilityVerified(next.records, c) && specs.some((s) => s.capability === c);
+  const lost = (capability: Capability, was: boolean) =>
+    was && !capabilityVerified(next.records, capability) && specs.some((spec) => spec.capability === capability);
   if (lost('sending', before.sending_verified) || lost('receiving', before.receiving_verified)) {
     // A verified domain whose record disappeared gets a fresh window to put it back before it fails.
     windowStart = now;
@@ -91,7 +102,7 @@ export async function applyCheck(
   }
   checks += 1;
 
-  const enabled = specs.map((s) => s.capability).filter((c, i, all) => all.indexOf(c) === i);
+  const enabled = specs.map((spec) => spec.capability).filter((capability, i, all) => all.indexOf(capability) === i);
   const status = domainStatus(next.records, enabled, next.windowOver);
   const delay = nextCheckDelay({
     status,
@@ -115,7 +126,7 @@ export async function applyCheck(
   await pruneChecks(trx, before.id, CHECKS_KEPT);
 
   const updatedStates: RecordStates = { ...states, ...next.states };
-  const recordsChanged = specs.some((s) => states[s.kind].status !== updatedStates[s.kind].status);
+  const recordsChanged = specs.some((spec) => states[spec.kind].status !== updatedStates[spec.kind].status);
   if (status !== before.status || recordsChanged) await publishEvent(trx, 'domain.updated', after, updatedStates, deps.infra);
   if (
     status !== before.status ||
@@ -155,7 +166,7 @@ function evaluate(specs: RecordSpec[], states: RecordStates, findings: Findings,
   }
   return {
     states: next,
-    records: specs.map((s) => ({ capability: s.capability, status: (next[s.kind] ?? states[s.kind]).status })),
+    records: specs.map((spec) => ({ capability: spec.capability, status: (next[spec.kind] ?? states[spec.kind]).status })),
     windowOver,
   };
 }

@@ -1,22 +1,23 @@
 // Domain use cases behind /domains: each change commits with its events and timer (outbox).
 import type { Kysely } from 'kysely';
 import { ApiError, newId, pgCode, PG_UNIQUE_VIOLATION, type SecretBox } from '@postline/platform';
+import { generateDkimKey } from '../crypto/dkim-key.ts';
 import {
   deleteDomain,
+  domainNameTaken,
   insertDomain,
   lockDomain,
   recordStates,
   saveRecordStates,
   updateDomain,
   type RecordStates,
-} from './db/domains.ts';
-import type { DomainRow, DomainsDb } from './db/schema.ts';
-import { generateDkimKey } from './dkim.ts';
-import type { Infrastructure } from './domain/records.ts';
-import { domainStatus, FIRST_CHECK_DELAY_S } from './domain/verification.ts';
-import { cancelCheck, publishEvent, publishState, scheduleCheck, specsOf } from './publish.ts';
+} from '../db/domains.ts';
+import type { DomainRow, DomainsDb } from '../db/schema.ts';
+import { recordSpecsOf, type Infrastructure } from '../domain/records.ts';
+import { domainStatus, FIRST_CHECK_DELAY_S } from '../domain/verification.ts';
+import { cancelCheck, publishEvent, publishState, scheduleCheck } from './domain-messages.ts';
 
-export type ManageDeps = {
+export type ManageDomainsDeps = {
   db: Kysely<DomainsDb>;
   box: SecretBox;
   infra: Infrastructure;
@@ -45,9 +46,8 @@ export function alreadyRegistered(name: string): ApiError {
 }
 
 /** Creates the domain with its own DKIM key; the first check is due ~60 s (scaled) later. */
-export async function createDomain(deps: ManageDeps, teamId: string, input: NewDomain): Promise<DomainView> {
-  const taken = await deps.db.selectFrom('domains').select('id').where('name', '=', input.name).executeTakeFirst();
-  if (taken) throw alreadyRegistered(input.name);
+export async function createDomain(deps: ManageDomainsDeps, teamId: string, input: NewDomain): Promise<DomainView> {
+  if (await domainNameTaken(deps.db, input.name)) throw alreadyRegistered(input.name);
   const key = await generateDkimKey();
   const now = deps.now?.() ?? new Date();
   const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
@@ -100,7 +100,7 @@ export type DomainPatch = {
  * Applies a PATCH. Enabling a capability adds its records (not started) and opens a new search window
  * with a check ~60 s (scaled) later; the status is derived again from the records now shown.
  */
-export async function patchDomain(deps: ManageDeps, teamId: string, id: string, patch: DomainPatch): Promise<DomainRow | undefined> {
+export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: string, patch: DomainPatch): Promise<DomainRow | undefined> {
   const now = deps.now?.() ?? new Date();
   return deps.db.transaction().execute(async (trx) => {
     const before = await lockDomain(trx, teamId, id);
@@ -137,7 +137,7 @@ export async function patchDomain(deps: ManageDeps, teamId: string, id: string, 
     );
     const states = await recordStates(trx, id);
     if (capabilitiesChanged) {
-      const records = specsOf(after, deps.infra).map((s) => ({ capability: s.capability, status: states[s.kind].status }));
+      const records = recordSpecsOf(after, deps.infra).map((spec) => ({ capability: spec.capability, status: states[spec.kind].status }));
       const enabled = [...(sending ? (['sending'] as const) : []), ...(receiving ? (['receiving'] as const) : [])];
       const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
       after = await updateDomain(trx, id, {
@@ -153,7 +153,7 @@ export async function patchDomain(deps: ManageDeps, teamId: string, id: string, 
 }
 
 /** Removes the domain, its records and history; read models drop it, its timer is cancelled. */
-export async function removeDomain(deps: ManageDeps, teamId: string, id: string): Promise<boolean> {
+export async function removeDomain(deps: ManageDomainsDeps, teamId: string, id: string): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const domain = await lockDomain(trx, teamId, id);
     if (!domain) return false;

@@ -1,0 +1,26 @@
+import type { Express } from 'express';
+import type { Kysely } from 'kysely';
+import type { Logger } from '@postline/platform';
+import type { GatewayDb } from '../db/schema.ts';
+import type { Owners } from '../domain/routes.ts';
+import { apiKeyRoutes, type ApiKeyDeps } from './api-keys.ts';
+import { forwardToOwners } from './forward.ts';
+import { idempotency, idempotencyHooks } from './idempotency.ts';
+import { logRoutes } from './logs.ts';
+
+export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged'> & {
+  db: Kysely<GatewayDb>;
+  logger: Logger;
+  owners: Owners;
+};
+
+/**
+ * The routes behind authentication: idempotency keys held for POST /emails, the gateway's own families
+ * (/api-keys, /logs), then every other family forwarded to its owner.
+ */
+export function mountRoutes(app: Express, deps: RouteDeps): void {
+  app.use(idempotency({ db: deps.db }));
+  app.use(apiKeyRoutes({ db: deps.db, domainExists: deps.domainExists, onKeysChanged: deps.onKeysChanged }));
+  app.use(logRoutes({ db: deps.db }));
+  app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }) }));
+}
