@@ -20,8 +20,12 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   SMTP_HELO_NAME: z.string().min(1).default(hostname()),
   /** The public API's address: share and attachment download links point there. */
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:3000'),
-  /** Delivery attempts (SMTP transactions) in flight per sender process. */
-  DELIVERY_CONCURRENCY: z.coerce.number().int().positive().default(256),
+  /**
+   * Delivery attempts (SMTP transactions) in flight per sender process. 0: this process delivers nothing
+   * (it runs no `sender.deliver` consumer), for replicas that only accept, and for measuring the accept
+   * path alone while commands queue up for the replicas that deliver.
+   */
+  DELIVERY_CONCURRENCY: z.coerce.number().int().nonnegative().default(256),
 });
 export type Env = z.infer<typeof Env>;
 

@@ -6,18 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb, createSecretBox, newId } from '@postline/platform';
 import { createTestDatabase, sequentialScans, type TestDatabase } from '@postline/testing';
-import { acceptEmails, findSendingDomains, pruneAcceptedRequests } from '../src/accept.ts';
 import { SCHEMA } from '../src/config.ts';
+import { pruneAcceptedRequests } from '../src/db/accepted-requests.ts';
 import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { waitingRecipients } from '../src/db/waiting.ts';
+import { waitingRecipients } from '../src/db/recipients.ts';
 import type { SenderDb, SendingDomainRow, SuppressionRow } from '../src/db/schema.ts';
-import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/suppress.ts';
+import { findSendingDomains } from '../src/db/sending-domains.ts';
 import type { DomainState, SuppressionOrigin } from '@postline/contracts';
-import { applyDomainState } from '../src/consumers/domain-state.ts';
-import { attemptDelivery, recordAttempts, type Attempt, type DeliverDeps, type Result } from '../src/deliver.ts';
-import { parseEmailRequest } from '../src/domain/email-request.ts';
-import type { Mta } from '../src/mta/types.ts';
+import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../src/domain/email-request.ts';
+import type { RecipientResult } from '../src/domain/recipient-result.ts';
+import { createInProcessComposer } from '../src/mime/composer.ts';
+import type { Mta } from '../src/smtp/types.ts';
+import { acceptEmails } from '../src/use-cases/accept-emails.ts';
+import { applyDomainState } from '../src/use-cases/apply-domain-state.ts';
+import { attemptDelivery, recordAttempts, type DeliverDeps, type DeliveryAttempt } from '../src/use-cases/deliver-emails.ts';
+import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/use-cases/suppressions.ts';
 
 let database: TestDatabase;
 let db: Kysely<SenderDb>;
@@ -26,15 +30,27 @@ const otherTeam = newId();
 let domain: SendingDomainRow;
 const now = new Date();
 
-const deps = (): DeliverDeps => ({
-  db,
-  mta: {} as Mta,
-  box: createSecretBox('0'.repeat(64)),
-  verpKey: 'k',
-  scale: 1,
-  now: () => new Date(),
-  logger: undefined as never,
-});
+const composer = createInProcessComposer();
+const deps = (): DeliverDeps => {
+  const box = createSecretBox('0'.repeat(64));
+  return {
+    db,
+    mta: {} as Mta,
+    composer,
+    openDkimKey: (sealed) => box.open(sealed),
+    verpKey: 'k',
+    delayScale: 1,
+    now: () => new Date(),
+    logger: undefined as never,
+  };
+};
+
+/** The request of a body the parser accepts. */
+function parsed(body: unknown, options: ParseEmailOptions): EmailRequest {
+  const result = parseEmailRequest(body, options);
+  if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.refusal)}`);
+  return result.request;
+}
 
 beforeAll(async () => {
   database = await createTestDatabase('attempts');
@@ -63,19 +79,19 @@ afterAll(async () => {
 
 /** Accepts an email to `to` and returns its id. */
 async function accept(to: string[]): Promise<string> {
-  const request = parseEmailRequest({ from: 'Acme <hi@acme.test>', to, subject: 'Hello', text: 'Hi' }, { now, batch: false });
+  const request = parsed({ from: 'Acme <hi@acme.test>', to, subject: 'Hello', text: 'Hi' }, { now, batch: false });
   const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain }], now }, (ids) => ids);
   return id as string;
 }
 
 const query = (emailId: string, positions: number[], attempt = 1, team = teamId): AttemptQuery => ({ teamId: team, emailId, positions, attempt, now });
 
-function attempted(loaded: LoadedAttempt | undefined, domainName: string, results: Result[]): Attempt {
+function attempted(loaded: LoadedAttempt | undefined, domainName: string, results: RecipientResult[]): DeliveryAttempt {
   if (!loaded) throw new Error('nothing loaded');
-  return { kind: 'attempted', email: loaded.email, rows: loaded.rows, results, attempt: 1, domain: domainName };
+  return { kind: 'attempted', email: loaded.email, recipients: loaded.recipients, results, attempt: 1, domain: domainName };
 }
 
-const delivered: Result = { kind: 'delivered', code: 250, response: '2.0.0 OK' };
+const delivered: RecipientResult = { kind: 'delivered', code: 250, response: '2.0.0 OK' };
 
 async function outboxOf(emailId: string): Promise<string[]> {
   const { rows } = await sql<{ routing_key: string }>`select routing_key from outbox
@@ -95,7 +111,7 @@ describe('loadAttempts', () => {
       query(a, [0], 2),
       query(a, [0]),
     ]);
-    expect(loaded.map((l) => l?.rows.map((r) => r.address))).toEqual([
+    expect(loaded.map((l) => l?.recipients.map((r) => r.address))).toEqual([
       ['x@rcpt.test', 'y@rcpt.test'],
       undefined,
       ['two@postline.test'],
@@ -112,7 +128,7 @@ describe('loadAttempts', () => {
   });
 
   it('reports the decoded size of the attachments, which the memory budget reserves for', async () => {
-    const request = parseEmailRequest(
+    const request = parsed(
       {
         from: 'Acme <hi@acme.test>',
         to: ['x@rcpt.test'],
@@ -148,7 +164,7 @@ describe('loadAttempts', () => {
     const load = createAttemptLoader(db, { maxItems: 8 });
     const loaded = await Promise.all(ids.map((id) => load(query(id, [0]))));
     expect(loaded.map((l) => l?.email.id)).toEqual(ids);
-    expect(loaded.map((l) => l?.rows[0]?.address)).toEqual(ids.map((_, i) => `n${i}@postline.test`));
+    expect(loaded.map((l) => l?.recipients[0]?.address)).toEqual(ids.map((_, i) => `n${i}@postline.test`));
   });
 });
 
@@ -205,7 +221,7 @@ describe('temporary suppression after repeated transient bounces', () => {
     for (const spelling of spellings) {
       const id = await accept([spelling]);
       const [loaded] = await loadAttempts(db, [query(id, [0])]);
-      const result: Result = { kind: 'bounced', code: 552, response: '552 5.x.x refused', bounce: { ...bounce, suppress: false } };
+      const result: RecipientResult = { kind: 'bounced', code: 552, response: '552 5.x.x refused', bounce: { ...bounce, suppress: false } };
       await db.transaction().execute((trx) => recordAttempts(deps(), trx, [attempted(loaded, address.split('@')[1] as string, [result])]));
     }
     return db.selectFrom('suppressions').select(['email', 'expires_at']).where('team_id', '=', teamId).where('email', '=', address).execute();
@@ -259,8 +275,8 @@ describe('temporary suppression after repeated transient bounces', () => {
     // Deferred since six days: past the five-day window.
     await db.updateTable('recipients').set({ status: 'deferred', attempts: 1, first_deferred_at: new Date(Date.now() - 6 * 86_400_000) }).where('email_id', '=', id).execute();
     const [loaded] = await loadAttempts(db, [query(id, [0], 2)]);
-    const blocked: Result = { kind: 'deferred', code: 451, response: '451 4.7.1 Client host blocked using zen.spamhaus.org', fromServer: true };
-    const second = { ...(attempted(loaded, 'far.test', [blocked]) as Attempt & { kind: 'attempted' }), attempt: 2 };
+    const blocked: RecipientResult = { kind: 'deferred', code: 451, response: '451 4.7.1 Client host blocked using zen.spamhaus.org', fromServer: true };
+    const second = { ...(attempted(loaded, 'far.test', [blocked]) as DeliveryAttempt & { kind: 'attempted' }), attempt: 2 };
     await db.transaction().execute((trx) => recordAttempts(deps(), trx, [second]));
     const row = await db.selectFrom('recipients').select(['status', 'bounce_type', 'bounce_sub_type']).where('email_id', '=', id).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'ContentRejected' });
@@ -361,7 +377,7 @@ describe('attemptDelivery of a message that cannot be made', () => {
 
   async function attemptOf(sending: SendingDomainRow, fields: { subject: string }) {
     await db.insertInto('sending_domains').values(sending).execute();
-    const request = parseEmailRequest({ from: `hi@${sending.name}`, to: ['someone@far.test'], text: 'Hi', ...fields }, { now, batch: false });
+    const request = parsed({ from: `hi@${sending.name}`, to: ['someone@far.test'], text: 'Hi', ...fields }, { now, batch: false });
     const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain: sending }], now }, (ids) => ids);
     const attemptDeps = { ...deps(), mta: refusingMta, logger: { error: (...args: unknown[]) => logged.push(args) } as never };
     const attempt = await attemptDelivery(attemptDeps, { team_id: sending.team_id, data: { email_id: id as string, domain: 'far.test', recipients: [0], attempt: 1 } });

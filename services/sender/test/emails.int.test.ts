@@ -15,6 +15,7 @@ import {
   startSystem,
   startWebhookReceiver,
   verifyDelivery,
+  waitFor,
   type BrokerObserver,
   type DnsServer,
   type ObservedMessage,
@@ -558,7 +559,9 @@ describe('attachments and share links of a sent email', () => {
     expect((await resend.emails.share(randomUuid())).error).toMatchObject({ statusCode: 404, name: 'not_found' });
 
     const brief = await resend.emails.share(id, { expiresIn: '1s' });
-    await new Promise((r) => setTimeout(r, 1100));
+    // Signed before the answer left: the link expires at the latest a second from now (the sender's clock is ours).
+    const expiresBy = Date.now() + 1000;
+    await waitFor('the 1 s share link to expire', () => Date.now() > expiresBy);
     expect(await statusOf(brief.data!.url)).toBe(404);
     // A share link is not a download link, nor the other way round.
     const shareToken = new URL(shared.data!.url).pathname.split('/').pop()!;
@@ -611,7 +614,8 @@ describe('attachments and share links of a sent email', () => {
     expect(await statusOf(report!.download_url)).toBe(200);
 
     system.admin('team', 'disable', '--team', String(team.team_id));
-    await nextSecond();
+    // The burst spent this second's budget of the share link: its first answer of the next second is the 404.
+    await waitFor('the disabled team\'s share link to answer 404', async () => (await statusOf(shareUrl)) === 404);
     for (const url of [shareUrl, report!.download_url]) {
       const gone = await fetch(url);
       expect(gone.status).toBe(404);
@@ -694,10 +698,14 @@ describe('scheduling', () => {
     expect(moved.data).toEqual({ object: 'email', id: later });
     await eventFor('email.delivered', later);
 
-    const canceled = await sendOk({ to: 'delivered@postline.test', scheduledAt: new Date(Date.now() + 1500).toISOString() });
+    const canceledAt = Date.now() + 1500;
+    const canceled = await sendOk({ to: 'delivered@postline.test', scheduledAt: new Date(canceledAt).toISOString() });
     expect((await resend.emails.cancel(canceled)).data).toEqual({ object: 'email', id: canceled });
     expect((await resend.emails.get(canceled)).data?.last_event).toBe('canceled');
-    await new Promise((r) => setTimeout(r, 2500));
+    // Timers fire in the order of their time: once an email scheduled after the canceled one's time is sent, the
+    // canceled one would have been sent before it.
+    const after = await sendOk({ to: 'delivered@postline.test', scheduledAt: new Date(canceledAt + 500).toISOString() });
+    await eventFor('email.sent', after);
     expect(eventsOf(canceled)).toEqual(['email.scheduled']);
     expect((await resend.emails.cancel(canceled)).error).toMatchObject({ statusCode: 403, name: 'validation_error' });
     expect((await resend.emails.cancel(later)).error).toMatchObject({ statusCode: 403, name: 'validation_error' });

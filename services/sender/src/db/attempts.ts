@@ -1,14 +1,16 @@
-import { sql, type Kysely } from 'kysely';
+// What a delivery attempt reads (the email, its recipients at the attempt, its sending domain, their
+// suppressions, its attachments) and the events recording attempts writes besides recipients' states.
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SuppressionOrigin } from '@postline/contracts';
-import { createBatchLoader } from '@postline/platform';
-import type { EmailRow, RecipientRow, SenderDb, SendingDomainRow } from './schema.ts';
+import { createBatchLoader, NOTIFY_RELAY, outboxRows, outboxSource, type OutboxMessage } from '@postline/platform';
+import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from './schema.ts';
 
 export type AttemptQuery = { teamId: string; emailId: string; positions: number[]; attempt: number; now: Date };
 
 export type LoadedAttempt = {
   email: EmailRow;
   /** The command's recipients still waiting for this attempt, by position. */
-  rows: RecipientRow[];
+  recipients: RecipientRow[];
   sending: SendingDomainRow | undefined;
   /** Active suppressions among those recipients: lower-case address → origin. */
   suppressed: Map<string, SuppressionOrigin>;
@@ -17,8 +19,8 @@ export type LoadedAttempt = {
   attachmentBytes: number;
 };
 
-/** JSON carries timestamps as text. */
-type Loaded = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
+/** A row of loadAttempts' statement: JSON carries timestamps as text. */
+type AttemptRow = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
   ord: number;
   created_at: Date | string;
   scheduled_at: Date | string | null;
@@ -38,11 +40,11 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
   if (queries.length === 0) return [];
   // `e.id = any(ids)` repeats the join key so the planner sees how few rows there are: it estimates any
   // jsonb_to_recordset at 100 rows, and against a young or bloated table with stale statistics it then
-  // scans the whole table (measured: 3–5 ms a statement at a few thousand rows) rather than probe the key.
+  // scans the whole table rather than probe the key.
   // Not PREPARED: a generic plan made while emails was young kept scanning it once it had grown (see
   // PREPARED); planning it costs about 0.5 ms a batch.
   const wanted = queries.map((q, ord) => ({ ord, team_id: q.teamId, email_id: q.emailId, positions: q.positions, attempt: q.attempt, at: q.now }));
-  const { rows } = await sql<Loaded>`select q.ord, e.*,
+  const { rows } = await sql<AttemptRow>`select q.ord, e.*,
       coalesce((select json_agg(r order by r.position) from recipients r
         where r.email_id = e.id and r.position = any(q.positions) and r.status in ('pending', 'deferred')
           and r.attempts = q.attempt - 1), '[]') as recipient_rows,
@@ -64,7 +66,7 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
     if (recipientRows.length === 0) continue;
     loaded[ord] = {
       email: { ...email, created_at: new Date(email.created_at), scheduled_at: email.scheduled_at ? new Date(email.scheduled_at) : null },
-      rows: recipientRows.map((r) => ({
+      recipients: recipientRows.map((r) => ({
         ...r,
         first_deferred_at: r.first_deferred_at ? new Date(r.first_deferred_at) : null,
         updated_at: new Date(r.updated_at),
@@ -91,4 +93,26 @@ export function createAttemptLoader(db: Kysely<SenderDb>, opts: { maxItems?: num
     maxConcurrent: opts.maxConcurrent ?? 2,
     loadMany: (queries: AttemptQuery[]) => loadAttempts(db, queries),
   });
+}
+
+/** The email's attachments, in their order. */
+export function loadAttachments(db: Kysely<SenderDb>, emailId: string) {
+  return db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).orderBy('position').execute();
+}
+
+/**
+ * The events and timers of recorded attempts into the outbox, and the `last_event` of each email they are
+ * about, in one statement. Emails are updated in id order, so that concurrent batches lock the emails they
+ * share in the same order. Not PREPARED, for the reason updateRecipientStates is not.
+ */
+export async function enqueueAttemptMessages(
+  trx: Transaction<SenderDb>,
+  messages: readonly OutboxMessage[],
+  lastEvents: ReadonlyMap<string, LastEvent>,
+): Promise<void> {
+  const lasts = [...lastEvents].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, last]) => ({ id, last }));
+  await sql`with o as (insert into outbox (id, exchange, routing_key, envelope) ${outboxSource(outboxRows(messages))}),
+    e as (update emails set last_event = latest.last from jsonb_to_recordset(${JSON.stringify(lasts)}::jsonb) as latest (id uuid, last text)
+      where emails.id = any(${lasts.map((l) => l.id)}::uuid[]) and emails.id = latest.id)
+    select ${NOTIFY_RELAY}`.execute(trx);
 }

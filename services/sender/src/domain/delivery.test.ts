@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { bareAddress, envelopeRecipients, groupByDomain } from './recipients.ts';
 import { retryDelayMs } from './retry.ts';
-import { sandboxOutcome } from './sandbox.ts';
+import { sandboxResult } from './sandbox.ts';
 
 describe('envelope recipients', () => {
   it('takes the bare address, lower-cases and punycodes the domain, keeps the local part', () => {
@@ -38,12 +38,12 @@ describe('retry back-off', () => {
 
 describe('sandbox addresses', () => {
   it('stand for their outcome, with +label except for suppressed@', () => {
-    expect(sandboxOutcome('delivered+x@postline.test').kind).toBe('delivered');
-    expect(sandboxOutcome('complained@postline.test').kind).toBe('complained');
-    expect(sandboxOutcome('suppressed@postline.test')).toEqual({ kind: 'suppressed', reason: 'previous_bounce' });
-    expect(sandboxOutcome('bounced+y@postline.test')).toMatchObject({ kind: 'bounced', code: 550, bounce: { type: 'Permanent', suppress: false } });
+    expect(sandboxResult('delivered+x@postline.test').kind).toBe('delivered');
+    expect(sandboxResult('complained@postline.test').kind).toBe('complained');
+    expect(sandboxResult('suppressed@postline.test')).toEqual({ kind: 'suppressed', reason: 'previous_bounce' });
+    expect(sandboxResult('bounced+y@postline.test')).toMatchObject({ kind: 'bounced', code: 550, bounce: { type: 'Permanent', suppress: false } });
     // suppressed@ takes no label, and an unknown mailbox does not exist.
-    expect(sandboxOutcome('suppressed+z@postline.test')).toMatchObject({ kind: 'bounced', bounce: { subType: 'NoEmail' } });
-    expect(sandboxOutcome('nobody@postline.test')).toMatchObject({ kind: 'bounced', bounce: { subType: 'NoEmail' } });
+    expect(sandboxResult('suppressed+z@postline.test')).toMatchObject({ kind: 'bounced', bounce: { subType: 'NoEmail' } });
+    expect(sandboxResult('nobody@postline.test')).toMatchObject({ kind: 'bounced', bounce: { subType: 'NoEmail' } });
   });
 });

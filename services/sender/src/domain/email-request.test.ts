@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApiError } from '@postline/platform';
-import { parseEmailRequest, parseMailbox, parseScheduledAt, type ParseEmailOptions } from './email-request.ts';
+import {
+  parseEmailRequest,
+  parseMailbox,
+  parseScheduledAt,
+  type EmailRequest,
+  type ParseEmailOptions,
+} from './email-request.ts';
+import type { Refusal } from './refusal.ts';
 
 // A Wednesday.
 const NOW = new Date('2026-11-18T10:00:00.000Z');
@@ -16,19 +22,28 @@ function body(overrides: Record<string, unknown> = {}): Record<string, unknown> 
   };
 }
 
-/** The ApiError a call throws, as its wire body. */
-function failure(fn: () => unknown): { statusCode: number; name: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err.toBody();
-    throw err;
-  }
-  throw new Error('expected an ApiError');
+/** The request a body parses to; fails the test if it is refused. */
+function parsed(input: unknown, options = OPTIONS): EmailRequest {
+  const result = parseEmailRequest(input, options);
+  if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.refusal)}`);
+  return result.request;
+}
+
+/** The date `scheduled_at` parses to; fails the test if it is refused. */
+function scheduled(text: string): Date {
+  const result = parseScheduledAt(text, NOW);
+  if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.refusal)}`);
+  return result.date;
+}
+
+/** Why a parse refused (the public error's name and message; every refusal is a 422); fails the test if it did not. */
+function refusalOf(result: { ok: true } | { ok: false; refusal: Refusal }): Refusal {
+  if (result.ok) throw new Error('expected a refusal');
+  return result.refusal;
 }
 
 function parseFails(overrides: Record<string, unknown>, options = OPTIONS) {
-  return failure(() => parseEmailRequest(body(overrides), options));
+  return refusalOf(parseEmailRequest(body(overrides), options));
 }
 
 const FROM_MESSAGE =
@@ -36,7 +51,7 @@ const FROM_MESSAGE =
 
 describe('parseEmailRequest: the minimal email', () => {
   it('normalises a minimal body', () => {
-    const email = parseEmailRequest(body(), OPTIONS);
+    const email = parsed(body(), OPTIONS);
     expect(email).toEqual({
       from: { name: 'Acme', address: 'orders@acme.test' },
       fromDomain: 'acme.test',
@@ -57,7 +72,7 @@ describe('parseEmailRequest: the minimal email', () => {
   });
 
   it('treats null as absent and ignores unknown keys, as SDKs send both', () => {
-    const email = parseEmailRequest(
+    const email = parsed(
       body({
         cc: null,
         bcc: null,
@@ -80,12 +95,10 @@ describe('parseEmailRequest: the minimal email', () => {
   });
 
   it('refuses a body that is not an object', () => {
-    expect(failure(() => parseEmailRequest([body()], OPTIONS))).toMatchObject({
-      statusCode: 422,
+    expect(refusalOf(parseEmailRequest([body()], OPTIONS))).toMatchObject({
       name: 'validation_error',
     });
-    expect(failure(() => parseEmailRequest(undefined, OPTIONS))).toEqual({
-      statusCode: 422,
+    expect(refusalOf(parseEmailRequest(undefined, OPTIONS))).toEqual({
       name: 'missing_required_field',
       message: 'Missing `from` field.',
     });
@@ -100,7 +113,7 @@ describe('parseEmailRequest: the minimal email', () => {
 
   it('keeps a UUID topic_id and refuses anything else', () => {
     const id = '0199a1b2-0000-7000-8000-000000000001';
-    expect(parseEmailRequest(body({ topic_id: id }), OPTIONS).topicId).toBe(id);
+    expect(parsed(body({ topic_id: id }), OPTIONS).topicId).toBe(id);
     expect(parseFails({ topic_id: 'news' })).toMatchObject({ name: 'invalid_parameter' });
   });
 });
@@ -109,7 +122,6 @@ describe('parseEmailRequest: from', () => {
   it('requires from', () => {
     for (const from of [undefined, null, '']) {
       expect(parseFails({ from })).toEqual({
-        statusCode: 422,
         name: 'missing_required_field',
         message: 'Missing `from` field.',
       });
@@ -117,12 +129,12 @@ describe('parseEmailRequest: from', () => {
   });
 
   it('accepts a bare address and a quoted display name, and punycodes an IDN domain', () => {
-    expect(parseEmailRequest(body({ from: 'o@x.com' }), OPTIONS).from).toEqual({ name: null, address: 'o@x.com' });
-    expect(parseEmailRequest(body({ from: '"Acme, Inc. \\"EU\\"" <o@x.com>' }), OPTIONS).from).toEqual({
+    expect(parsed(body({ from: 'o@x.com' }), OPTIONS).from).toEqual({ name: null, address: 'o@x.com' });
+    expect(parsed(body({ from: '"Acme, Inc. \\"EU\\"" <o@x.com>' }), OPTIONS).from).toEqual({
       name: 'Acme, Inc. "EU"',
       address: 'o@x.com',
     });
-    const idn = parseEmailRequest(body({ from: 'Bücher <Info@Bücher.DE>' }), OPTIONS);
+    const idn = parsed(body({ from: 'Bücher <Info@Bücher.DE>' }), OPTIONS);
     expect(idn.from).toEqual({ name: 'Bücher', address: 'Info@bücher.de' });
     expect(idn.fromDomain).toBe('xn--bcher-kva.de');
   });
@@ -146,7 +158,7 @@ describe('parseEmailRequest: from', () => {
     'a@acme.test\r\nBcc: victim@x.com',
     'Acme\u0000 <a@acme.test>',
   ])('refuses from %j with the reference message', (from) => {
-    expect(parseFails({ from })).toEqual({ statusCode: 422, name: 'invalid_parameter', message: FROM_MESSAGE });
+    expect(parseFails({ from })).toEqual({ name: 'invalid_parameter', message: FROM_MESSAGE });
   });
 
   it('refuses a from that is not a string', () => {
@@ -156,7 +168,7 @@ describe('parseEmailRequest: from', () => {
 
 describe('parseEmailRequest: recipients', () => {
   it('takes a string or an array and keeps the strings as given, trimmed', () => {
-    const email = parseEmailRequest(
+    const email = parsed(
       body({
         to: ['Jane <jane@example.com>', ' bob@example.com '],
         cc: 'c@example.com',
@@ -179,9 +191,9 @@ describe('parseEmailRequest: recipients', () => {
 
   it('allows 50 addresses per field and refuses 51', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `u${i}@example.com`);
-    expect(parseEmailRequest(body({ to: list(50), cc: list(50), bcc: list(50) }), OPTIONS).to).toHaveLength(50);
+    expect(parsed(body({ to: list(50), cc: list(50), bcc: list(50) }), OPTIONS).to).toHaveLength(50);
     for (const field of ['to', 'cc', 'bcc', 'reply_to']) {
-      expect(parseFails({ [field]: list(51) })).toMatchObject({ statusCode: 422, name: 'validation_error' });
+      expect(parseFails({ [field]: list(51) })).toMatchObject({ name: 'validation_error' });
     }
   });
 
@@ -192,14 +204,13 @@ describe('parseEmailRequest: recipients', () => {
     ['reply_to', 'Support\n <help@acme.test>'],
     ['reply_to', 5],
   ])('refuses an invalid %s', (field, value) => {
-    expect(parseFails({ [field]: value })).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(parseFails({ [field]: value })).toMatchObject({ name: 'validation_error' });
   });
 });
 
 describe('parseEmailRequest: subject and content', () => {
   it('requires subject', () => {
     expect(parseFails({ subject: undefined })).toEqual({
-      statusCode: 422,
       name: 'missing_required_field',
       message: 'Missing `subject` field.',
     });
@@ -207,23 +218,23 @@ describe('parseEmailRequest: subject and content', () => {
   });
 
   it.each(['Hi\r\nBcc: victim@x.com', 'Hi\nthere', 'Hi\rthere', 'Hi\u0000'])('refuses subject %j', (subject) => {
-    expect(parseFails({ subject })).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(parseFails({ subject })).toMatchObject({ name: 'validation_error' });
   });
 
   it('keeps a tab and non-ASCII in the subject', () => {
-    expect(parseEmailRequest(body({ subject: 'Grüße\tund 🎉' }), OPTIONS).subject).toBe('Grüße\tund 🎉');
+    expect(parsed(body({ subject: 'Grüße\tund 🎉' }), OPTIONS).subject).toBe('Grüße\tund 🎉');
   });
 
   it('needs html or a non-empty text', () => {
-    const missing = { statusCode: 422, name: 'validation_error', message: 'Missing `html` or `text` field.' };
+    const missing = { name: 'validation_error', message: 'Missing `html` or `text` field.' };
     expect(parseFails({ html: undefined })).toEqual(missing);
     expect(parseFails({ html: null, text: '' })).toEqual(missing);
-    expect(parseEmailRequest(body({ html: undefined, text: 'Hi' }), OPTIONS)).toMatchObject({ html: null, text: 'Hi' });
+    expect(parsed(body({ html: undefined, text: 'Hi' }), OPTIONS)).toMatchObject({ html: null, text: 'Hi' });
   });
 
   it('tells "text not given" (null) from "no text part" ("")', () => {
-    expect(parseEmailRequest(body(), OPTIONS).text).toBeNull();
-    expect(parseEmailRequest(body({ text: '' }), OPTIONS).text).toBe('');
+    expect(parsed(body(), OPTIONS).text).toBeNull();
+    expect(parsed(body({ text: '' }), OPTIONS).text).toBe('');
   });
 
   it('refuses html that is not a string', () => {
@@ -233,7 +244,7 @@ describe('parseEmailRequest: subject and content', () => {
 
 describe('parseEmailRequest: headers', () => {
   it('passes custom headers through in order', () => {
-    const email = parseEmailRequest(
+    const email = parsed(
       body({
         headers: { 'X-Entity-Ref-ID': '123', 'List-Unsubscribe': '<https://acme.test/u/1>', 'In-Reply-To': '<a@b.c>' },
       }),
@@ -261,7 +272,7 @@ describe('parseEmailRequest: headers', () => {
     [{ 'X-Test': 'a', 'x-test': 'b' }],
     [{ 'X-Long': 'a'.repeat(991) }],
   ])('refuses header injection and malformed headers: %j', (headers) => {
-    expect(parseFails({ headers })).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(parseFails({ headers })).toMatchObject({ name: 'validation_error' });
   });
 
   it.each([
@@ -283,7 +294,6 @@ describe('parseEmailRequest: headers', () => {
     'Authentication-Results',
   ])('refuses the %s header, which Postline writes itself', (name) => {
     expect(parseFails({ headers: { [name]: 'x@acme.test' } })).toMatchObject({
-      statusCode: 422,
       name: 'validation_error',
     });
   });
@@ -297,7 +307,7 @@ describe('parseEmailRequest: attachments', () => {
   const bytes = [0x25, 0x50, 0x44, 0x46, 0x00, 0xff];
 
   it('accepts the three content shapes SDKs send', () => {
-    const email = parseEmailRequest(
+    const email = parsed(
       body({
         attachments: [
           { filename: 'a.pdf', content: Buffer.from(bytes).toString('base64') },
@@ -312,7 +322,7 @@ describe('parseEmailRequest: attachments', () => {
 
   it('accepts wrapped base64 and keeps filename, content type and content id', () => {
     const content = `${Buffer.from('x'.repeat(100)).toString('base64').slice(0, 60)}\r\n${Buffer.from('x'.repeat(100)).toString('base64').slice(60)}`;
-    const [attachment] = parseEmailRequest(
+    const [attachment] = parsed(
       body({ attachments: [{ filename: 'logo.png', content, content_type: 'image/png', content_id: 'logo' }] }),
       OPTIONS,
     ).attachments;
@@ -325,21 +335,18 @@ describe('parseEmailRequest: attachments', () => {
   });
 
   it('reads the legacy inline_content_id and strips angle brackets from a content id', () => {
-    const [legacy] = parseEmailRequest(
+    const [legacy] = parsed(
       body({ attachments: [{ content: 'eA==', inline_content_id: 'img1' }] }),
       OPTIONS,
     ).attachments;
     expect(legacy?.contentId).toBe('img1');
-    const [bracketed] = parseEmailRequest(
-      body({ attachments: [{ content: 'eA==', content_id: '<img2>' }] }),
-      OPTIONS,
-    ).attachments;
+    const [bracketed] = parsed(body({ attachments: [{ content: 'eA==', content_id: '<img2>' }] }), OPTIONS).attachments;
     expect(bracketed?.contentId).toBe('img2');
   });
 
   it('refuses a remote path, which is not supported yet', () => {
     const error = parseFails({ attachments: [{ filename: 'a.pdf', path: 'https://acme.test/a.pdf' }] });
-    expect(error).toMatchObject({ statusCode: 422, name: 'invalid_attachment' });
+    expect(error).toMatchObject({ name: 'invalid_attachment' });
     expect(error.message).toMatch(/not supported yet/);
   });
 
@@ -368,22 +375,20 @@ describe('parseEmailRequest: attachments', () => {
     [{ content: 'eA==', content_id: 'a b' }],
     ['eA=='],
   ])('refuses attachment %j', (attachment) => {
-    expect(parseFails({ attachments: [attachment] })).toMatchObject({ statusCode: 422, name: 'invalid_attachment' });
+    expect(parseFails({ attachments: [attachment] })).toMatchObject({ name: 'invalid_attachment' });
   });
 
   it('allows a content id of 127 characters', () => {
     const contentId = 'a'.repeat(127);
     expect(
-      parseEmailRequest(body({ attachments: [{ content: 'eA==', content_id: contentId }] }), OPTIONS).attachments[0]
-        ?.contentId,
+      parsed(body({ attachments: [{ content: 'eA==', content_id: contentId }] }), OPTIONS).attachments[0]?.contentId,
     ).toBe(contentId);
   });
 
   it('refuses more than 40 MB of attachments counted as base64', () => {
     const big = Buffer.alloc(16 * 1024 * 1024).toString('base64'); // 21.3 MB as base64
-    expect(parseEmailRequest(body({ attachments: [{ content: big }] }), OPTIONS).attachments).toHaveLength(1);
+    expect(parsed(body({ attachments: [{ content: big }] }), OPTIONS).attachments).toHaveLength(1);
     expect(parseFails({ attachments: [{ content: big }, { content: big }] })).toMatchObject({
-      statusCode: 422,
       name: 'validation_error',
     });
   });
@@ -391,10 +396,9 @@ describe('parseEmailRequest: attachments', () => {
   it('refuses attachments in a batch email', () => {
     const batch = { now: NOW, batch: true };
     expect(parseFails({ attachments: [{ content: 'eA==' }] }, batch)).toMatchObject({
-      statusCode: 422,
       name: 'validation_error',
     });
-    expect(parseEmailRequest(body({ attachments: [] }), batch).attachments).toEqual([]);
+    expect(parsed(body({ attachments: [] }), batch).attachments).toEqual([]);
   });
 });
 
@@ -404,7 +408,7 @@ describe('parseEmailRequest: tags', () => {
       { name: 'category', value: 'confirm_email' },
       { name: 'user-id', value: 'A-1_2' },
     ];
-    expect(parseEmailRequest(body({ tags }), OPTIONS).tags).toEqual(tags);
+    expect(parsed(body({ tags }), OPTIONS).tags).toEqual(tags);
   });
 
   it.each([
@@ -419,7 +423,7 @@ describe('parseEmailRequest: tags', () => {
     ['x'],
   ])('refuses tag %j, naming it', (tag) => {
     const error = parseFails({ tags: [tag] });
-    expect(error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(error).toMatchObject({ name: 'validation_error' });
   });
 
   it('names the offending tag', () => {
@@ -435,7 +439,7 @@ describe('parseEmailRequest: tags', () => {
 
   it('allows 75 tags, refuses 76 and refuses a repeated name', () => {
     const tags = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `t${i}`, value: 'v' }));
-    expect(parseEmailRequest(body({ tags: tags(75) }), OPTIONS).tags).toHaveLength(75);
+    expect(parsed(body({ tags: tags(75) }), OPTIONS).tags).toHaveLength(75);
     expect(parseFails({ tags: tags(76) })).toMatchObject({ name: 'validation_error' });
     expect(
       parseFails({
@@ -457,7 +461,7 @@ describe('parseScheduledAt', () => {
     ['  In 5 Minutes ', '2026-11-18T10:05:00.000Z'],
     ['now', '2026-11-18T10:00:00.000Z'],
   ])('reads natural language %j relative to now, in UTC unless a zone is named', (text, iso) => {
-    expect(parseScheduledAt(text, NOW).toISOString()).toBe(iso);
+    expect(scheduled(text).toISOString()).toBe(iso);
   });
 
   it.each([
@@ -468,7 +472,7 @@ describe('parseScheduledAt', () => {
     ['2026-11-20 09:00:00.678+00', '2026-11-20T09:00:00.678Z'],
     ['2026-11-20', '2026-11-20T00:00:00.000Z'],
   ])('reads ISO 8601 %j (no offset means UTC)', (text, iso) => {
-    expect(parseScheduledAt(text, NOW).toISOString()).toBe(iso);
+    expect(scheduled(text).toISOString()).toBe(iso);
   });
 
   it.each([
@@ -479,26 +483,26 @@ describe('parseScheduledAt', () => {
     '2026-11-20T09:00:00+01:99',
     '',
   ])('refuses %j', (text) => {
-    expect(failure(() => parseScheduledAt(text, NOW))).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(refusalOf(parseScheduledAt(text, NOW))).toMatchObject({ name: 'validation_error' });
   });
 
   it('allows 30 days ahead and refuses more', () => {
-    expect(parseScheduledAt('2026-12-18T10:00:00Z', NOW).toISOString()).toBe('2026-12-18T10:00:00.000Z');
-    expect(failure(() => parseScheduledAt('2026-12-18T10:00:01Z', NOW)).message).toMatch(/30 days/);
-    expect(failure(() => parseScheduledAt('in 31 days', NOW)).message).toMatch(/30 days/);
+    expect(scheduled('2026-12-18T10:00:00Z').toISOString()).toBe('2026-12-18T10:00:00.000Z');
+    expect(refusalOf(parseScheduledAt('2026-12-18T10:00:01Z', NOW)).message).toMatch(/30 days/);
+    expect(refusalOf(parseScheduledAt('in 31 days', NOW)).message).toMatch(/30 days/);
   });
 
   it('tolerates a minute of clock skew into the past and refuses more', () => {
-    expect(parseScheduledAt('2026-11-18T09:59:30Z', NOW).toISOString()).toBe('2026-11-18T09:59:30.000Z');
-    expect(failure(() => parseScheduledAt('2026-11-18T09:58:59Z', NOW)).message).toMatch(/past/);
-    expect(failure(() => parseScheduledAt('yesterday', NOW)).message).toMatch(/past/);
+    expect(scheduled('2026-11-18T09:59:30Z').toISOString()).toBe('2026-11-18T09:59:30.000Z');
+    expect(refusalOf(parseScheduledAt('2026-11-18T09:58:59Z', NOW)).message).toMatch(/past/);
+    expect(refusalOf(parseScheduledAt('yesterday', NOW)).message).toMatch(/past/);
   });
 
   it('is applied to scheduled_at in the body', () => {
-    expect(parseEmailRequest(body({ scheduled_at: 'in 1 min' }), OPTIONS).scheduledAt).toEqual(
+    expect(parsed(body({ scheduled_at: 'in 1 min' }), OPTIONS).scheduledAt).toEqual(
       new Date('2026-11-18T10:01:00.000Z'),
     );
-    expect(parseEmailRequest(body({ scheduled_at: 'in 1 min' }), { now: NOW, batch: true }).scheduledAt).not.toBeNull();
+    expect(parsed(body({ scheduled_at: 'in 1 min' }), { now: NOW, batch: true }).scheduledAt).not.toBeNull();
     expect(parseFails({ scheduled_at: 1795168800000 })).toMatchObject({ name: 'validation_error' });
     expect(parseFails({ scheduled_at: 'whenever' })).toMatchObject({ name: 'validation_error' });
   });

@@ -1,6 +1,7 @@
 import { domainToASCII } from 'node:url';
 import * as chrono from 'chrono-node';
-import { ApiError, invalidParameter, isUuid, missingField, validationError } from '@postline/platform';
+import { isUuid } from '@postline/platform';
+import type { Refusal } from './refusal.ts';
 
 /** One parsed address. `address` is as given with the domain lower-cased (an IDN stays in Unicode). */
 export type Mailbox = { name: string | null; address: string };
@@ -106,61 +107,19 @@ const RESERVED_HEADERS = new Map<string, string>([
   ['received-spf', ''],
 ]);
 
+/** A parsed request, or why it is refused. */
+export type ParsedEmailRequest = { ok: true; request: EmailRequest } | { ok: false; refusal: Refusal };
+
+/** A parsed `scheduled_at`, or why it is refused. */
+export type ParsedScheduledAt = { ok: true; date: Date } | { ok: false; refusal: Refusal };
+
 /**
- * Checks a POST /emails body (or one batch item) and returns it normalised. Unknown keys are ignored and
- * `null` means absent, as the SDKs send both. Throws ApiError (422).
+ * Checks a POST /emails body (or one batch item) and returns it normalised, or the first reason it is
+ * refused. Unknown keys are ignored and `null` means absent, as the SDKs send both.
  */
-export function parseEmailRequest(body: unknown, options: ParseEmailOptions): EmailRequest {
-  const input = body ?? {};
-  if (typeof input !== 'object' || Array.isArray(input)) {
-    throw validationError('The email must be a JSON object.');
-  }
-  const fields = input as Record<string, unknown>;
-  if (present(fields.template)) throw validationError('Templates are not supported yet.');
-
-  const fromHeader = fields.from;
-  if (!present(fromHeader) || fromHeader === '') throw missingField('from');
-  const from = typeof fromHeader === 'string' ? parseMailbox(fromHeader) : null;
-  if (typeof fromHeader !== 'string' || !from) throw invalidParameter(`Invalid \`from\` field. ${FROM_FORMAT}`);
-
-  const to = fields.to === '' ? [] : parseRecipients(fields.to, 'to');
-  if (to.length === 0) throw missingField('to');
-  const cc = parseRecipients(fields.cc, 'cc');
-  const bcc = parseRecipients(fields.bcc, 'bcc');
-  const replyTo = parseRecipients(fields.reply_to, 'reply_to');
-
-  if (!present(fields.subject)) throw missingField('subject');
-  const subject = fields.subject;
-  if (typeof subject !== 'string') throw validationError('Invalid `subject` field: it must be a string.');
-  if (CONTROL.test(subject))
-    throw validationError('Invalid `subject` field: it must not contain line breaks or control characters.');
-  if (subject.length > 998) throw validationError('Invalid `subject` field: it must be at most 998 characters.');
-
-  const html = optionalString(fields.html, 'html');
-  const text = optionalString(fields.text, 'text');
-  if (html === null && (text === null || text === '')) throw validationError('Missing `html` or `text` field.');
-
-  if (options.batch && Array.isArray(fields.attachments) && fields.attachments.length > 0) {
-    throw validationError('Attachments are not supported in batch emails.');
-  }
-
-  return {
-    from,
-    fromDomain: domainToASCII(from.address.slice(from.address.lastIndexOf('@') + 1)),
-    fromHeader: fromHeader.trim(),
-    to,
-    cc,
-    bcc,
-    replyTo,
-    subject,
-    html,
-    text,
-    headers: parseHeaders(fields.headers),
-    attachments: parseAttachments(fields.attachments),
-    tags: parseTags(fields.tags),
-    scheduledAt: optionalScheduledAt(fields.scheduled_at, options.now),
-    topicId: parseTopicId(fields.topic_id),
-  };
+export function parseEmailRequest(body: unknown, options: ParseEmailOptions): ParsedEmailRequest {
+  const request = emailRequest(body, options);
+  return request instanceof Refused ? refused(request) : { ok: true, request };
 }
 
 /**
@@ -195,22 +154,130 @@ export function parseMailbox(value: string): Mailbox | null {
  * Parses `scheduled_at`: ISO 8601 (a time without an offset is UTC) or natural language read by chrono
  * relative to `now` in UTC unless the text names a zone ("Friday at 3pm ET"). The whole text must parse:
  * "in 1 min please" is refused rather than half-understood. At most 30 days ahead and not in the past
- * beyond SCHEDULE_PAST_TOLERANCE_MS. Throws ApiError 422 validation_error.
+ * beyond SCHEDULE_PAST_TOLERANCE_MS; otherwise refused (validation_error).
  */
-export function parseScheduledAt(value: string, now: Date): Date {
+export function parseScheduledAt(value: string, now: Date): ParsedScheduledAt {
+  const date = scheduledAt(value, now);
+  return date instanceof Refused ? refused(date) : { ok: true, date };
+}
+
+/**
+ * A refusal found while parsing. A class, private to this file, only so that `instanceof` tells it from a
+ * parsed value (a string, an array, null); what leaves the file is a plain Refusal.
+ */
+class Refused implements Refusal {
+  readonly name: Refusal['name'];
+  readonly message: string;
+
+  constructor(name: Refusal['name'], message: string) {
+    this.name = name;
+    this.message = message;
+  }
+}
+
+function refused(refusal: Refused): { ok: false; refusal: Refusal } {
+  return { ok: false, refusal: { name: refusal.name, message: refusal.message } };
+}
+
+function invalid(message: string): Refused {
+  return new Refused('validation_error', message);
+}
+
+function missingField(field: string): Refused {
+  return new Refused('missing_required_field', `Missing \`${field}\` field.`);
+}
+
+function invalidParameter(message: string): Refused {
+  return new Refused('invalid_parameter', message);
+}
+
+function invalidAttachment(message: string): Refused {
+  return new Refused('invalid_attachment', message);
+}
+
+/** The fields are checked in this order; the first refusal is the answer. */
+function emailRequest(body: unknown, options: ParseEmailOptions): EmailRequest | Refused {
+  const input = body ?? {};
+  if (typeof input !== 'object' || Array.isArray(input)) return invalid('The email must be a JSON object.');
+  const fields = input as Record<string, unknown>;
+  if (present(fields.template)) return invalid('Templates are not supported yet.');
+
+  const fromHeader = fields.from;
+  if (!present(fromHeader) || fromHeader === '') return missingField('from');
+  const from = typeof fromHeader === 'string' ? parseMailbox(fromHeader) : null;
+  if (typeof fromHeader !== 'string' || !from) return invalidParameter(`Invalid \`from\` field. ${FROM_FORMAT}`);
+
+  const to = fields.to === '' ? [] : parseRecipients(fields.to, 'to');
+  if (to instanceof Refused) return to;
+  if (to.length === 0) return missingField('to');
+  const cc = parseRecipients(fields.cc, 'cc');
+  if (cc instanceof Refused) return cc;
+  const bcc = parseRecipients(fields.bcc, 'bcc');
+  if (bcc instanceof Refused) return bcc;
+  const replyTo = parseRecipients(fields.reply_to, 'reply_to');
+  if (replyTo instanceof Refused) return replyTo;
+
+  if (!present(fields.subject)) return missingField('subject');
+  const subject = fields.subject;
+  if (typeof subject !== 'string') return invalid('Invalid `subject` field: it must be a string.');
+  if (CONTROL.test(subject))
+    return invalid('Invalid `subject` field: it must not contain line breaks or control characters.');
+  if (subject.length > 998) return invalid('Invalid `subject` field: it must be at most 998 characters.');
+
+  const html = optionalString(fields.html, 'html');
+  if (html instanceof Refused) return html;
+  const text = optionalString(fields.text, 'text');
+  if (text instanceof Refused) return text;
+  if (html === null && (text === null || text === '')) return invalid('Missing `html` or `text` field.');
+
+  if (options.batch && Array.isArray(fields.attachments) && fields.attachments.length > 0) {
+    return invalid('Attachments are not supported in batch emails.');
+  }
+
+  const headers = parseHeaders(fields.headers);
+  if (headers instanceof Refused) return headers;
+  const attachments = parseAttachments(fields.attachments);
+  if (attachments instanceof Refused) return attachments;
+  const tags = parseTags(fields.tags);
+  if (tags instanceof Refused) return tags;
+  const scheduledAt = optionalScheduledAt(fields.scheduled_at, options.now);
+  if (scheduledAt instanceof Refused) return scheduledAt;
+  const topicId = parseTopicId(fields.topic_id);
+  if (topicId instanceof Refused) return topicId;
+
+  return {
+    from,
+    fromDomain: domainToASCII(from.address.slice(from.address.lastIndexOf('@') + 1)),
+    fromHeader: fromHeader.trim(),
+    to,
+    cc,
+    bcc,
+    replyTo,
+    subject,
+    html,
+    text,
+    headers,
+    attachments,
+    tags,
+    scheduledAt,
+    topicId,
+  };
+}
+
+function scheduledAt(value: string, now: Date): Date | Refused {
   const text = value.trim();
   const iso = isoDate(text);
   const date = iso === undefined ? naturalDate(text, now) : iso;
   if (!date) {
-    throw validationError(
+    return invalid(
       'Invalid `scheduled_at` field: use an ISO 8601 date (2026-11-20T09:00:00Z) or natural language such as `in 1 min` or `tomorrow at 9am`.',
     );
   }
   if (date.getTime() - now.getTime() > MAX_SCHEDULE_AHEAD_MS) {
-    throw validationError('Invalid `scheduled_at` field: an email can be scheduled at most 30 days ahead.');
+    return invalid('Invalid `scheduled_at` field: an email can be scheduled at most 30 days ahead.');
   }
   if (now.getTime() - date.getTime() > SCHEDULE_PAST_TOLERANCE_MS) {
-    throw validationError('Invalid `scheduled_at` field: the time is in the past.');
+    return invalid('Invalid `scheduled_at` field: the time is in the past.');
   }
   return date;
 }
@@ -243,113 +310,120 @@ function asciiDomain(domain: string): string | null {
   return TOP_LABEL.test(labels[labels.length - 1] ?? '') ? ascii : null;
 }
 
-function parseRecipients(value: unknown, field: string): string[] {
+function parseRecipients(value: unknown, field: string): string[] | Refused {
   if (!present(value)) return [];
-  const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list))
-    throw validationError(`Invalid \`${field}\` field: it must be a string or an array of strings.`);
+  const list: unknown = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list)) return invalid(`Invalid \`${field}\` field: it must be a string or an array of strings.`);
   if (list.length > MAX_RECIPIENTS_PER_FIELD) {
-    throw validationError(`Invalid \`${field}\` field: at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
+    return invalid(`Invalid \`${field}\` field: at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
   }
-  return list.map((item) => {
-    if (typeof item !== 'string' || !parseMailbox(item))
-      throw validationError(`Invalid \`${field}\` field. ${FROM_FORMAT}.`);
-    return item.trim();
-  });
+  const recipients: string[] = [];
+  for (const item of list as unknown[]) {
+    if (typeof item !== 'string' || !parseMailbox(item)) return invalid(`Invalid \`${field}\` field. ${FROM_FORMAT}.`);
+    recipients.push(item.trim());
+  }
+  return recipients;
 }
 
-function optionalString(value: unknown, field: string): string | null {
+function optionalString(value: unknown, field: string): string | null | Refused {
   if (!present(value)) return null;
-  if (typeof value !== 'string') throw validationError(`Invalid \`${field}\` field: it must be a string.`);
+  if (typeof value !== 'string') return invalid(`Invalid \`${field}\` field: it must be a string.`);
   // Checked here, per email, so that a batch item with a NUL is that item's error, not the whole batch's
   // failed statement (Postgres text cannot hold U+0000).
-  if (value.includes('\0')) throw validationError(`Invalid \`${field}\` field: it must not contain NUL characters.`);
+  if (value.includes('\0')) return invalid(`Invalid \`${field}\` field: it must not contain NUL characters.`);
   return value;
 }
 
-function parseHeaders(value: unknown): { name: string; value: string }[] {
+function parseHeaders(value: unknown): { name: string; value: string }[] | Refused {
   if (!present(value)) return [];
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw validationError('Invalid `headers` field: it must be an object of header names to string values.');
+    return invalid('Invalid `headers` field: it must be an object of header names to string values.');
   }
   const seen = new Set<string>();
-  return Object.entries(value as Record<string, unknown>).map(([name, headerValue]) => {
+  const headers: { name: string; value: string }[] = [];
+  for (const [name, headerValue] of Object.entries(value as Record<string, unknown>)) {
     const label = JSON.stringify(name);
     if (CONTROL.test(name) || !FIELD_NAME.test(name)) {
-      throw validationError(`Invalid header name ${label}: a header name is printable ASCII without spaces or colons.`);
+      return invalid(`Invalid header name ${label}: a header name is printable ASCII without spaces or colons.`);
     }
     const key = name.toLowerCase();
     const reserved = RESERVED_HEADERS.get(key);
     if (reserved !== undefined) {
-      throw validationError(
+      return invalid(
         reserved === ''
           ? `The ${label} header is set by Postline and cannot be given in \`headers\`.`
           : `The ${label} header cannot be given in \`headers\`; use the \`${reserved}\` field.`,
       );
     }
-    if (seen.has(key)) throw validationError(`Duplicate header ${label}: header names are case-insensitive.`);
+    if (seen.has(key)) return invalid(`Duplicate header ${label}: header names are case-insensitive.`);
     seen.add(key);
-    if (typeof headerValue !== 'string')
-      throw validationError(`Invalid value of header ${label}: it must be a string.`);
+    if (typeof headerValue !== 'string') return invalid(`Invalid value of header ${label}: it must be a string.`);
     if (CONTROL.test(headerValue)) {
-      throw validationError(`Invalid value of header ${label}: it must not contain line breaks or control characters.`);
+      return invalid(`Invalid value of header ${label}: it must not contain line breaks or control characters.`);
     }
     // RFC 5322 §2.1.1: a line is at most 998 characters, and a value without spaces cannot be folded.
     if (name.length + 2 + headerValue.length > 998) {
-      throw validationError(`Invalid value of header ${label}: a header is at most 998 characters.`);
+      return invalid(`Invalid value of header ${label}: a header is at most 998 characters.`);
     }
-    return { name, value: headerValue };
-  });
+    headers.push({ name, value: headerValue });
+  }
+  return headers;
 }
 
-function parseAttachments(value: unknown): EmailAttachment[] {
+function parseAttachments(value: unknown): EmailAttachment[] | Refused {
   if (!present(value)) return [];
-  if (!Array.isArray(value)) throw validationError('Invalid `attachments` field: it must be an array.');
+  if (!Array.isArray(value)) return invalid('Invalid `attachments` field: it must be an array.');
   let base64Bytes = 0;
-  const parsed = value.map((item: unknown, index) => {
-    const attachment = parseAttachment(item, index);
+  const parsed: EmailAttachment[] = [];
+  for (let index = 0; index < value.length; index++) {
+    const attachment = parseAttachment(value[index], index);
+    if (attachment instanceof Refused) return attachment;
     base64Bytes += Math.ceil(attachment.content.length / 3) * 4;
-    return attachment;
-  });
+    parsed.push(attachment);
+  }
   if (base64Bytes > MAX_ATTACHMENTS_BASE64_BYTES) {
-    throw validationError('Attachments exceed the 40 MB limit per email (counted after base64 encoding).');
+    return invalid('Attachments exceed the 40 MB limit per email (counted after base64 encoding).');
   }
   return parsed;
 }
 
-function parseAttachment(item: unknown, index: number): EmailAttachment {
+function parseAttachment(item: unknown, index: number): EmailAttachment | Refused {
   const at = `attachments[${index}]`;
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-    throw invalidAttachment(`Invalid \`${at}\`: an attachment must be an object with \`content\`.`);
+    return invalidAttachment(`Invalid \`${at}\`: an attachment must be an object with \`content\`.`);
   }
   const fields = item as Record<string, unknown>;
   if (present(fields.path)) {
-    throw invalidAttachment(
+    return invalidAttachment(
       `Invalid \`${at}\`: attachments by remote \`path\` are not supported yet; send the file as base64 \`content\`.`,
     );
   }
   if (!present(fields.content) || fields.content === '') {
-    throw invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
+    return invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
   }
   const content = attachmentContent(fields.content);
   if (!content) {
-    throw invalidAttachment(
+    return invalidAttachment(
       `Invalid \`${at}.content\`: it must be a base64 string, an array of bytes or a serialised Buffer.`,
     );
   }
   // Whatever the shape (`[]`, `"=="`, an empty Buffer), no bytes is the same mistake as `""`.
-  if (content.length === 0) throw invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
+  if (content.length === 0)
+    return invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
 
   const filename = optionalText(fields.filename, `${at}.filename`, 255);
+  if (filename instanceof Refused) return filename;
   const contentType = optionalText(fields.content_type, `${at}.content_type`, 255);
+  if (contentType instanceof Refused) return contentType;
   if (contentType !== null && !CONTENT_TYPE.test(contentType)) {
-    throw invalidAttachment(`Invalid \`${at}.content_type\`: it must be a MIME type such as \`application/pdf\`.`);
+    return invalidAttachment(`Invalid \`${at}.content_type\`: it must be a MIME type such as \`application/pdf\`.`);
   }
   const cidField = present(fields.content_id) ? 'content_id' : 'inline_content_id';
   const rawCid = optionalText(fields[cidField], `${at}.${cidField}`, 127);
+  if (rawCid instanceof Refused) return rawCid;
   const contentId = rawCid === null ? null : rawCid.replace(/^<(.*)>$/, '$1');
   if (contentId !== null && !/^[\x21-\x3b=\x3f-\x7e]+$/.test(contentId)) {
-    throw invalidAttachment(
+    return invalidAttachment(
       `Invalid \`${at}.${cidField}\`: it must be printable ASCII without spaces or angle brackets.`,
     );
   }
@@ -373,55 +447,53 @@ function attachmentContent(value: unknown): Buffer | null {
   return (bytes as unknown[]).every(isByte) ? Buffer.from(bytes as number[]) : null;
 }
 
-function optionalText(value: unknown, field: string, maxLength: number): string | null {
+function optionalText(value: unknown, field: string, maxLength: number): string | null | Refused {
   if (!present(value)) return null;
   if (typeof value !== 'string' || value === '' || value.length > maxLength || CONTROL.test(value)) {
-    throw invalidAttachment(
+    return invalidAttachment(
       `Invalid \`${field}\`: it must be a non-empty string of at most ${maxLength} characters without line breaks.`,
     );
   }
   return value;
 }
 
-function invalidAttachment(message: string): ApiError {
-  return new ApiError(422, 'invalid_attachment', message);
-}
-
-function parseTags(value: unknown): { name: string; value: string }[] {
+function parseTags(value: unknown): { name: string; value: string }[] | Refused {
   if (!present(value)) return [];
-  if (!Array.isArray(value))
-    throw validationError('Invalid `tags` field: it must be an array of `{name, value}` objects.');
-  if (value.length > MAX_TAGS) throw validationError(`Invalid \`tags\` field: at most ${MAX_TAGS} tags are allowed.`);
+  if (!Array.isArray(value)) return invalid('Invalid `tags` field: it must be an array of `{name, value}` objects.');
+  if (value.length > MAX_TAGS) return invalid(`Invalid \`tags\` field: at most ${MAX_TAGS} tags are allowed.`);
   const names = new Set<string>();
-  return value.map((item: unknown, index) => {
+  const tags: { name: string; value: string }[] = [];
+  for (let index = 0; index < value.length; index++) {
+    const item: unknown = value[index];
     const tag = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
     const { name, value: tagValue } = tag;
     if (typeof name !== 'string' || typeof tagValue !== 'string') {
-      throw validationError(`Invalid tag at \`tags[${index}]\`: it must have a string \`name\` and \`value\`.`);
+      return invalid(`Invalid tag at \`tags[${index}]\`: it must have a string \`name\` and \`value\`.`);
     }
     for (const text of [name, tagValue]) {
       if (!TAG_TEXT.test(text) || text.length > MAX_TAG_LENGTH) {
-        throw validationError(
+        return invalid(
           `Invalid tag ${JSON.stringify(name)}: names and values must be 1 to ${MAX_TAG_LENGTH} ASCII letters, numbers, underscores or dashes.`,
         );
       }
     }
     // Webhook payloads carry tags as an object keyed by name, so a second tag of one name would be lost.
-    if (names.has(name)) throw validationError(`Invalid tag ${JSON.stringify(name)}: tag names must be unique.`);
+    if (names.has(name)) return invalid(`Invalid tag ${JSON.stringify(name)}: tag names must be unique.`);
     names.add(name);
-    return { name, value: tagValue };
-  });
+    tags.push({ name, value: tagValue });
+  }
+  return tags;
 }
 
-function optionalScheduledAt(value: unknown, now: Date): Date | null {
+function optionalScheduledAt(value: unknown, now: Date): Date | null | Refused {
   if (!present(value)) return null;
-  if (typeof value !== 'string') throw validationError('Invalid `scheduled_at` field: it must be a string.');
-  return parseScheduledAt(value, now);
+  if (typeof value !== 'string') return invalid('Invalid `scheduled_at` field: it must be a string.');
+  return scheduledAt(value, now);
 }
 
-function parseTopicId(value: unknown): string | null {
+function parseTopicId(value: unknown): string | null | Refused {
   if (!present(value)) return null;
-  if (typeof value !== 'string' || !isUuid(value)) throw invalidParameter('The `topic_id` must be a valid UUID.');
+  if (typeof value !== 'string' || !isUuid(value)) return invalidParameter('The `topic_id` must be a valid UUID.');
   return value;
 }
 

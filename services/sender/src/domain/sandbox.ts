@@ -1,15 +1,15 @@
-import type { Result } from '../deliver.ts';
+import type { RecipientResult } from './recipient-result.ts';
 
 /** The reserved domain whose addresses produce events without any network delivery. */
 export const SANDBOX_DOMAIN = 'postline.test';
 
 /**
- * The outcome a sandbox address stands for (API-REFERENCE.md §13): `delivered@`, `bounced@` (550 5.1.1),
+ * The result a sandbox address stands for (API-REFERENCE.md §13): `delivered@`, `bounced@` (550 5.1.1),
  * `complained@` (delivered, then a complaint) with an optional `+label`, and `suppressed@` without one.
  * Any other address at the domain bounces as a mailbox that does not exist. Sandbox bounces and complaints
  * never join the suppression list, so the same address can be used in every test run.
  */
-export function sandboxOutcome(address: string): Result {
+export function sandboxResult(address: string): RecipientResult {
   const local = address.slice(0, address.lastIndexOf('@')).toLowerCase();
   const base = local.split('+')[0];
   const labelled = local.includes('+');

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { requireTeam } from '@postline/platform';
-import { emailLinkRoutes, publicLinkRoutes, type EmailLinkDeps } from './email-links.ts';
+import type { EmailLinkDeps } from '../use-cases/email-links.ts';
+import { emailLinkRoutes, publicLinkRoutes } from './email-links.ts';
 import { emailRoutes, type EmailRouteDeps } from './emails.ts';
 import { suppressionRoutes } from './suppressions.ts';
 
@@ -8,7 +9,20 @@ import { suppressionRoutes } from './suppressions.ts';
 export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps): Router {
   const router = Router();
   // Every family this service owns is reachable only through the gateway, which sets the team header.
-  router.use(['/emails', '/templates', '/contacts', '/segments', '/audiences', '/topics', '/broadcasts', '/suppressions', '/contact-properties'], requireTeam());
+  router.use(
+    [
+      '/emails',
+      '/templates',
+      '/contacts',
+      '/segments',
+      '/audiences',
+      '/topics',
+      '/broadcasts',
+      '/suppressions',
+      '/contact-properties',
+    ],
+    requireTeam(),
+  );
   router.use(emailLinkRoutes(deps));
   router.use(emailRoutes(deps));
   router.use(suppressionRoutes(deps));

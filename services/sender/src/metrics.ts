@@ -1,0 +1,61 @@
+import { Counter, Gauge, Histogram, type Metrics } from '@postline/platform';
+import type { Waiting } from './db/recipients.ts';
+import type { RecipientResult } from './domain/recipient-result.ts';
+
+export type SenderMetrics = {
+  /** Emails accepted, by request kind (single, batch). */
+  accepted: Counter<'kind'>;
+  /** One delivery attempt that went to SMTP: its recipients' results and its duration (DeliverDeps.observe). */
+  observeAttempt: (results: readonly RecipientResult[], seconds: number) => void;
+};
+
+/**
+ * The sender's own metrics on the service registry. The recipients waiting, and the age of the oldest, are
+ * read from the database at scrape time (`waitingRecipients`), so every replica reports the same, global
+ * figures (aggregate with max, not sum); the counters and the histogram are per replica (sum them).
+ */
+export function createSenderMetrics(registry: Metrics['registry'], waitingRecipients: () => Promise<Waiting[]>): SenderMetrics {
+  const registers = [registry];
+  const accepted = new Counter({ name: 'emails_accepted_total', help: 'Emails accepted, by request kind', labelNames: ['kind'] as const, registers });
+  const results = new Counter({
+    name: 'email_recipient_outcomes_total',
+    help: 'Recipient outcomes of delivery attempts',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const attemptDuration = new Histogram({
+    name: 'smtp_delivery_duration_seconds',
+    help: 'One delivery attempt: compose, sign, MX lookup and the SMTP transaction',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers,
+  });
+  new Gauge({
+    name: 'email_recipients_waiting',
+    help: 'Recipients not yet in a final state (pending a first attempt, or deferred), by status',
+    labelNames: ['status'] as const,
+    registers,
+    async collect() {
+      const rows = await waitingRecipients();
+      this.reset();
+      oldestWaiting.reset();
+      for (const row of rows) {
+        this.set({ status: row.status }, row.n);
+        oldestWaiting.set({ status: row.status }, row.oldest ?? 0);
+      }
+    },
+  });
+  // Registered after the gauge whose collect sets it, so a scrape shows this scrape's figure.
+  const oldestWaiting = new Gauge({
+    name: 'email_recipients_oldest_waiting_age_seconds',
+    help: 'Age of the oldest recipient not yet in a final state, by status',
+    labelNames: ['status'] as const,
+    registers,
+  });
+  return {
+    accepted,
+    observeAttempt: (attemptResults, seconds) => {
+      attemptDuration.observe(seconds);
+      for (const result of attemptResults) results.inc({ outcome: result.kind });
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import type { BounceClass } from '../domain/bounce-classification.ts';
+
+/**
+ * One recipient's outcome of one delivery attempt. `code`/`enhanced` are the SMTP reply code and RFC 3463
+ * status (`5.1.1`), or the ones we assign when no server answered (DNS, connection, policy). `mx` is the host
+ * that answered, null when none did.
+ */
+export type RecipientOutcome =
+  | { status: 'delivered'; recipient: string; code: number; response: string; mx: string }
+  | { status: 'deferred'; recipient: string; code: number; enhanced: string | null; response: string; mx: string | null }
+  | {
+      status: 'bounced';
+      recipient: string;
+      code: number;
+      enhanced: string | null;
+      response: string;
+      mx: string | null;
+      bounce: BounceClass;
+    };
+
+/** One SMTP transaction's worth of work: one signed message to recipients that share a domain. */
+export type DeliveryRequest = {
+  /** Recipient domain, lower-case (IDNs already in punycode). Every recipient is at this domain. */
+  domain: string;
+  /** MAIL FROM: the message's VERP address. */
+  envelopeFrom: string;
+  /** At most 50. */
+  recipients: string[];
+  /** The DKIM-signed message, CRLF line endings. */
+  raw: Buffer;
+  /** The sending domain asked for `tls: enforced`: never deliver in plaintext (a TLS failure defers). */
+  requireTls: boolean;
+};
+
+/** The outbound MTA: resolves the domain's MX hosts, dials them safely and reports every recipient. */
+export type Mta = {
+  /** Never throws for the destination's behaviour; returns one outcome per recipient, in order. */
+  deliver: (request: DeliveryRequest) => Promise<RecipientOutcome[]>;
+  close: () => Promise<void>;
+};

@@ -1,0 +1,305 @@
+// Accepting emails: one statement writes the emails, their recipients and attachments, and the messages
+// they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
+// scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
+import type { Kysely } from 'kysely';
+import {
+  ApiError,
+  createBatcher,
+  newId,
+  notFound,
+  outboxRows,
+  validationError,
+  type OutboxMessage,
+} from '@postline/platform';
+import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
+import { insertAcceptedEmails, type AcceptedRows, type PositionedRecipient } from '../db/emails.ts';
+import type { EmailRow, SenderDb, SendingDomainRow } from '../db/schema.ts';
+import { findSendingDomains } from '../db/sending-domains.ts';
+import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../domain/email-request.ts';
+import { domainOf, envelopeRecipients } from '../domain/recipients.ts';
+import { scheduleMessages, sendMessages } from './email-messages.ts';
+import { refusalError } from './refusal-error.ts';
+
+/** Accepts single emails in groups (createSingleAccepts). */
+export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
+
+export type AcceptDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
+
+/**
+ * POST /emails: checks the body and the team's right to send from its domain, and accepts the email. Without
+ * an idempotency key the email is written with the others arriving meanwhile (createSingleAccepts); with
+ * one, on its own (acceptEmails).
+ */
+export async function acceptEmail(
+  deps: AcceptDeps,
+  input: { teamId: string; body: unknown; idempotencyKey: IdempotencyKey | undefined; keyDomainId: string | undefined },
+): Promise<{ id: string }> {
+  const { teamId, idempotencyKey, keyDomainId } = input;
+  const request = checkedRequest(input.body, { now: deps.now(), batch: false });
+  if (idempotencyKey === undefined) {
+    // Most requests: written together with the others arriving meanwhile (one statement, one commit).
+    try {
+      return { id: await deps.singles.accept({ teamId, request, keyDomainId, now: deps.now() }) };
+    } catch (err) {
+      if (err instanceof SenderRefused) throw validationError(err.message, 403);
+      throw err;
+    }
+  }
+  const domainLookup = await findSendingDomains(deps.db, [{ teamId, name: request.fromDomain }]);
+  const sender = checkSender(domainLookup(teamId, request.fromDomain), request, keyDomainId);
+  if (!sender.ok) throw validationError(sender.message, 403);
+  return acceptEmails(
+    deps.db,
+    { idempotency: idempotencyKey, emails: [{ request, domain: sender.domain }], now: deps.now() },
+    (ids) => ({ id: ids[0] as string }),
+  );
+}
+
+/** How a batch treats an invalid email: `strict` refuses the whole batch, `permissive` accepts the others. */
+export type BatchMode = 'strict' | 'permissive';
+
+export type BatchAnswer =
+  | { data: { id: string }[] }
+  | { data: { id: string }[]; errors: { index: number; message: string }[] };
+
+/**
+ * POST /emails/batch (at least one item, at most MAX_BATCH): checks every item and the team's right to send
+ * from each item's domain, and accepts the valid ones in one statement. Returns the answer and how many
+ * emails it accepted.
+ */
+export async function acceptBatch(
+  deps: Pick<AcceptDeps, 'db' | 'now'>,
+  input: {
+    teamId: string;
+    items: readonly unknown[];
+    mode: BatchMode;
+    idempotencyKey: IdempotencyKey | undefined;
+    keyDomainId: string | undefined;
+  },
+): Promise<{ answer: BatchAnswer; accepted: number }> {
+  const { teamId, mode, keyDomainId } = input;
+  const now = deps.now();
+  const parsed: (EmailRequest | ApiError)[] = input.items.map((item) => {
+    const result = parseEmailRequest(item, { now, batch: true });
+    if (!result.ok) return refusalError(result.refusal);
+    return result.request.topicId !== null ? topicNotFound() : result.request;
+  });
+  const requests = parsed.filter((item): item is EmailRequest => !(item instanceof ApiError));
+  const domainLookup = await findSendingDomains(
+    deps.db,
+    requests.map((request) => ({ teamId, name: request.fromDomain })),
+  );
+
+  const accepted: Accepted[] = [];
+  const errors: { index: number; message: string }[] = [];
+  parsed.forEach((item, index) => {
+    let error: ApiError | undefined;
+    if (item instanceof ApiError) error = item;
+    else {
+      const sender = checkSender(domainLookup(teamId, item.fromDomain), item, keyDomainId);
+      if (sender.ok) accepted.push({ request: item, domain: sender.domain });
+      else error = validationError(sender.message, 403);
+    }
+    if (!error) return;
+    // strict: the first invalid email refuses the whole batch, naming its index.
+    if (mode === 'strict') throw new ApiError(error.statusCode, error.name, `emails[${index}]: ${error.message}`);
+    errors.push({ index, message: error.message });
+  });
+
+  const answer = await acceptEmails(
+    deps.db,
+    { idempotency: input.idempotencyKey, emails: accepted, now },
+    (ids): BatchAnswer =>
+      mode === 'strict' ? { data: ids.map((id) => ({ id })) } : { data: ids.map((id) => ({ id })), errors },
+  );
+  return { answer, accepted: accepted.length };
+}
+
+/** The request of a valid body, or the public error of why it is not. */
+function checkedRequest(body: unknown, options: ParseEmailOptions): EmailRequest {
+  const parsed = parseEmailRequest(body, options);
+  if (!parsed.ok) throw refusalError(parsed.refusal);
+  if (parsed.request.topicId !== null) throw topicNotFound();
+  return parsed.request;
+}
+
+/** Topics (and contacts' subscriptions to them) are not built yet, so no topic id can name one. */
+function topicNotFound(): ApiError {
+  return notFound('Topic not found');
+}
+
+/**
+ * Why this team may not send `request` (the message of a 403 `validation_error`), given the team's domain
+ * named by its from address (if any), or the domain it sends from. A key limited to one domain
+ * (`keyDomainId`) may send only from that domain.
+ */
+export function checkSender(
+  domain: SendingDomainRow | undefined,
+  request: EmailRequest,
+  keyDomainId: string | undefined,
+): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
+  if (!domain || !domain.sending_verified) {
+    return {
+      ok: false,
+      message: `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API.`,
+    };
+  }
+  if (keyDomainId !== undefined && domain.domain_id !== keyDomainId) {
+    return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
+  }
+  return { ok: true, domain };
+}
+
+export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
+
+/**
+ * Stores the emails and queues their work, and returns the response body `respond` builds from their ids.
+ * Everything is one SQL statement (insertAcceptedEmails), so it is atomic without a transaction and costs a
+ * single round trip. With an idempotency key, a key this team used within its lifetime returns the stored
+ * body instead and writes nothing (the gateway forwards its key so that a request retried after a gateway
+ * crash is not sent twice), or, used for another request (the gateway's hash differs), a 409
+ * invalid_idempotent_request; an older key is taken anew.
+ */
+export async function acceptEmails<Body>(
+  db: Kysely<SenderDb>,
+  input: { idempotency: IdempotencyKey | undefined; emails: readonly Accepted[]; now: Date },
+  respond: (ids: string[]) => Body,
+): Promise<Body> {
+  const idempotencyKey = input.idempotency;
+  const rows = acceptedRows(input.emails, input.now);
+  const body = respond(rows.emails.map((email) => email.id));
+  const written = await insertAcceptedEmails(db, rows, claimIdempotencyKey(idempotencyKey, body, input.now));
+  if (written || idempotencyKey === undefined) return body;
+  const stored = await findAcceptedRequest(db, idempotencyKey);
+  // The key was held a moment ago; only the pruner could have taken it since, a day after its use.
+  if (!stored) throw new Error('The idempotency key held by this request is gone.');
+  if (
+    stored.request_hash !== null &&
+    idempotencyKey.requestHash !== undefined &&
+    stored.request_hash !== idempotencyKey.requestHash
+  ) {
+    throw new ApiError(
+      409,
+      'invalid_idempotent_request',
+      'Same idempotency key used with a different request payload. Change your idempotency key or payload.',
+    );
+  }
+  return stored.response as Body;
+}
+
+/** The rows to write for accepted emails, ids assigned here, with the messages they cause. */
+function acceptedRows(accepted: readonly Accepted[], now: Date): AcceptedRows {
+  const emails: EmailRow[] = accepted.map(({ request, domain }) => {
+    const id = newId();
+    const scheduled = request.scheduledAt !== null;
+    return {
+      id,
+      team_id: domain.team_id,
+      domain_id: domain.domain_id,
+      from_header: request.fromHeader,
+      from_address: request.from.address,
+      from_domain: request.fromDomain,
+      to_addresses: request.to,
+      cc_addresses: request.cc,
+      bcc_addresses: request.bcc,
+      reply_to: request.replyTo,
+      subject: request.subject,
+      html: request.html,
+      text: request.text,
+      headers: request.headers,
+      tags: request.tags,
+      message_id: `<${id}@${request.fromDomain}>`,
+      status: scheduled ? 'scheduled' : 'queued',
+      last_event: scheduled ? 'scheduled' : 'sent',
+      scheduled_at: request.scheduledAt,
+      created_at: now,
+    };
+  });
+  const recipientsOfEmail = emails.map((email) =>
+    envelopeRecipients({ to: email.to_addresses, cc: email.cc_addresses, bcc: email.bcc_addresses }).map(
+      (address, position) => ({
+        email_id: email.id,
+        position,
+        team_id: email.team_id,
+        address,
+        domain: domainOf(address),
+      }),
+    ),
+  );
+  const attachments = accepted.flatMap(({ request }, i) =>
+    request.attachments.map((attachment, position) => ({
+      id: newId(),
+      email_id: (emails[i] as EmailRow).id,
+      position,
+      filename: attachment.filename,
+      content_type: attachment.contentType,
+      content_id: attachment.contentId,
+      content: attachment.content,
+    })),
+  );
+  const outbox = outboxRows(
+    emails.flatMap((email, i): OutboxMessage[] =>
+      email.scheduled_at
+        ? scheduleMessages(email, email.scheduled_at)
+        : sendMessages(email, recipientsOfEmail[i] as PositionedRecipient[]),
+    ),
+  );
+  return { emails, recipients: recipientsOfEmail.flat(), attachments, outbox };
+}
+
+export type SingleAccept = { teamId: string; request: EmailRequest; keyDomainId: string | undefined; now: Date };
+
+/**
+ * Accepts single emails (POST /emails without an idempotency key) in groups: requests that arrive while
+ * earlier groups are being written share one domain lookup and one accept statement, so one commit. A
+ * lone request goes at once; under load groups grow by themselves (at most `maxConcurrent` statements run,
+ * what arrives meanwhile waits for the next). Each request gets its own answer: its id, or the 403 of its
+ * own sender check. If a group's statement fails, its emails are retried one by one, so an error lands only
+ * on the request that caused it.
+ */
+export function createSingleAccepts(
+  db: Kysely<SenderDb>,
+  opts: { maxItems?: number; maxConcurrent?: number } = {},
+): SingleAccepts {
+  type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
+  const acceptGroup = async (jobs: Job[]) => {
+    const domainLookup = await findSendingDomains(
+      db,
+      jobs.map((job) => ({ teamId: job.teamId, name: job.request.fromDomain })),
+    );
+    const allowed: { job: Job; accepted: Accepted }[] = [];
+    for (const job of jobs) {
+      const sender = checkSender(domainLookup(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
+      if (sender.ok) allowed.push({ job, accepted: { request: job.request, domain: sender.domain } });
+      else job.reject(new SenderRefused(sender.message));
+    }
+    if (allowed.length === 0) return;
+    // Emails of several teams in one statement: each row's team is its sending domain's.
+    const ids = await acceptEmails(
+      db,
+      { idempotency: undefined, emails: allowed.map((entry) => entry.accepted), now: allowed[0]!.job.now },
+      (emailIds) => emailIds,
+    );
+    allowed.forEach((entry, i) => entry.job.resolve(ids[i] as string));
+  };
+  const batcher = createBatcher<Job>({
+    maxItems: opts.maxItems ?? 64,
+    maxWaitMs: 0,
+    maxConcurrent: opts.maxConcurrent ?? 4,
+    flush: async (jobs) => {
+      try {
+        await acceptGroup(jobs);
+      } catch (err) {
+        if (jobs.length === 1) return jobs[0]!.reject(err);
+        for (const job of jobs) await acceptGroup([job]).catch(job.reject);
+      }
+    },
+  });
+  return {
+    accept: (input: SingleAccept) =>
+      new Promise<string>((resolve, reject) => batcher.add({ ...input, resolve, reject })),
+  };
+}
+
+/** A sender check that failed inside a group: the request's 403 `validation_error`. */
+export class SenderRefused extends Error {}
