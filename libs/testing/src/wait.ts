@@ -7,6 +7,15 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
   }
 }
 
+/**
+ * Waits until the clock has crossed the next whole second (and 20 ms more): a burst started then lands in
+ * one window of a per-second rate limit (Redis's clock, close to ours on one machine).
+ */
+export async function nextSecond(): Promise<void> {
+  const boundary = (Math.floor(Date.now() / 1000) + 1) * 1000 + 20;
+  await waitFor('the next second', () => Date.now() >= boundary);
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,7 +1,7 @@
 import { Counter, type Metrics } from '@postline/platform';
 
 export type GatewayMetrics = {
-  /** Requests answered 401, 403 or 429 by the gateway itself, by status. */
+  /** Requests answered 401, 403 or 429 by the gateway itself, by error name. */
   rejected: Counter<'name'>;
 };
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { waitFor } from '@postline/testing';
+import { nextSecond } from '@postline/testing';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 let gw: Gateway;
@@ -9,13 +9,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw.stop();
 });
-
-// The window is a clock second (Redis's clock, close to ours on one machine): start a burst just after a
-// boundary so that all of it lands in one window.
-async function nextSecond() {
-  const boundary = (Math.floor(Date.now() / 1000) + 1) * 1000 + 20;
-  await waitFor('the next second', () => Date.now() >= boundary);
-}
 
 async function burst(key: string, n: number) {
   return Promise.all(Array.from({ length: n }, () => call(gw, 'GET', '/api-keys', { key })));

@@ -22,8 +22,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:3000'),
   /**
    * Delivery attempts (SMTP transactions) in flight per sender process. 0: this process delivers nothing
-   * (it runs no `sender.deliver` consumer), for replicas that only accept, and for measuring the accept
-   * path alone while commands queue up for the replicas that deliver.
+   * (it runs no `sender.deliver` consumer): a replica that only accepts, while the commands wait in the
+   * queue for the replicas that deliver.
    */
   DELIVERY_CONCURRENCY: z.coerce.number().int().nonnegative().default(256),
 });

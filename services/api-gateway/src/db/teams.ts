@@ -13,15 +13,15 @@ export async function teamHasAccess(db: Kysely<GatewayDb>, id: string): Promise<
 
 /** Returns false when no team has that id. */
 export async function setTeamAccess(db: Kysely<GatewayDb>, id: string, enabled: boolean): Promise<boolean> {
-  const r = await db.updateTable('teams').set({ access_enabled: enabled }).where('id', '=', id).executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  const result = await db.updateTable('teams').set({ access_enabled: enabled }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function setTeamRateLimit(db: Kysely<GatewayDb>, id: string, perSecond: number | null): Promise<boolean> {
-  const r = await db
+  const result = await db
     .updateTable('teams')
     .set({ rate_limit_per_second: perSecond })
     .where('id', '=', id)
     .executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  return result.numUpdatedRows > 0n;
 }

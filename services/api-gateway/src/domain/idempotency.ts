@@ -9,13 +9,13 @@ export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) {
     // An attachment's bytes can be 30 million numbers: one string for them all, not one each.
-    if (value.every((v) => typeof v === 'number')) return JSON.stringify(value);
+    if (value.every((item) => typeof item === 'number')) return JSON.stringify(value);
     return `[${value.map(canonicalJson).join(',')}]`;
   }
   const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
+    .filter(([, field]) => field !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  return `{${entries.map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`).join(',')}}`;
 }
 
 /**

@@ -31,18 +31,18 @@ export function scrubBody(value: unknown, depth = 0): unknown {
   if (typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) return '[truncated]';
   if (Array.isArray(value)) {
-    const items = value.slice(0, MAX_ITEMS).map((v) => scrubBody(v, depth + 1));
+    const items = value.slice(0, MAX_ITEMS).map((item) => scrubBody(item, depth + 1));
     if (value.length > MAX_ITEMS) items.push(`[${value.length - MAX_ITEMS} more]`);
     return items;
   }
   const out: Record<string, unknown> = {};
   const entries = Object.entries(value);
-  for (const [rawKey, v] of entries.slice(0, MAX_ITEMS)) {
-    const k = storable(rawKey);
-    const lower = k.toLowerCase();
-    if (SECRET_KEYS.has(lower)) out[k] = '[redacted]';
-    else if (lower === 'content' && depth > 0) out[k] = '[omitted]';
-    else out[k] = scrubBody(v, depth + 1);
+  for (const [rawKey, field] of entries.slice(0, MAX_ITEMS)) {
+    const key = storable(rawKey);
+    const lower = key.toLowerCase();
+    if (SECRET_KEYS.has(lower)) out[key] = '[redacted]';
+    else if (lower === 'content' && depth > 0) out[key] = '[omitted]';
+    else out[key] = scrubBody(field, depth + 1);
   }
   if (entries.length > MAX_ITEMS) out['[truncated]'] = `${entries.length - MAX_ITEMS} more keys`;
   return out;

@@ -52,7 +52,7 @@ export async function listDomains(db: Db, teamId: string, query: PaginationQuery
 
 export async function recordStates(db: Db, domainId: string): Promise<RecordStates> {
   const rows: DomainRecordRow[] = await db.selectFrom('domain_records').selectAll().where('domain_id', '=', domainId).execute();
-  const states = Object.fromEntries(RECORD_KINDS.map((k) => [k, { status: 'not_started', detail: null }])) as RecordStates;
+  const states = Object.fromEntries(RECORD_KINDS.map((kind) => [kind, { status: 'not_started', detail: null }])) as RecordStates;
   for (const row of rows) states[row.kind] = { status: row.status, detail: row.detail };
   return states;
 }
