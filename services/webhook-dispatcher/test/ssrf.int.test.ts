@@ -5,12 +5,12 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { startDnsServer, type DnsServer } from '@postline/testing';
+import { startDnsServer, waitFor, type DnsServer } from '@postline/testing';
 import { Agent, request } from 'undici';
-import { createGuardedConnector, BlockedAddressError } from '../src/delivery/guarded-connect.ts';
-import { createWebhookClient, type WebhookClient } from '../src/delivery/http-client.ts';
-import { createResolverLookup } from '../src/delivery/resolver-lookup.ts';
-import { checkEndpointUrl } from '../src/delivery/url-policy.ts';
+import { createGuardedConnector, BlockedAddressError } from '../src/webhook-http/guarded-connect.ts';
+import { createWebhookClient, type WebhookClient } from '../src/webhook-http/http-client.ts';
+import { createResolverLookup } from '../src/webhook-http/resolver-lookup.ts';
+import { checkEndpointUrl } from '../src/webhook-http/url-policy.ts';
 
 type Receiver = {
   port: number;
@@ -75,8 +75,7 @@ function closeServer(server: net.Server, sockets: Set<net.Socket>): Promise<void
 
 /** Waits until the receiver has no open connection, so every byte the client sent has been counted. */
 async function settled(receiver: Receiver) {
-  for (let i = 0; i < 100 && receiver.open.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
-  expect(receiver.open.size).toBe(0);
+  await waitFor('every connection to the receiver to close', () => receiver.open.size === 0, 1000);
 }
 
 const PRIVATE = 'The `endpoint` must not point to a private, loopback or reserved address.';

@@ -87,6 +87,29 @@ async function call(method: string, path: string, body?: unknown, key = apiKey) 
 
 const forEmail = (emailId: string) => (d: ReceivedDelivery) => d.json.data.email_id === emailId;
 
+/**
+ * Resolves once an event published now has been through its whole retry schedule on `r`, which must fail
+ * it: eight attempts, waits up to the longest included. Whatever the dispatcher had scheduled before, on
+ * any wait of the schedule, has been sent by then (timers fire in due order), so a test can then check
+ * that something was not.
+ */
+async function afterAFullSchedule(r: WebhookReceiver): Promise<void> {
+  const marker = publishDelivered();
+  await r.waitFor('a later event through its whole retry schedule', (ds) => ds.filter(forEmail(marker)).length === 8);
+}
+
+/** When the secret an endpoint had before its last rotation stops signing (ms since the epoch), read from its row. */
+async function previousSecretExpiry(hookId: string): Promise<number> {
+  const { db } = createDb<DispatcherDb>({ url: String(system.env.DATABASE_URL), schema: 'webhook_dispatcher' });
+  try {
+    const row = await db.selectFrom('webhook_endpoints').select('previous_secret_expires_at').where('id', '=', hookId).executeTakeFirstOrThrow();
+    if (!row.previous_secret_expires_at) throw new Error('no previous secret');
+    return row.previous_secret_expires_at.getTime();
+  } finally {
+    await db.destroy();
+  }
+}
+
 describe('webhook management', () => {
   it('creates, gets, lists, updates and removes endpoints with the resend SDK, each with its own whsec_ secret', async () => {
     const r = await receiver();
@@ -210,18 +233,19 @@ describe('delivery', () => {
     const attempts = r.deliveries.filter(forEmail(emailId));
     const eventId = attempts[0]!.headers['webhook-id']!;
     await waitFor('failed', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed');
-    // Waits long enough to measure (2 h and more, scaled) fall within ±10% (plus scheduling slack).
-    for (let i = 3; i < 7; i++) {
-      const gap = attempts[i + 1]!.at - attempts[i]!.at;
+    // Waits long enough to measure (2 h and more, scaled) fall within ±10% (plus scheduling slack); each
+    // one outside is listed with the attempt it led to.
+    const gaps = [3, 4, 5, 6].map((i) => {
       const wait = WAITS_S[i]! * 1000 * SCALE;
-      expect({ attempt: i + 2, gap }).toEqual({ attempt: i + 2, gap: expect.any(Number) });
-      expect(gap).toBeGreaterThanOrEqual(wait * 0.9 - 5);
-      expect(gap).toBeLessThanOrEqual(wait * 1.1 + 300);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(r.deliveries.filter(forEmail(emailId))).toHaveLength(8);
+      return { attempt: i + 2, gap: attempts[i + 1]!.at - attempts[i]!.at, min: wait * 0.9 - 5, max: wait * 1.1 + 300 };
+    });
+    expect(gaps.filter(({ gap, min, max }) => gap < min || gap > max)).toEqual([]);
+    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({ status: 'failed', next_attempt_at: null, attempts: 8 });
+    await afterAFullSchedule(r);
+    expect(r.deliveries.filter(forEmail(emailId)).length).toBe(8);
 
-    r.reply(() => ({ status: 200 }));
+    // The replay succeeds; later events (the next marker) still fail.
+    r.reply((d) => (forEmail(emailId)(d) ? { status: 200 } : { status: 503, body: 'down' }));
     const replay = await call('POST', `/webhooks/${hook.id}/events/${eventId}/replay`);
     expect(replay.body).toEqual({ object: 'webhook_event', id: eventId });
     await r.waitFor('the replay', (ds) => ds.filter(forEmail(emailId)).length === 9);
@@ -229,8 +253,12 @@ describe('delivery', () => {
     expect(again.headers['webhook-id']).toBe(eventId);
     expect(verifyDelivery(again, hook.signing_secret)).toBe(true);
     await waitFor('replayed success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(r.deliveries.filter(forEmail(emailId))).toHaveLength(9);
+    // One replay recorded, the schedule untouched, and nothing sent after it.
+    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({ status: 'success', next_attempt_at: null, attempts: 8 });
+    await afterAFullSchedule(r);
+    const log = (await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data!;
+    expect(log.map((a) => a.replay).sort()).toEqual([false, false, false, false, false, false, false, false, true]);
+    expect(r.deliveries.filter(forEmail(emailId)).length).toBe(9);
   });
 
   it('signs with both secrets for the (scaled) 24 hours after a rotation, new first, then only with the new one', async () => {
@@ -246,7 +274,9 @@ describe('delivery', () => {
     expect(verifyDelivery(d1, fresh)).toBe(true);
     expect(verifyDelivery(d1, hook.signing_secret)).toBe(true);
 
-    await new Promise((resolve) => setTimeout(resolve, 24 * 3600 * 1000 * SCALE + 300));
+    const expiresAt = await previousSecretExpiry(hook.id);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000 * SCALE);
+    await waitFor('the previous secret to expire', () => Date.now() > expiresAt);
     const after = publishDelivered();
     await r.waitFor('delivery after overlap', (ds) => ds.some(forEmail(after)));
     const d2 = r.deliveries.find(forEmail(after))!;
@@ -265,10 +295,10 @@ describe('delivery', () => {
     const eventId = r.deliveries[0]!.headers['webhook-id']!;
     await waitFor('two attempts recorded', async () => ((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 2);
     const log = (await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data!;
-    const byCode = Object.fromEntries(log.map((a) => [String(a.http_status_code), a]));
-    expect(byCode['302']).toBeDefined();
-    expect(String(byCode['500']?.response).length).toBeLessThanOrEqual(4096);
-    expect(String(byCode['500']?.response).length).toBeGreaterThan(0);
+    const attemptByStatus = Object.fromEntries(log.map((a) => [String(a.http_status_code), a]));
+    expect(attemptByStatus['302']).toBeDefined();
+    expect(String(attemptByStatus['500']?.response).length).toBeLessThanOrEqual(4096);
+    expect(String(attemptByStatus['500']?.response).length).toBeGreaterThan(0);
     expect(target.deliveries).toHaveLength(0);
   });
 
@@ -276,21 +306,37 @@ describe('delivery', () => {
     const r = await receiver();
     r.reply(() => ({ status: 500 }));
     const hook = await subscribe(r.url);
+    // A healthy endpoint of the same team gets every event too. Once it has an event's record, that event's
+    // fan-out is over: the records of one event, on every endpoint, are written in one statement.
+    const witness = await receiver();
+    const witnessHook = await subscribe(witness.url);
+    const fannedOut = async () => ((await call('GET', `/webhooks/${witnessHook.id}/events?limit=100`)).body.data ?? []).length;
+    const published: string[] = [];
     const disabledAfterMs = 5 * 24 * 3600 * 1000 * SCALE;
+    const enabled = async () => (await resend.webhooks.get(hook.id)).data?.status === 'enabled';
     const started = Date.now();
-    while ((await resend.webhooks.get(hook.id)).data?.status === 'enabled') {
+    while (await enabled()) {
       if (Date.now() - started > disabledAfterMs * 3) throw new Error('never disabled');
-      publishDelivered();
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // One event at a time keeps the failure streak going: its eight attempts span about 2 s (scaled).
+      const emailId = publishDelivered();
+      published.push(emailId);
+      await waitFor('its eight attempts, or the endpoint disabled', async () => r.deliveries.filter(forEmail(emailId)).length === 8 || !(await enabled()));
     }
     expect(Date.now() - started).toBeGreaterThanOrEqual(disabledAfterMs * 0.9);
-    // Disabled: new events create no deliveries.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const before = r.deliveries.length;
+    // Every event published so far fanned out, and each of its records on this endpoint ended (failed, as
+    // the next retry finds the endpoint disabled): nothing is under way for it any more.
+    const events = async () => (await call('GET', `/webhooks/${hook.id}/events?limit=100`)).body.data ?? [];
+    await waitFor(
+      'every event fanned out and ended',
+      async () => (await fannedOut()) === published.length && (await events()).every((e) => e.status === 'success' || e.status === 'failed'),
+    );
+    const before = { deliveries: r.deliveries.length, events: (await events()).length };
+
+    // Disabled: a new event creates no record and no delivery for it.
     const ignored = publishDelivered();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await waitFor('the event fanned out', async () => (await fannedOut()) === published.length + 1);
+    expect({ deliveries: r.deliveries.length, events: (await events()).length }).toEqual(before);
     expect(r.deliveries.filter(forEmail(ignored))).toHaveLength(0);
-    expect(r.deliveries.length).toBe(before);
 
     r.reply(() => ({ status: 200 }));
     await resend.webhooks.update(hook.id, { status: 'enabled' });

@@ -1,8 +1,46 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { paginate, PREPARED, type Page } from '@postline/platform';
-import type { AttemptRow, DispatcherDb, EventRow, WebhookAttemptsTable, WebhookEventStatus, WebhookEventsTable } from './schema.ts';
+import type { AttemptRow, DispatcherDb, EndpointRow, EventRow, WebhookAttemptsTable, WebhookEventStatus, WebhookEventsTable } from './schema.ts';
 
 type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
+
+/**
+ * One event with what delivering it needs from its endpoint. The fan-out builds it from the endpoint row
+ * it read (its record not written yet); a delivery command reads it with findDeliveryTarget.
+ */
+export type DeliveryTarget = {
+  event: Pick<EventRow, 'id' | 'team_id' | 'endpoint_id' | 'body' | 'status' | 'attempts_made'>;
+  endpoint: Pick<EndpointRow, 'endpoint' | 'status' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'failing_since'>;
+};
+
+/** An event and its endpoint, read in one query. */
+export async function findDeliveryTarget(db: Db, eventId: string): Promise<DeliveryTarget | undefined> {
+  const row = await db
+    .selectFrom('webhook_events as e')
+    .innerJoin('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
+    .select([
+      'e.id',
+      'e.team_id',
+      'e.endpoint_id',
+      'e.body',
+      'e.status',
+      'e.attempts_made',
+      'p.endpoint',
+      'p.status as endpoint_status',
+      'p.secret_encrypted',
+      'p.previous_secret_encrypted',
+      'p.previous_secret_expires_at',
+      'p.failing_since',
+    ])
+    .where('e.id', '=', eventId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { endpoint, endpoint_status, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at, failing_since, ...event } = row;
+  return {
+    event,
+    endpoint: { endpoint, status: endpoint_status, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at, failing_since },
+  };
+}
 
 /** A new event record; `attempt` when its first attempt was made before it was written. */
 export type NewEventRow = Pick<
@@ -65,9 +103,8 @@ export type ScheduledAttempt = {
  * Moves each event past its scheduled attempt and records that attempt, in one statement: only events
  * whose attempt is not recorded yet move (a duplicate command records nothing), and only their attempts are
  * inserted. Returns the events that moved. The event ids are given once more as an array so that the
- * planner probes the primary key (it estimates any json_to_recordset at 100 rows). Not PREPARED: the same
- * shape of statement in the sender, planned generically while its table was young, kept scanning the table
- * once it had grown (see PREPARED).
+ * planner probes the primary key (it estimates any json_to_recordset at 100 rows). Not PREPARED: a generic
+ * plan made while the table is small would keep scanning it once it has grown (see PREPARED).
  */
 export async function recordScheduledAttempts(db: Db, attempts: ScheduledAttempt[]): Promise<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>[]> {
   if (attempts.length === 0) return [];
@@ -113,4 +150,42 @@ export async function insertAttempt(db: Db, row: Insertable<WebhookAttemptsTable
 
 export async function listAttempts(db: Db, eventId: string, query: { limit?: number; after?: string }): Promise<Page<AttemptRow>> {
   return paginate(db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId), query);
+}
+
+/** A first attempt still waiting for a slot is not stale: moves its event's time so the sweeper keeps off it. */
+export async function postponeFirstAttempt(trx: Transaction<DispatcherDb>, eventId: string, due: Date): Promise<void> {
+  await trx.updateTable('webhook_events').set({ next_attempt_at: due }).where('id', '=', eventId).where('attempts_made', '=', 0).execute();
+}
+
+/** Ends an event whose endpoint got disabled before it was delivered (it stays replayable). */
+export async function failUnfinishedEvent(trx: Transaction<DispatcherDb>, eventId: string): Promise<void> {
+  await trx
+    .updateTable('webhook_events')
+    .set({ status: 'failed', next_attempt_at: null, updated_at: new Date() })
+    .where('id', '=', eventId)
+    .where('status', 'in', ['pending', 'attempting'])
+    .execute();
+}
+
+/**
+ * Up to 500 events still pending, never attempted and untouched for `staleMs`: their first attempt, made in
+ * process, was never recorded. Locked with SKIP LOCKED (replicas share the work) and touched, so the next
+ * sweep leaves them alone for another `staleMs`.
+ */
+export async function claimStaleFirstAttempts(trx: Transaction<DispatcherDb>, staleMs: number): Promise<Pick<EventRow, 'id' | 'team_id'>[]> {
+  const { rows } = await sql<{ id: string; team_id: string }>`with stale as (
+          select id from webhook_events
+          where status = 'pending' and attempts_made = 0 and next_attempt_at < now() - make_interval(secs => ${staleMs / 1000})
+          order by next_attempt_at limit 500 for update skip locked)
+        update webhook_events e set next_attempt_at = now(), updated_at = now() from stale where e.id = stale.id
+        returning e.id, e.team_id`.execute(trx);
+  return rows;
+}
+
+/** Events not yet delivered or failed: how many, and the age of the oldest in seconds (0 when none). */
+export async function readUndelivered(db: Db): Promise<{ count: number; oldestAgeSeconds: number }> {
+  const { rows } = await sql<{ undelivered: number; oldest_age_seconds: number | null }>`select count(*)::int as undelivered,
+      extract(epoch from now() - min(created_at))::float8 as oldest_age_seconds
+      from webhook_events where status in ('pending', 'attempting')`.execute(db);
+  return { count: rows[0]?.undelivered ?? 0, oldestAgeSeconds: Math.max(0, rows[0]?.oldest_age_seconds ?? 0) };
 }

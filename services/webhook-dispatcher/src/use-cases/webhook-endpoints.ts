@@ -1,0 +1,114 @@
+// Webhook endpoints behind /webhooks: saving them (URL and event names checked), rotating their signing
+// secret, and replaying one of their events. Another team's endpoint and a malformed id look the same: not
+// found.
+import type { Kysely } from 'kysely';
+import { PublicEventType } from '@postline/contracts';
+import { enqueueCommand, isUuid, newId, notFound, validationError, type SecretBox } from '@postline/platform';
+import { deleteEndpoint, findEndpoint, insertEndpoint, updateEndpoint } from '../db/endpoints.ts';
+import { findEvent } from '../db/events.ts';
+import type { DispatcherDb, EndpointRow, EventRow } from '../db/schema.ts';
+import { isEventId } from '../domain/ids.ts';
+import { ROTATION_OVERLAP_S } from '../domain/schedule.ts';
+import { newSecret } from '../domain/signing.ts';
+import { checkEndpointUrl } from '../webhook-http/url-policy.ts';
+
+export type WebhookEndpointsDeps = {
+  db: Kysely<DispatcherDb>;
+  box: SecretBox;
+  /** ALLOW_PRIVATE_NETWORK_TARGETS: http:// and private addresses allowed (development and tests). */
+  allowPrivate: boolean;
+  /** POSTLINE_DELAY_SCALE. */
+  scale: number;
+};
+
+/** A new endpoint with its own `whsec_` secret; the secret is returned in the clear this once. */
+export async function createEndpoint(
+  deps: WebhookEndpointsDeps,
+  teamId: string,
+  input: { endpoint: string; events: string[] },
+): Promise<{ endpoint: EndpointRow; secret: string }> {
+  const url = endpointUrl(input.endpoint, deps.allowPrivate);
+  const events = eventNames(input.events);
+  const secret = newSecret();
+  const endpoint = await insertEndpoint(deps.db, {
+    id: newId(),
+    team_id: teamId,
+    endpoint: url,
+    events,
+    status: 'enabled',
+    secret_encrypted: deps.box.seal(secret),
+  });
+  return { endpoint, secret };
+}
+
+export async function ownedEndpoint(deps: Pick<WebhookEndpointsDeps, 'db'>, teamId: string, id: string | undefined): Promise<EndpointRow> {
+  const endpoint = id && isUuid(id) ? await findEndpoint(deps.db, teamId, id) : undefined;
+  if (!endpoint) throw notFound('Webhook not found');
+  return endpoint;
+}
+
+export async function ownedEvent(
+  deps: Pick<WebhookEndpointsDeps, 'db'>,
+  teamId: string,
+  id: string | undefined,
+  eventId: string | undefined,
+): Promise<EventRow> {
+  const endpoint = await ownedEndpoint(deps, teamId, id);
+  const event = eventId && isEventId(eventId) ? await findEvent(deps.db, endpoint.id, eventId) : undefined;
+  if (!event) throw notFound('Webhook event not found');
+  return event;
+}
+
+/** Changes what is given (null: not given). Enabled again by hand, the failure streak starts over. */
+export async function updateEndpointSettings(
+  deps: WebhookEndpointsDeps,
+  endpoint: EndpointRow,
+  patch: { endpoint?: string | null; events?: string[] | null; status?: 'enabled' | 'disabled' | null },
+): Promise<void> {
+  const status = patch.status ?? undefined;
+  await updateEndpoint(deps.db, endpoint.id, {
+    ...(typeof patch.endpoint === 'string' ? { endpoint: endpointUrl(patch.endpoint, deps.allowPrivate) } : {}),
+    ...(Array.isArray(patch.events) ? { events: eventNames(patch.events) } : {}),
+    ...(status ? { status } : {}),
+    ...(status === 'enabled' ? { failing_since: null, disabled_reason: null } : {}),
+    ...(status === 'disabled' ? { disabled_reason: 'disabled through the API' } : {}),
+  });
+}
+
+export async function removeEndpoint(deps: Pick<WebhookEndpointsDeps, 'db'>, teamId: string, endpoint: EndpointRow): Promise<void> {
+  await deleteEndpoint(deps.db, teamId, endpoint.id);
+}
+
+/** A new secret signs first; the previous one keeps signing second for 24 h (scaled). */
+export async function rotateSigningSecret(deps: WebhookEndpointsDeps, endpoint: EndpointRow): Promise<string> {
+  const secret = newSecret();
+  await updateEndpoint(deps.db, endpoint.id, {
+    secret_encrypted: deps.box.seal(secret),
+    previous_secret_encrypted: endpoint.secret_encrypted,
+    previous_secret_expires_at: new Date(Date.now() + ROTATION_OVERLAP_S * 1000 * deps.scale),
+  });
+  return secret;
+}
+
+/** One extra delivery at once with the same webhook-id; the retry schedule is not touched. */
+export async function replayEvent(deps: Pick<WebhookEndpointsDeps, 'db'>, event: EventRow): Promise<void> {
+  await deps.db.transaction().execute((trx) =>
+    enqueueCommand(trx, 'webhook-dispatcher.deliver', event.team_id, { event_id: event.id, attempt: null, replay: true }),
+  );
+}
+
+function endpointUrl(raw: string, allowPrivate: boolean): string {
+  const checked = checkEndpointUrl(raw, { allowPrivate });
+  if (!checked.ok) throw validationError(checked.message);
+  return checked.url.toString();
+}
+
+/** Every name must be one of the 19 public events; an unknown one refuses the save, naming it. */
+function eventNames(names: string[]): PublicEventType[] {
+  if (names.length === 0) throw validationError('The `events` field must list at least one event.');
+  const unknown = names.filter((name) => !PublicEventType.safeParse(name).success);
+  if (unknown.length > 0) {
+    throw validationError(`Unknown event name${unknown.length > 1 ? 's' : ''}: ${unknown.map((name) => `\`${name}\``).join(', ')}.`);
+  }
+  return [...new Set(names)] as PublicEventType[];
+}
