@@ -10,7 +10,12 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue?.path.join('.') ?? '';
-  if (issue?.code === 'invalid_type' && field !== '' && valueAt(input, issue.path) === undefined) {
+  // zod reports a missing enum field as invalid_value, a missing field of any other type as invalid_type.
+  if (
+    (issue?.code === 'invalid_type' || issue?.code === 'invalid_value') &&
+    field !== '' &&
+    valueAt(input, issue.path) === undefined
+  ) {
     throw new ApiError(422, 'missing_required_field', `Missing \`${field}\` field.`);
   }
   const message = issue ? (field ? `Invalid \`${field}\`: ${issue.message}` : issue.message) : 'Invalid request';
@@ -18,10 +23,10 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let v: unknown = input;
+  let value: unknown = input;
   for (const key of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[key];
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
   }
-  return v;
+  return value;
 }

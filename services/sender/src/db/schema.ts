@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { BounceSubType, BounceType, DomainStatus, SuppressionOrigin } from '@postline/contracts';
 import type { MessagingTables } from '@postline/platform';
+import type { PropertyType, Subscription } from '../domain/contacts.ts';
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
 type Json<T> = ColumnType<T, string, string>;
@@ -78,7 +79,15 @@ export type EmailAttachmentsTable = {
   content: Buffer;
 };
 
-export type RecipientStatus = 'pending' | 'deferred' | 'delivered' | 'bounced' | 'failed' | 'suppressed' | 'complained' | 'canceled';
+export type RecipientStatus =
+  | 'pending'
+  | 'deferred'
+  | 'delivered'
+  | 'bounced'
+  | 'failed'
+  | 'suppressed'
+  | 'complained'
+  | 'canceled';
 
 export type RecipientsTable = {
   email_id: string;
@@ -121,6 +130,87 @@ export type SuppressionsTable = {
 };
 
 /** Only the sender's own tables; another service's tables cannot be typed here. */
+/** A team's contact property: values must have its type; `fallback_value` stands in where a contact has none. */
+export type ContactPropertiesTable = {
+  id: string;
+  team_id: string;
+  /** `[A-Za-z0-9_]{1,50}`, case-sensitive, unique per team. */
+  key: string;
+  type: PropertyType;
+  fallback_value: Json<string | number | null> | null;
+  created_at: CreatedAt;
+};
+
+/** One per email per team (case-insensitive through `email_key`). */
+export type ContactsTable = {
+  id: string;
+  team_id: string;
+  email: string;
+  email_key: Generated<string>;
+  first_name: string | null;
+  last_name: string | null;
+  /** Opted out of every broadcast. */
+  unsubscribed: Generated<boolean>;
+  /** Property values by the property's id (not its key), so that a deleted property's values are never read. */
+  properties: ColumnType<Record<string, string | number | null>, string | undefined, string>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+};
+
+export type SegmentsTable = { id: string; team_id: string; name: string; created_at: CreatedAt };
+
+export type ContactSegmentsTable = { segment_id: string; contact_id: string; team_id: string; created_at: CreatedAt };
+
+export type TopicsTable = {
+  id: string;
+  team_id: string;
+  name: string;
+  description: string | null;
+  /** Immutable: a contact with no explicit choice has this subscription. */
+  default_subscription: Subscription;
+  visibility: Generated<'public' | 'private'>;
+  created_at: CreatedAt;
+};
+
+/** A contact's explicit choice for a topic. */
+export type ContactTopicsTable = {
+  contact_id: string;
+  topic_id: string;
+  team_id: string;
+  subscription: Subscription;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+};
+
+export type ImportStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
+
+/** A CSV import, its file kept until it completes, with its progress committed with each chunk of rows. */
+export type ContactImportsTable = {
+  id: string;
+  team_id: string;
+  status: Generated<ImportStatus>;
+  on_conflict: 'upsert' | 'skip';
+  /** Contact field (email, first_name, last_name, unsubscribed) or property id → CSV column name. */
+  column_map: ColumnType<Record<string, string>, string | undefined, string>;
+  segment_ids: ColumnType<string[], string[] | undefined, string[]>;
+  topics: ColumnType<{ id: string; subscription: Subscription }[], string | undefined, string>;
+  file: Buffer;
+  /** Data rows read so far, and where the next one starts in `file`: where a restarted import resumes. */
+  rows_done: Generated<number>;
+  bytes_done: ColumnType<string, number | string | undefined, number | string>;
+  total: Generated<number>;
+  created: Generated<number>;
+  updated: Generated<number>;
+  skipped: Generated<number>;
+  failed: Generated<number>;
+  /** Why the whole import failed (an unreadable file, a missing email column). */
+  error: string | null;
+  created_at: CreatedAt;
+  completed_at: Date | null;
+};
+
+/** A row of an import that was not written, with why. Row numbers count data rows from 1. */
+export type ContactImportFailuresTable = { import_id: string; row_number: number; reason: string };
+
 export type SenderDb = MessagingTables & {
   sending_domains: SendingDomainsTable;
   emails: EmailsTable;
@@ -128,9 +218,22 @@ export type SenderDb = MessagingTables & {
   recipients: RecipientsTable;
   accepted_requests: AcceptedRequestsTable;
   suppressions: SuppressionsTable;
+  contact_properties: ContactPropertiesTable;
+  contacts: ContactsTable;
+  segments: SegmentsTable;
+  contact_segments: ContactSegmentsTable;
+  topics: TopicsTable;
+  contact_topics: ContactTopicsTable;
+  contact_imports: ContactImportsTable;
+  contact_import_failures: ContactImportFailuresTable;
 };
 
 export type SendingDomainRow = Selectable<SendingDomainsTable>;
 export type EmailRow = Selectable<EmailsTable>;
 export type RecipientRow = Selectable<RecipientsTable>;
 export type SuppressionRow = Selectable<SuppressionsTable>;
+export type ContactRow = Selectable<ContactsTable>;
+export type ContactPropertyRow = Selectable<ContactPropertiesTable>;
+export type SegmentRow = Selectable<SegmentsTable>;
+export type TopicRow = Selectable<TopicsTable>;
+export type ContactImportRow = Selectable<ContactImportsTable>;
