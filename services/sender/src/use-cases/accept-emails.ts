@@ -1,6 +1,8 @@
 // Accepting emails: one statement writes the emails, their recipients and attachments, and the messages
 // they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
 // scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
+// An email sent under a topic (topic_id) is not sent to the recipients the topic keeps it from: they are
+// written suppressed, with email.suppressed saying why, in the same commit.
 import type { Kysely } from 'kysely';
 import {
   ApiError,
@@ -14,9 +16,19 @@ import {
 import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
 import { insertAcceptedEmails, type AcceptedRows, type PositionedRecipient } from '../db/emails.ts';
 import type { EmailRow, SenderDb, SendingDomainRow } from '../db/schema.ts';
-import { findSendingDomains } from '../db/sending-domains.ts';
+import { findSendingDomains, type DomainLookup } from '../db/sending-domains.ts';
+import {
+  findTopicSubscriptions,
+  markTopicSuppressed,
+  type TopicLookup,
+  type TopicQuestion,
+  type TopicSubscriptions,
+  type TopicSuppressedRecipient,
+} from '../db/topic-recipients.ts';
 import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../domain/email-request.ts';
 import { domainOf, envelopeRecipients } from '../domain/recipients.ts';
+import { contactForms, topicOptOuts, withoutOptOuts, type TopicOptOut } from '../domain/topic-sends.ts';
+import { emailEvent } from './email-events.ts';
 import { scheduleMessages, sendMessages } from './email-messages.ts';
 import { refusalError } from './refusal-error.ts';
 
@@ -45,12 +57,14 @@ export async function acceptEmail(
       throw err;
     }
   }
-  const domainLookup = await findSendingDomains(deps.db, [{ teamId, name: request.fromDomain }]);
-  const sender = checkSender(domainLookup(teamId, request.fromDomain), request, keyDomainId);
+  const { domains, topics } = await lookUpSends(deps.db, [{ teamId, request }]);
+  const sender = checkSender(domains(teamId, request.fromDomain), request, keyDomainId);
   if (!sender.ok) throw validationError(sender.message, 403);
+  const topic = topicOf(topics, teamId, request);
+  if (topic instanceof ApiError) throw topic;
   return acceptEmails(
     deps.db,
-    { idempotency: idempotencyKey, emails: [{ request, domain: sender.domain }], now: deps.now() },
+    { idempotency: idempotencyKey, emails: [{ request, domain: sender.domain, topic }], now: deps.now() },
     (ids) => ({ id: ids[0] as string }),
   );
 }
@@ -81,13 +95,12 @@ export async function acceptBatch(
   const now = deps.now();
   const parsed: (EmailRequest | ApiError)[] = input.items.map((item) => {
     const result = parseEmailRequest(item, { now, batch: true });
-    if (!result.ok) return refusalError(result.refusal);
-    return result.request.topicId !== null ? topicNotFound() : result.request;
+    return result.ok ? result.request : refusalError(result.refusal);
   });
   const requests = parsed.filter((item): item is EmailRequest => !(item instanceof ApiError));
-  const domainLookup = await findSendingDomains(
+  const { domains, topics } = await lookUpSends(
     deps.db,
-    requests.map((request) => ({ teamId, name: request.fromDomain })),
+    requests.map((request) => ({ teamId, request })),
   );
 
   const accepted: Accepted[] = [];
@@ -96,9 +109,11 @@ export async function acceptBatch(
     let error: ApiError | undefined;
     if (item instanceof ApiError) error = item;
     else {
-      const sender = checkSender(domainLookup(teamId, item.fromDomain), item, keyDomainId);
-      if (sender.ok) accepted.push({ request: item, domain: sender.domain });
-      else error = validationError(sender.message, 403);
+      const sender = checkSender(domains(teamId, item.fromDomain), item, keyDomainId);
+      const topic = topicOf(topics, teamId, item);
+      if (!sender.ok) error = validationError(sender.message, 403);
+      else if (topic instanceof ApiError) error = topic;
+      else accepted.push({ request: item, domain: sender.domain, topic });
     }
     if (!error) return;
     // strict: the first invalid email refuses the whole batch, naming its index.
@@ -119,13 +134,47 @@ export async function acceptBatch(
 function checkedRequest(body: unknown, options: ParseEmailOptions): EmailRequest {
   const parsed = parseEmailRequest(body, options);
   if (!parsed.ok) throw refusalError(parsed.refusal);
-  if (parsed.request.topicId !== null) throw topicNotFound();
   return parsed.request;
 }
 
-/** Topics (and contacts' subscriptions to them) are not built yet, so no topic id can name one. */
-function topicNotFound(): ApiError {
-  return notFound('Topic not found');
+/** What accepting sends reads first: the sending domains they name, and the topics (none read without one). */
+async function lookUpSends(
+  db: Kysely<SenderDb>,
+  sends: readonly { teamId: string; request: EmailRequest }[],
+): Promise<{ domains: DomainLookup; topics: TopicLookup }> {
+  const domains = findSendingDomains(
+    db,
+    sends.map((send) => ({ teamId: send.teamId, name: send.request.fromDomain })),
+  );
+  const questions = topicQuestions(sends);
+  if (questions.length === 0) return { domains: await domains, topics: () => undefined };
+  const [domainLookup, topics] = await Promise.all([domains, findTopicSubscriptions(db, questions)]);
+  return { domains: domainLookup, topics };
+}
+
+/** For each send under a topic: its team's topic, and its recipients with the forms a contact's email may have. */
+function topicQuestions(sends: readonly { teamId: string; request: EmailRequest }[]): TopicQuestion[] {
+  return sends.flatMap(({ teamId, request }) =>
+    request.topicId === null
+      ? []
+      : [
+          {
+            teamId,
+            topicId: request.topicId,
+            recipients: envelopeRecipients(request).map((address) => ({ address, forms: contactForms(address) })),
+          },
+        ],
+  );
+}
+
+/** The topic `request` is sent under, as `topics` read it: undefined without one, a 404 when the team has no such topic. */
+function topicOf(
+  topics: TopicLookup,
+  teamId: string,
+  request: EmailRequest,
+): TopicSubscriptions | undefined | ApiError {
+  if (request.topicId === null) return undefined;
+  return topics(teamId, request.topicId) ?? notFound('Topic not found');
 }
 
 /**
@@ -150,12 +199,14 @@ export function checkSender(
   return { ok: true, domain };
 }
 
-export type Accepted = { request: EmailRequest; domain: SendingDomainRow };
+/** An email to accept: its request, its sending domain, and the topic it is sent under (topic_id), read. */
+export type Accepted = { request: EmailRequest; domain: SendingDomainRow; topic?: TopicSubscriptions | undefined };
 
 /**
  * Stores the emails and queues their work, and returns the response body `respond` builds from their ids.
  * Everything is one SQL statement (insertAcceptedEmails), so it is atomic without a transaction and costs a
- * single round trip. With an idempotency key, a key this team used within its lifetime returns the stored
+ * single round trip; only when a topic keeps an email from some recipients does a transaction hold it and
+ * the statement that marks them suppressed. With an idempotency key, a key this team used within its lifetime returns the stored
  * body instead and writes nothing (the gateway forwards its key so that a request retried after a gateway
  * crash is not sent twice), or, used for another request (the gateway's hash differs), a 409
  * invalid_idempotent_request; an older key is taken anew.
@@ -166,9 +217,18 @@ export async function acceptEmails<Body>(
   respond: (ids: string[]) => Body,
 ): Promise<Body> {
   const idempotencyKey = input.idempotency;
-  const rows = acceptedRows(input.emails, input.now);
+  const { rows, topicSuppressed } = acceptedRows(input.emails, input.now);
   const body = respond(rows.emails.map((email) => email.id));
-  const written = await insertAcceptedEmails(db, rows, claimIdempotencyKey(idempotencyKey, body, input.now));
+  const claim = claimIdempotencyKey(idempotencyKey, body, input.now);
+  const written =
+    topicSuppressed.length === 0
+      ? await insertAcceptedEmails(db, rows, claim)
+      : // The accept statement writes every recipient pending: those a topic keeps out are marked in its commit.
+        await db.transaction().execute(async (trx) => {
+          const inserted = await insertAcceptedEmails(trx, rows, claim);
+          if (inserted) await markTopicSuppressed(trx, topicSuppressed, input.now);
+          return inserted;
+        });
   if (written || idempotencyKey === undefined) return body;
   const stored = await findAcceptedRequest(db, idempotencyKey);
   // The key was held a moment ago; only the pruner could have taken it since, a day after its use.
@@ -187,11 +247,21 @@ export async function acceptEmails<Body>(
   return stored.response as Body;
 }
 
-/** The rows to write for accepted emails, ids assigned here, with the messages they cause. */
-function acceptedRows(accepted: readonly Accepted[], now: Date): AcceptedRows {
-  const emails: EmailRow[] = accepted.map(({ request, domain }) => {
+/**
+ * The rows to write for accepted emails, ids assigned here, with the messages they cause, and the recipients
+ * their topics keep them from (to mark suppressed once written).
+ */
+function acceptedRows(
+  accepted: readonly Accepted[],
+  now: Date,
+): { rows: AcceptedRows; topicSuppressed: TopicSuppressedRecipient[] } {
+  const addressesOfEmail = accepted.map(({ request }) => envelopeRecipients(request));
+  const optOutsOfEmail = accepted.map(({ topic }, i) => topicOptOuts(topic, addressesOfEmail[i] as string[]));
+  const emails: EmailRow[] = accepted.map(({ request, domain }, i) => {
     const id = newId();
     const scheduled = request.scheduledAt !== null;
+    // A send that skips some recipients at once has their email.suppressed as its last event so far.
+    const sentEvent = (optOutsOfEmail[i] as TopicOptOut[]).length > 0 ? 'suppressed' : 'sent';
     return {
       id,
       team_id: domain.team_id,
@@ -210,21 +280,19 @@ function acceptedRows(accepted: readonly Accepted[], now: Date): AcceptedRows {
       tags: request.tags,
       message_id: `<${id}@${request.fromDomain}>`,
       status: scheduled ? 'scheduled' : 'queued',
-      last_event: scheduled ? 'scheduled' : 'sent',
+      last_event: scheduled ? 'scheduled' : sentEvent,
       scheduled_at: request.scheduledAt,
       created_at: now,
     };
   });
-  const recipientsOfEmail = emails.map((email) =>
-    envelopeRecipients({ to: email.to_addresses, cc: email.cc_addresses, bcc: email.bcc_addresses }).map(
-      (address, position) => ({
-        email_id: email.id,
-        position,
-        team_id: email.team_id,
-        address,
-        domain: domainOf(address),
-      }),
-    ),
+  const recipientsOfEmail = emails.map((email, i) =>
+    (addressesOfEmail[i] as string[]).map((address, position) => ({
+      email_id: email.id,
+      position,
+      team_id: email.team_id,
+      address,
+      domain: domainOf(address),
+    })),
   );
   const attachments = accepted.flatMap(({ request }, i) =>
     request.attachments.map((attachment, position) => ({
@@ -238,23 +306,46 @@ function acceptedRows(accepted: readonly Accepted[], now: Date): AcceptedRows {
     })),
   );
   const outbox = outboxRows(
-    emails.flatMap((email, i): OutboxMessage[] =>
-      email.scheduled_at
-        ? scheduleMessages(email, email.scheduled_at)
-        : sendMessages(email, recipientsOfEmail[i] as PositionedRecipient[]),
+    emails.flatMap((email, i): OutboxMessage[] => {
+      const optOuts = optOutsOfEmail[i] as TopicOptOut[];
+      const toSend = withoutOptOuts(recipientsOfEmail[i] as PositionedRecipient[], optOuts);
+      const messages = email.scheduled_at ? scheduleMessages(email, email.scheduled_at) : sendMessages(email, toSend);
+      return optOuts.length === 0 ? messages : [...messages, ...topicSuppressedEvents(email, optOuts)];
+    }),
+  );
+  const topicSuppressed = emails.flatMap((email, i) =>
+    (optOutsOfEmail[i] as TopicOptOut[]).map((optOut) => ({
+      emailId: email.id,
+      position: optOut.position,
+      reason: optOut.reason,
+    })),
+  );
+  return { rows: { emails, recipients: recipientsOfEmail.flat(), attachments, outbox }, topicSuppressed };
+}
+
+/**
+ * email.suppressed for the recipients a topic keeps the email from, one per reason as for the suppression
+ * list, of type `Suppressed` (not `OnAccountSuppressionList`: the address is not on the team's list).
+ */
+function topicSuppressedEvents(email: EmailRow, optOuts: readonly TopicOptOut[]): OutboxMessage[] {
+  return [...new Set(optOuts.map((optOut) => optOut.reason))].map((reason) =>
+    emailEvent(
+      'email.suppressed',
+      email,
+      optOuts.filter((optOut) => optOut.reason === reason).map((optOut) => optOut.address),
+      { suppressed: { message: reason, type: 'Suppressed' } },
     ),
   );
-  return { emails, recipients: recipientsOfEmail.flat(), attachments, outbox };
 }
 
 export type SingleAccept = { teamId: string; request: EmailRequest; keyDomainId: string | undefined; now: Date };
 
 /**
  * Accepts single emails (POST /emails without an idempotency key) in groups: requests that arrive while
- * earlier groups are being written share one domain lookup and one accept statement, so one commit. A
- * lone request goes at once; under load groups grow by themselves (at most `maxConcurrent` statements run,
- * what arrives meanwhile waits for the next). Each request gets its own answer: its id, or the 403 of its
- * own sender check. If a group's statement fails, its emails are retried one by one, so an error lands only
+ * earlier groups are being written share one domain lookup (and one topic read, if any names a topic) and one
+ * accept statement, so one commit. A lone request goes at once; under load groups grow by themselves (at
+ * most `maxConcurrent` statements run, what arrives meanwhile waits for the next). Each request gets its own
+ * answer: its id, or the 403 of its own sender check or the 404 of its own topic. If a group's statement fails, its emails are retried one by one, so an error lands only
  * on the request that caused it.
  */
 export function createSingleAccepts(
@@ -263,15 +354,14 @@ export function createSingleAccepts(
 ): SingleAccepts {
   type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
   const acceptGroup = async (jobs: Job[]) => {
-    const domainLookup = await findSendingDomains(
-      db,
-      jobs.map((job) => ({ teamId: job.teamId, name: job.request.fromDomain })),
-    );
+    const { domains, topics } = await lookUpSends(db, jobs);
     const allowed: { job: Job; accepted: Accepted }[] = [];
     for (const job of jobs) {
-      const sender = checkSender(domainLookup(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
-      if (sender.ok) allowed.push({ job, accepted: { request: job.request, domain: sender.domain } });
-      else job.reject(new SenderRefused(sender.message));
+      const sender = checkSender(domains(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
+      const topic = topicOf(topics, job.teamId, job.request);
+      if (!sender.ok) job.reject(new SenderRefused(sender.message));
+      else if (topic instanceof ApiError) job.reject(topic);
+      else allowed.push({ job, accepted: { request: job.request, domain: sender.domain, topic } });
     }
     if (allowed.length === 0) return;
     // Emails of several teams in one statement: each row's team is its sending domain's.
