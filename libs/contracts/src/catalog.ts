@@ -7,6 +7,7 @@ import {
   DomainState,
   EmailFeedback,
   ExpireSuppression,
+  ImportContacts,
   MessageEnvelope,
   SendScheduledEmail,
   TimerCancel,
@@ -28,6 +29,7 @@ export const catalog = {
   'sender.deliver': DeliverEmail,
   'sender.send-scheduled': SendScheduledEmail,
   'sender.expire-suppression': ExpireSuppression,
+  'sender.import-contacts': ImportContacts,
 } as const;
 
 export type Catalog = typeof catalog;

@@ -60,4 +60,4 @@ export {
 } from './catalog.ts';
 export { SERVICE_NAMES, type ServiceName } from './services.ts';
 export { PUBLIC_LINK_GONE, PUBLIC_LINK_PATH, publicLinkIdentity } from './public-links.ts';
-export { IDEMPOTENCY_KEY_LIFETIME_MS, SEND_EMAIL_BODY } from './api-limits.ts';
+export { CONTACT_IMPORT_BODY_LIMIT_BYTES, CONTACT_IMPORT_FILE_LIMIT_BYTES, IDEMPOTENCY_KEY_LIFETIME_MS, SEND_EMAIL_BODY } from './api-limits.ts';

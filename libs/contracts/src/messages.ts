@@ -103,6 +103,13 @@ export const ExpireSuppression = z.object({ suppression_id: z.uuid() });
 export type ExpireSuppression = z.infer<typeof ExpireSuppression>;
 
 /**
+ * Command `sender.import-contacts`: process (or resume) a contact import, its CSV stored with it. Sent when
+ * the import is created, and again by a run that hands the rest of the file over (a shutdown, its time up).
+ */
+export const ImportContacts = z.object({ import_id: z.uuid() });
+export type ImportContacts = z.infer<typeof ImportContacts>;
+
+/**
  * Internal event `internal.email.feedback`: what a recipient's system reported about an email after
  * accepting it, matched to the email and recipient by the VERP address (inbound-smtp publishes it for
  * DSNs and ARF complaints it has authenticated; the sender consumes it). Never delivered to customers.

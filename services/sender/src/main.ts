@@ -8,6 +8,7 @@ import { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
 import { createFeedbackConsumer } from './consumers/feedback.ts';
 import { createExpireSuppressionConsumer } from './consumers/expire-suppression.ts';
+import { createImportContactsConsumer } from './consumers/import-contacts.ts';
 import { createSendScheduledConsumer } from './consumers/send-scheduled.ts';
 import { createAttemptLoader } from './db/attempts.ts';
 import { waitingRecipients } from './db/recipients.ts';
@@ -31,7 +32,11 @@ const now = () => new Date();
 const senderMetrics = createSenderMetrics(metrics.registry, () => waitingRecipients(db));
 
 const mta = createMta({
-  resolver: createMxResolver({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS }),
+  resolver: createMxResolver({
+    servers: config.DNS_SERVERS,
+    timeoutMs: config.DNS_TIMEOUT_MS,
+    allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+  }),
   port: config.MX_DELIVERY_PORT,
   heloName: config.SMTP_HELO_NAME,
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
@@ -66,11 +71,17 @@ const deliverDeps: DeliverDeps = {
 const consumers: { consumes: string; consumer: Consumer }[] = [
   { consumes: 'internal.domain.state', consumer: createDomainStateConsumer({ broker, db, logger }) },
   ...(config.DELIVERY_CONCURRENCY > 0
-    ? [{ consumes: 'sender.deliver', consumer: createDeliverEmailConsumer({ ...deliverDeps, broker, concurrency: config.DELIVERY_CONCURRENCY }) }]
+    ? [
+        {
+          consumes: 'sender.deliver',
+          consumer: createDeliverEmailConsumer({ ...deliverDeps, broker, concurrency: config.DELIVERY_CONCURRENCY }),
+        },
+      ]
     : []),
   { consumes: 'sender.send-scheduled', consumer: createSendScheduledConsumer({ broker, db, logger }) },
   { consumes: 'sender.expire-suppression', consumer: createExpireSuppressionConsumer({ broker, db, logger, now }) },
   { consumes: 'internal.email.feedback', consumer: createFeedbackConsumer({ broker, db, logger, now }) },
+  { consumes: 'sender.import-contacts', consumer: createImportContactsConsumer({ broker, db, logger, now }) },
 ];
 
 await runtime.start({
@@ -92,6 +103,10 @@ await runtime.start({
     { name: 'mta', start: () => undefined, stop: () => mta.close() },
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
     createIdempotencyPrune({ db, now, logger }),
-    ...consumers.map(({ consumes, consumer }) => ({ name: consumes, start: () => consumer.start(), stop: () => consumer.stop() })),
+    ...consumers.map(({ consumes, consumer }) => ({
+      name: consumes,
+      start: () => consumer.start(),
+      stop: () => consumer.stop(),
+    })),
   ],
 });

@@ -1,15 +1,31 @@
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
-import { PUBLIC_LINK_GONE, publicLinkIdentity } from '@postline/contracts';
+import { CONTACT_IMPORT_BODY_LIMIT_BYTES, PUBLIC_LINK_GONE, publicLinkIdentity } from '@postline/contracts';
 import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, notFound, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
-import { ownerOf, publicOwnerOf, type Owners } from '../domain/routes.ts';
+import { normalizePath, ownerOf, publicOwnerOf, type Owners } from '../domain/routes.ts';
 import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
 
 const PASS_HEADERS = ['x-batch-validation', 'x-resend-batch-validation', 'user-agent', 'x-request-id'];
 const FORWARD_TIMEOUT_MS = 30_000;
+
+/**
+ * Bodies the gateway passes on as they come, unparsed, with their own content type: the CSV upload of a
+ * contact import (multipart/form-data). Its limit is the reference's 50 MB file and room for the form's
+ * other parts; the owner checks the file itself.
+ */
+const STREAMED_BODIES = [
+  {
+    method: 'POST',
+    path: '/contacts/imports',
+    type: 'multipart/form-data',
+    limitBytes: CONTACT_IMPORT_BODY_LIMIT_BYTES,
+    tooLarge: 'The request body is too large: the file of a contact import may be at most 50 MB.',
+  },
+] as const;
 
 export type Forwarded = { status: number; contentType: string; body: Buffer };
 
@@ -69,8 +85,10 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
       const value = req.header(name);
       if (value) headers[name] = value;
     }
+    const streamed = streamedBody(req);
     const hasBody = !['GET', 'HEAD'].includes(req.method) && (req.method !== 'DELETE' || req.body !== undefined);
-    if (hasBody) headers['content-type'] = 'application/json';
+    if (streamed) Object.assign(headers, streamed.headers);
+    else if (hasBody) headers['content-type'] = 'application/json';
 
     let answer: Forwarded;
     deps.hooks?.onForwarding?.(res);
@@ -80,7 +98,7 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
         dispatcher: agent,
         method: req.method as 'GET',
         headers,
-        body: hasBody ? JSON.stringify(req.body ?? {}) : undefined,
+        body: streamed ? streamed.body : hasBody ? JSON.stringify(req.body ?? {}) : undefined,
       });
       const contentType = response.headers['content-type'];
       answer = {
@@ -89,6 +107,7 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
         body: Buffer.from(await response.body.arrayBuffer()),
       };
     } catch (err) {
+      if (streamed?.exceeded()) throw bodyTooLarge(streamed.tooLarge);
       const code = networkCode(err);
       if (code === undefined) throw err;
       req.log.error({ err, owner, code }, 'owner did not answer');
@@ -98,6 +117,41 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     await deps.hooks?.onResponse?.(res, answer);
     sendForwarded(res, answer);
   };
+}
+
+type StreamedBody = {
+  headers: Record<string, string>;
+  body: Readable;
+  tooLarge: string;
+  /** Whether the body went past its limit while it was being sent (the owner's request was then cut). */
+  exceeded: () => boolean;
+};
+
+/**
+ * A request whose body is passed on as a stream (STREAMED_BODIES), counted on its way so that a body of
+ * unknown length stops at the limit; one whose declared length is over it is refused at once (413).
+ */
+function streamedBody(req: Request): StreamedBody | undefined {
+  const match = STREAMED_BODIES.find((streamed) => streamed.method === req.method && normalizePath(req.path) === streamed.path);
+  if (!match || !req.is(match.type)) return undefined;
+  const length = req.header('content-length');
+  const { limitBytes, tooLarge } = match;
+  if (length !== undefined && Number(length) > limitBytes) throw bodyTooLarge(tooLarge);
+  let bytes = 0;
+  async function* counted(): AsyncGenerator<Buffer> {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > limitBytes) throw new Error('request body over its limit');
+      yield chunk;
+    }
+  }
+  const headers: Record<string, string> = { 'content-type': req.header('content-type') ?? match.type };
+  if (length !== undefined) headers['content-length'] = length;
+  return { headers, body: Readable.from(counted()), tooLarge, exceeded: () => bytes > limitBytes };
+}
+
+function bodyTooLarge(message: string): ApiError {
+  return new ApiError(413, 'validation_error', message);
 }
 
 /** The owner's headers a public page or download keeps on its way out. */

@@ -2,8 +2,13 @@ import { Router } from 'express';
 import { requireTeam } from '@postline/platform';
 import type { EmailLinkDeps } from '../use-cases/email-links.ts';
 import { emailLinkRoutes, publicLinkRoutes } from './email-links.ts';
+import { contactImportRoutes } from './contact-imports.ts';
+import { contactPropertyRoutes } from './contact-properties.ts';
+import { contactRoutes } from './contacts.ts';
 import { emailRoutes, type EmailRouteDeps } from './emails.ts';
+import { segmentRoutes } from './segments.ts';
 import { suppressionRoutes } from './suppressions.ts';
+import { topicRoutes } from './topics.ts';
 
 /** The sender's internal HTTP API: resource routes reached through the gateway. */
 export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps): Router {
@@ -26,6 +31,12 @@ export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps): Router {
   router.use(emailLinkRoutes(deps));
   router.use(emailRoutes(deps));
   router.use(suppressionRoutes(deps));
+  // Contact imports go here, before the contacts: `/contacts/imports` is not a contact named `imports`.
+  router.use(contactImportRoutes(deps));
+  router.use(contactPropertyRoutes(deps));
+  router.use(segmentRoutes(deps));
+  router.use(topicRoutes(deps));
+  router.use(contactRoutes(deps));
   // Reached through the gateway's public routes, without a team: a signed token names what they serve.
   router.use(publicLinkRoutes(deps));
   return router;
