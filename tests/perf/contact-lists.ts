@@ -1,0 +1,119 @@
+// Benchmark (run by hand, not a jest test): the latency of listing contacts as a team grows, through the
+// real gateway and sender.
+//
+//   node tests/perf/contact-lists.ts [--small 10000] [--large 1000000] [--requests 300]
+//
+// One team gets `--small` contacts, all members of one segment, written straight into the sender's tables
+// (as an import would leave them). Then `--requests` sequential calls each of `GET /contacts?limit=100` and
+// `GET /segments/{id}/contacts?limit=100`: half the first page, half a page further in (`after` a contact
+// taken at random), so that a query that scans up to its cursor shows. The team then grows to `--large`
+// contacts and the same calls are made again. The figure is each list's p50 at the large size against the
+// small one (target: within 1.5×). By default the tables are never analyzed (this machine's Postgres runs
+// without autovacuum), so the plans must do without statistics; `--analyze` analyzes them after each
+// growth, as autovacuum (or an import's own ANALYZE) would.
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { Resend } from 'resend';
+import { startSystem } from '@postline/testing';
+
+process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
+process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
+process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+
+const { values: args } = parseArgs({
+  options: {
+    small: { type: 'string', default: '10000' },
+    large: { type: 'string', default: '1000000' },
+    requests: { type: 'string', default: '300' },
+    analyze: { type: 'boolean', default: false },
+  },
+});
+const SMALL = Number(args.small);
+const LARGE = Number(args.large);
+const REQUESTS = Number(args.requests);
+
+const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/** Adds contacts `from`..`to` - 1 to the team and to the segment, in one statement per 100,000. */
+async function grow(client: pg.Client, teamId: string, segmentId: string, from: number, to: number): Promise<void> {
+  for (let start = from; start < to; start += 100_000) {
+    const end = Math.min(to, start + 100_000);
+    // UUIDv7-shaped ids in creation order, as the sender makes them.
+    await client.query(
+      `with made as (
+         insert into sender.contacts (id, team_id, email, first_name, properties, created_at, updated_at)
+         select (lpad(to_hex(1700000000000 + n), 12, '0') || '7' || substr(md5(n::text), 1, 3) || '8' || substr(md5(n::text), 4, 15))::uuid,
+                $1::uuid, 'contact' || n || '@example.com', 'Contact ' || n, '{}', now(), now()
+         from generate_series($3::int, $4::int - 1) as n
+         returning id)
+       insert into sender.contact_segments (segment_id, contact_id, team_id) select $2::uuid, id, $1::uuid from made`,
+      [teamId, segmentId, start, end],
+    );
+  }
+  if (args.analyze) await client.query('analyze sender.contacts, sender.contact_segments');
+}
+
+type Lists = { contacts: number[]; segment: number[] };
+
+async function measure(apiUrl: string, apiKey: string, segmentId: string, client: pg.Client, teamId: string): Promise<Lists> {
+  const origin = new URL(apiUrl).origin;
+  const http = new Pool(origin, { connections: 1 });
+  const headers = { authorization: `Bearer ${apiKey}`, 'user-agent': 'contact-lists-benchmark' };
+  const { rows } = await client.query<{ id: string }>(
+    'select id from sender.contacts where team_id = $1 order by random() limit $2',
+    [teamId, REQUESTS],
+  );
+  const cursors = rows.map((row) => row.id);
+  const timed = async (path: string): Promise<number> => {
+    const started = performance.now();
+    const res = await http.request({ method: 'GET', path, headers });
+    const body = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${body.slice(0, 200)}`);
+    return performance.now() - started;
+  };
+  const lists: Lists = { contacts: [], segment: [] };
+  // Warm-up: connections, the services' JIT, Postgres's caches.
+  for (let i = 0; i < 100; i++) {
+    await timed('/contacts?limit=100');
+    await timed(`/segments/${segmentId}/contacts?limit=100`);
+  }
+  for (let i = 0; i < REQUESTS; i++) {
+    const after = i % 2 === 1 ? `&after=${cursors[i % cursors.length]}` : '';
+    lists.contacts.push(await timed(`/contacts?limit=100${after}`));
+    lists.segment.push(await timed(`/segments/${segmentId}/contacts?limit=100${after}`));
+  }
+  await http.close();
+  lists.contacts.sort((a, b) => a - b);
+  lists.segment.sort((a, b) => a - b);
+  return lists;
+}
+
+const system = await startSystem({ RATE_LIMIT_PER_SECOND: '100000' });
+const client = new pg.Client({ connectionString: system.env.DATABASE_URL });
+await client.connect();
+try {
+  const { api_key: apiKey, team_id: teamId } = system.admin('team', 'create', '--name', 'Bench');
+  const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
+  const segment = await resend.segments.create({ name: 'Everyone' });
+  if (!segment.data) throw new Error(`segment: ${JSON.stringify(segment.error)}`);
+  const segmentId = segment.data.id;
+
+  await grow(client, String(teamId), segmentId, 0, SMALL);
+  log(`${SMALL} contacts`);
+  const small = await measure(system.apiUrl, String(apiKey), segmentId, client, String(teamId));
+  const started = performance.now();
+  await grow(client, String(teamId), segmentId, SMALL, LARGE);
+  log(`${LARGE} contacts (grown in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  const large = await measure(system.apiUrl, String(apiKey), segmentId, client, String(teamId));
+
+  const row = (name: string, a: number[], b: number[]) =>
+    `${name}: p50 ${percentile(a, 50).toFixed(2)} ms at ${SMALL}, ${percentile(b, 50).toFixed(2)} ms at ${LARGE} → ${(percentile(b, 50) / percentile(a, 50)).toFixed(2)}× (target ≤ 1.5×); p99 ${percentile(a, 99).toFixed(2)} → ${percentile(b, 99).toFixed(2)} ms`;
+  console.log(`\n== contact-lists benchmark (${args.analyze ? 'tables analyzed' : 'no statistics'}) ==`);
+  console.log(row('GET /contacts?limit=100', small.contacts, large.contacts));
+  console.log(row('GET /segments/{id}/contacts?limit=100', small.segment, large.segment));
+} finally {
+  await client.end();
+  await system.stop();
+}
