@@ -52,6 +52,14 @@ export const DomainState = z.object({
   tls: z.enum(['opportunistic', 'enforced']),
   open_tracking: z.boolean(),
   click_tracking: z.boolean(),
+  /** The tracking subdomain's label(s) (`links` for `links.<name>`), or null for none. Optional: older states lack it. */
+  tracking_subdomain: z.string().nullable().optional(),
+  /**
+   * The tracking subdomain's records verified (its CNAME points at TRACKING_HOST and CAA lets our CA issue
+   * its certificate): only then are open_tracking and click_tracking applied. Optional: older states lack it
+   * (read as false).
+   */
+  tracking_verified: z.boolean().optional(),
   /** True once the domain is removed; read models drop it. */
   deleted: z.boolean(),
 });
@@ -108,6 +116,21 @@ export type ExpireSuppression = z.infer<typeof ExpireSuppression>;
  */
 export const ImportContacts = z.object({ import_id: z.uuid() });
 export type ImportContacts = z.infer<typeof ImportContacts>;
+
+/**
+ * Command `sender.send-broadcast`: a scheduled broadcast's time has come (sent by the scheduler). A command
+ * for a time the broadcast no longer has (canceled, rescheduled) is ignored.
+ */
+export const SendBroadcast = z.object({ broadcast_id: z.uuid(), scheduled_at: z.iso.datetime({ offset: true }) });
+export type SendBroadcast = z.infer<typeof SendBroadcast>;
+
+/**
+ * Command `sender.fan-out-broadcast`: make the emails of the next page of a queued broadcast's contacts, those
+ * after contact id `after` (null: from the first). Each page's transaction sends the next page's command; a
+ * command whose `after` is not where the broadcast's fan-out stands is stale and ignored.
+ */
+export const FanOutBroadcast = z.object({ broadcast_id: z.uuid(), after: z.uuid().nullable() });
+export type FanOutBroadcast = z.infer<typeof FanOutBroadcast>;
 
 /**
  * Internal event `internal.email.feedback`: what a recipient's system reported about an email after

@@ -8,7 +8,9 @@ export type DnsRecord =
   | { type: 'MX'; exchange: string; priority: number }
   | { type: 'A'; address: string }
   | { type: 'AAAA'; address: string }
-  | { type: 'CNAME'; target: string };
+  | { type: 'CNAME'; target: string }
+  /** `flags` 128 marks the property critical; `tag` is `issue`, `issuewild`, `iodef`, … (RFC 8659). */
+  | { type: 'CAA'; flags?: number; tag: string; value: string };
 
 export type DnsFailure = 'servfail' | 'timeout' | 'refused';
 
@@ -127,6 +129,8 @@ function rdata(record: DnsRecord): Record<string, unknown> {
       return { type: Packet.TYPE.AAAA, address: record.address };
     case 'CNAME':
       return { type: Packet.TYPE.CNAME, domain: record.target };
+    case 'CAA':
+      return { type: Packet.TYPE.CAA, flags: record.flags ?? 0, tag: record.tag, value: record.value };
   }
 }
 

@@ -18,6 +18,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   DNS_TIMEOUT_MS: z.coerce.number().int().positive().default(3000),
   /** Our inbound MX host: the target of each domain's return-path MX and receiving MX records. */
   INBOUND_MX_HOST: HostName.default('inbound.postline.test'),
+  /** Our open and click tracking host: the CNAME target of each domain's tracking subdomain. */
+  TRACKING_HOST: HostName.default('track.postline.test'),
   /** The SPF domain that lists our sending hosts: return-path TXT records say `include:<this>`. */
   SPF_INCLUDE: HostName.default('_spf.postline.test'),
 });

@@ -19,7 +19,11 @@ const deps: DomainRouteDeps = {
   logger,
   box: createSecretBox(config.POSTLINE_SECRET_KEY),
   dns: createDnsLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS }),
-  infra: { inboundMxHost: config.INBOUND_MX_HOST.toLowerCase(), spfInclude: config.SPF_INCLUDE.toLowerCase() },
+  infra: {
+    inboundMxHost: config.INBOUND_MX_HOST.toLowerCase(),
+    spfInclude: config.SPF_INCLUDE.toLowerCase(),
+    trackingHost: config.TRACKING_HOST.toLowerCase(),
+  },
   scale: config.POSTLINE_DELAY_SCALE,
   metrics: createDomainVerifierMetrics(runtime.metrics.registry, () => countDomainsPerStatus(db)),
 };

@@ -23,6 +23,8 @@ const SCALE = 0.00005;
 const WINDOW_MS = 72 * 3600 * 1000 * SCALE;
 const MX_HOST = 'inbound.postline.test';
 const SPF = 'v=spf1 include:_spf.postline.test ~all';
+const TRACKING_HOST = 'track.postline.test';
+const TRACKING_CAA = '0 issue "letsencrypt.org"';
 
 let system: System;
 let dns: DnsServer;
@@ -322,5 +324,98 @@ describe('verification', () => {
     const metrics = await (await fetch(`${system.services['domain-verifier'].url}/metrics`)).text();
     expect(metrics).toMatch(/domain_checks_total\{[^}]*trigger="scheduled"[^}]*status="verified"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/domain_dns_lookup_duration_seconds_count\{[^}]*type="TXT"/);
+  });
+});
+
+describe('tracking subdomain', () => {
+  const since = () => events.messages.length;
+
+  it('adds the Tracking CNAME and TrackingCAA records, verifies them apart from the domain status, and follows PATCH', async () => {
+    const name = uniqueDomain();
+    const label = name.split('.')[0];
+    // A CAA set on the domain that allows another CA only (set before the first check can look).
+    dns.set(name, [{ type: 'CAA', tag: 'issue', value: 'digicert.com' }]);
+    const created = await create(name, { trackingSubdomain: 'Links', openTracking: true, clickTracking: true });
+    expect(created.tracking_subdomain).toBe('links');
+    const records = created.records as Records;
+    expect(records.map((r) => r.record)).toEqual(['DKIM', 'SPF', 'SPF', 'Tracking', 'TrackingCAA']);
+    expect(records.slice(3)).toEqual([
+      { record: 'Tracking', name: `links.${label}`, type: 'CNAME', ttl: 'Auto', status: 'not_started', value: TRACKING_HOST },
+      { record: 'TrackingCAA', name: 'example.com', type: 'CAA', ttl: 'Auto', status: 'not_started', value: TRACKING_CAA },
+    ]);
+    const createdEvent = await domainEvent('domain.created', created.id);
+    expect((createdEvent.envelope.data.records as Records).slice(3).map((r) => [r.record, r.type])).toEqual([
+      ['Tracking', 'CNAME'],
+      ['TrackingCAA', 'CAA'],
+    ]);
+    await stateEvent(created.id, (d) => d.tracking_subdomain === 'links' && d.tracking_verified === false);
+
+    // The sending records only: the domain is verified for sending, its tracking records are not, and
+    // tracking is not verified.
+    publish(name, records.slice(0, 3));
+    const verified = await domainEvent('domain.updated', created.id, (d) => d.status === 'verified');
+    expect((verified.envelope.data.records as Records).map((r) => [r.record, r.status])).toEqual([
+      ['DKIM', 'verified'],
+      ['SPF', 'verified'],
+      ['SPF', 'verified'],
+      ['Tracking', 'pending'],
+      ['TrackingCAA', 'pending'],
+    ]);
+    await stateEvent(created.id, (d) => d.status === 'verified' && d.sending_verified === true && d.tracking_verified === false);
+
+    // The CNAME (any case, trailing dot) and our CA added to the domain's CAA set: tracking is verified, the
+    // domain stays verified.
+    const beforeTracking = since();
+    dns.set(`links.${name}`, [{ type: 'CNAME', target: 'TRACK.postline.test.' }]);
+    dns.add(name, [{ type: 'CAA', tag: 'issue', value: 'letsencrypt.org' }]);
+    const tracked = await domainEvent('domain.updated', created.id, (d) => (d.records as Records).every((r) => r.status === 'verified'), beforeTracking);
+    expect(tracked.envelope.data.status).toBe('verified');
+    await stateEvent(created.id, (d) => d.tracking_verified === true && d.sending_verified === true, beforeTracking);
+    const shown = await get(created.id);
+    expect(shown.records.map((r) => r.status)).toEqual(['verified', 'verified', 'verified', 'verified', 'verified']);
+    const caaLookups = dns.queries.filter((q) => q.type === 'CAA' && q.name.endsWith(name)).map((q) => q.name);
+    expect(caaLookups).toEqual(expect.arrayContaining([`links.${name}`, name]));
+
+    // The CNAME removed: tracking is no longer verified, sending is untouched.
+    const beforeLoss = since();
+    dns.remove(`links.${name}`);
+    await stateEvent(created.id, (d) => d.tracking_verified === false && d.sending_verified === true && d.status === 'verified', beforeLoss);
+    expect((await get(created.id)).status).toBe('verified');
+
+    // A new tracking subdomain replaces the records, not started, and tracking is not verified until found.
+    const beforeMove = since();
+    expect(await resend.domains.update({ id: created.id, trackingSubdomain: 'clicks' })).toMatchObject({ error: null });
+    const moved = await domainEvent('domain.updated', created.id, (d) => (d.records as Records).some((r) => r.name === `clicks.${label}`), beforeMove);
+    expect((moved.envelope.data.records as Records).slice(3).map((r) => [r.record, r.name, r.status])).toEqual([
+      ['Tracking', `clicks.${label}`, 'not_started'],
+      ['TrackingCAA', 'example.com', 'not_started'],
+    ]);
+    expect(moved.envelope.data.status).toBe('verified');
+    await stateEvent(created.id, (d) => d.tracking_subdomain === 'clicks' && d.tracking_verified === false, beforeMove);
+    dns.set(`clicks.${name}`, [{ type: 'CNAME', target: TRACKING_HOST }]);
+    await stateEvent(created.id, (d) => d.tracking_subdomain === 'clicks' && d.tracking_verified === true, beforeMove);
+    expect((await get(created.id)).records.find((r) => r.record === 'Tracking')).toMatchObject({ name: `clicks.${label}`, status: 'verified' });
+
+    // An empty tracking_subdomain clears it: the tracking records go, tracking is not verified.
+    const beforeClear = since();
+    expect(await call('PATCH', `/domains/${created.id}`, { tracking_subdomain: '' })).toMatchObject({ status: 200 });
+    const cleared = await get(created.id);
+    expect(cleared.records.map((r) => r.record)).toEqual(['DKIM', 'SPF', 'SPF']);
+    expect(cleared).not.toHaveProperty('tracking_subdomain');
+    expect(cleared.status).toBe('verified');
+    await domainEvent('domain.updated', created.id, (d) => (d.records as Records).length === 3, beforeClear);
+    await stateEvent(created.id, (d) => d.tracking_subdomain === null && d.tracking_verified === false, beforeClear);
+  });
+
+  it('verifies TrackingCAA when no CAA record exists on the host or its parents, and refuses a bad label', async () => {
+    const name = uniqueDomain();
+    const created = await create(name, { trackingSubdomain: 'go' });
+    dns.set(`go.${name}`, [{ type: 'CNAME', target: TRACKING_HOST }]);
+    await stateEvent(created.id, (d) => d.tracking_verified === true);
+    const shown = await get(created.id);
+    // Tracking is verified while the sending records are still missing: the domain itself is pending.
+    expect(shown.status).toBe('pending');
+    expect(shown.records.slice(3).map((r) => r.status)).toEqual(['verified', 'verified']);
+    expect(await call('PATCH', `/domains/${created.id}`, { tracking_subdomain: 'not a label' })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
   });
 });

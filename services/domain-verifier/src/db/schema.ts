@@ -23,6 +23,8 @@ export type DomainsTable = {
   receiving: boolean;
   sending_verified: Generated<boolean>;
   receiving_verified: Generated<boolean>;
+  /** Both tracking records (CNAME and CAA) verified; false while no tracking subdomain is set. */
+  tracking_verified: Generated<boolean>;
   dkim_selector: string;
   /** Base64 SubjectPublicKeyInfo (DER); published in the DKIM record. */
   dkim_public_key: string;

@@ -1,9 +1,12 @@
-import { promises as dns } from 'node:dns';
-import type { Lookup, MxAnswer, TxtAnswer } from '../domain/verification.ts';
+import { promises as dns, type CaaRecord } from 'node:dns';
+import type { CaaAnswer, CnameAnswer, Lookup, MxAnswer, TxtAnswer } from '../domain/verification.ts';
 
 export type DnsLookup = {
   txt: (name: string) => Promise<Lookup<TxtAnswer>>;
   mx: (name: string) => Promise<Lookup<MxAnswer>>;
+  cname: (name: string) => Promise<Lookup<CnameAnswer>>;
+  /** The CAA set at `name` (a recursive resolver follows a CNAME there, as RFC 8659 §3 asks). */
+  caa: (name: string) => Promise<Lookup<CaaAnswer>>;
 };
 
 /** Answers that prove the record does not exist; every other error (timeout, SERVFAIL, refused) is temporary. */
@@ -32,5 +35,17 @@ export function createDnsLookup(opts: { servers: readonly string[]; timeoutMs: n
   return {
     txt: (name) => ask(() => resolver.resolveTxt(name)),
     mx: (name) => ask(() => resolver.resolveMx(name)),
+    cname: (name) => ask(() => resolver.resolveCname(name)),
+    caa: (name) => ask(async () => (await resolver.resolveCaa(name)).map(caaAnswer)),
   };
+}
+
+/**
+ * Node gives `{ critical, type: 'CAA', <tag>: value }` (`critical` is the flags octet, whose issuer-critical
+ * bit is 128, RFC 8659 §4.1).
+ */
+function caaAnswer(record: CaaRecord): CaaAnswer {
+  const { critical, type: _type, ...property } = record as unknown as Record<string, unknown> & { critical: number };
+  const [tag = '', value = ''] = Object.entries(property)[0] ?? [];
+  return { critical: (critical & 128) !== 0, tag, value: String(value) };
 }

@@ -1,9 +1,24 @@
 import { describe, expect, it } from '@jest/globals';
 import { checkDomainName, relativeTo } from './names.ts';
 import { recordsFor, type RecordSpec } from './records.ts';
-import { checkMx, checkTxt, domainStatus, nextCheckDelay, recordStatus, RECHECK_INTERVAL_S, VERIFICATION_WINDOW_S } from './verification.ts';
+import {
+  caaSearchEnds,
+  caaSearchNames,
+  checkCaa,
+  checkCname,
+  checkMx,
+  checkTxt,
+  domainStatus,
+  nextCheckDelay,
+  purposeVerified,
+  recordStatus,
+  RECHECK_INTERVAL_S,
+  VERIFICATION_WINDOW_S,
+  type CaaAnswer,
+  type CaaStep,
+} from './verification.ts';
 
-const infra = { inboundMxHost: 'inbound.postline.test', spfInclude: '_spf.postline.test' };
+const infra = { inboundMxHost: 'inbound.postline.test', spfInclude: '_spf.postline.test', trackingHost: 'track.postline.test' };
 const KEY = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA'.padEnd(392, 'A');
 
 function specs(overrides: Partial<Parameters<typeof recordsFor>[0]> = {}): RecordSpec[] {
@@ -16,6 +31,7 @@ function specs(overrides: Partial<Parameters<typeof recordsFor>[0]> = {}): Recor
       returnPath: 'send',
       sending: true,
       receiving: false,
+      trackingSubdomain: null,
       ...overrides,
     },
     infra,
@@ -126,8 +142,8 @@ describe('checks', () => {
 
 describe('domain status', () => {
   const sending = (status: 'verified' | 'pending' | 'failed' | 'temporary_failure') =>
-    ['dkim', 'spf_mx', 'spf_txt'].map(() => ({ capability: 'sending' as const, status }));
-  const receiving = (status: 'verified' | 'pending' | 'failed' | 'temporary_failure') => [{ capability: 'receiving' as const, status }];
+    ['dkim', 'spf_mx', 'spf_txt'].map(() => ({ purpose: 'sending' as const, status }));
+  const receiving = (status: 'verified' | 'pending' | 'failed' | 'temporary_failure') => [{ purpose: 'receiving' as const, status }];
 
   it('is verified when every enabled capability is', () => {
     expect(domainStatus(sending('verified'), ['sending'], false)).toBe('verified');
@@ -143,7 +159,7 @@ describe('domain status', () => {
     expect(domainStatus(sending('pending'), ['sending'], false)).toBe('pending');
     expect(domainStatus(sending('failed'), ['sending'], true)).toBe('failed');
     expect(domainStatus(sending('temporary_failure'), ['sending'], true)).toBe('temporary_failure');
-    const oneVerified = [{ capability: 'sending' as const, status: 'verified' as const }, ...sending('pending').slice(1)];
+    const oneVerified = [{ purpose: 'sending' as const, status: 'verified' as const }, ...sending('pending').slice(1)];
     expect(domainStatus(oneVerified, ['sending'], false)).toBe('pending');
   });
 });
@@ -161,5 +177,91 @@ describe('check schedule', () => {
     expect(nextCheckDelay({ status: 'verified', checks: 3, windowRemainingS: 0, scale })).toBe(RECHECK_INTERVAL_S);
     expect(nextCheckDelay({ status: 'failed', checks: 3, windowRemainingS: 0, scale })).toBeUndefined();
     expect(nextCheckDelay({ status: 'pending', checks: 0, windowRemainingS: window * 0.001, scale: 0.001 })).toBeCloseTo(0.06);
+  });
+});
+
+describe('tracking records', () => {
+  const tracked = specs({ name: 'mail.example.com', trackingSubdomain: 'links' });
+  const cname = tracked.find((s) => s.kind === 'tracking_cname')!;
+  const caa = tracked.find((s) => s.kind === 'tracking_caa')!;
+
+  it('adds the tracking CNAME to TRACKING_HOST and the CAA record at the zone apex, only with a tracking subdomain', () => {
+    expect(tracked.map((s) => s.kind)).toEqual(['dkim', 'spf_mx', 'spf_txt', 'tracking_cname', 'tracking_caa']);
+    expect([cname.record, cname.type, cname.name, cname.fqdn, cname.value, cname.purpose]).toEqual([
+      'Tracking',
+      'CNAME',
+      'links.mail',
+      'links.mail.example.com',
+      'track.postline.test',
+      'tracking',
+    ]);
+    expect([caa.record, caa.type, caa.name, caa.fqdn, caa.value]).toEqual(['TrackingCAA', 'CAA', 'example.com', 'links.mail.example.com', '0 issue "letsencrypt.org"']);
+    expect(specs().some((s) => s.purpose === 'tracking')).toBe(false);
+    expect(specs({ sending: false, receiving: true, trackingSubdomain: 'links' }).map((s) => s.kind)).toEqual(['receiving_mx', 'tracking_cname', 'tracking_caa']);
+  });
+
+  it('verifies the CNAME when it points at TRACKING_HOST, without case or trailing dot', () => {
+    expect(checkCname(cname, { ok: true, answers: ['Track.Postline.Test.'] })).toEqual({ outcome: 'verified' });
+    expect(checkCname(cname, { ok: true, answers: ['elsewhere.test'] }).outcome).toBe('mismatch');
+    expect(checkCname(cname, { ok: false, reason: 'missing', detail: 'NXDOMAIN' }).outcome).toBe('missing');
+    expect(checkCname(cname, { ok: false, reason: 'temporary', detail: 'ETIMEOUT' }).outcome).toBe('temporary');
+  });
+
+  it('searches CAA from the tracking host up to the top-level domain, stopping at the first set or a DNS failure', () => {
+    expect(caaSearchNames('links.mail.example.com.')).toEqual(['links.mail.example.com', 'mail.example.com', 'example.com', 'com']);
+    expect(caaSearchEnds({ name: 'a', lookup: { ok: false, reason: 'missing', detail: 'NXDOMAIN' } })).toBe(false);
+    expect(caaSearchEnds({ name: 'a', lookup: { ok: true, answers: [] } })).toBe(false);
+    expect(caaSearchEnds({ name: 'a', lookup: { ok: true, answers: [{ critical: false, tag: 'iodef', value: 'mailto:x@y' }] } })).toBe(true);
+    expect(caaSearchEnds({ name: 'a', lookup: { ok: false, reason: 'temporary', detail: 'SERVFAIL' } })).toBe(true);
+  });
+
+  const none = (name: string): CaaStep => ({ name, lookup: { ok: false, reason: 'missing', detail: 'NXDOMAIN' } });
+  const set = (name: string, ...answers: CaaAnswer[]): CaaStep => ({ name, lookup: { ok: true, answers } });
+  const issue = (value: string, critical = false): CaaAnswer => ({ critical, tag: 'issue', value });
+
+  it('is verified when no CAA record restricts issuance on the host or any parent (RFC 8659)', () => {
+    expect(checkCaa(caa, caaSearchNames(caa.fqdn).map(none))).toEqual({ outcome: 'verified' });
+    expect(checkCaa(caa, [none('links.mail.example.com'), set('mail.example.com', { critical: false, tag: 'iodef', value: 'mailto:pki@example.com' })])).toEqual({
+      outcome: 'verified',
+    });
+    expect(checkCaa(caa, [set('links.mail.example.com', { critical: false, tag: 'issuewild', value: ';' })])).toEqual({ outcome: 'verified' });
+  });
+
+  it('needs our CA in the relevant (nearest) set', () => {
+    expect(checkCaa(caa, [none('links.mail.example.com'), none('mail.example.com'), set('example.com', issue('digicert.com'), issue('LetsEncrypt.org'))])).toEqual({
+      outcome: 'verified',
+    });
+    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; validationmethods=http-01,dns-01'))]).outcome).toBe('verified');
+    const refused = checkCaa(caa, [none('links.mail.example.com'), set('mail.example.com', issue('digicert.com'))]);
+    expect(refused).toEqual({ outcome: 'mismatch', detail: 'the CAA records at mail.example.com do not allow letsencrypt.org to issue: add 0 issue "letsencrypt.org"' });
+    expect(checkCaa(caa, [set('example.com', issue(';'))]).outcome).toBe('mismatch');
+    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1'))]).outcome).toBe('mismatch');
+    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; validationmethods=dns-01'))]).outcome).toBe('mismatch');
+    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org'), { critical: true, tag: 'tbs', value: 'x' })]).outcome).toBe('mismatch');
+  });
+
+  it('is temporary when a lookup on the way fails, so a DNS outage never fails it', () => {
+    const finding = checkCaa(caa, [none('links.mail.example.com'), { name: 'mail.example.com', lookup: { ok: false, reason: 'temporary', detail: 'SERVFAIL' } }]);
+    expect(finding).toEqual({ outcome: 'temporary', detail: 'mail.example.com: SERVFAIL' });
+  });
+
+  it('never enters the domain status, and is verified only with both records', () => {
+    const records = [
+      ...['dkim', 'spf_mx', 'spf_txt'].map(() => ({ purpose: 'sending' as const, status: 'verified' as const })),
+      { purpose: 'tracking' as const, status: 'verified' as const },
+      { purpose: 'tracking' as const, status: 'temporary_failure' as const },
+    ];
+    expect(domainStatus(records, ['sending'], true)).toBe('verified');
+    expect(purposeVerified(records, 'tracking')).toBe(false);
+    expect(purposeVerified(records.slice(0, 4), 'tracking')).toBe(true);
+    const pendingSending = records.map((r) => (r.purpose === 'sending' ? { ...r, status: 'failed' as const } : r));
+    // A tracking lookup that timed out does not keep a domain whose sending records were never found from failing.
+    expect(domainStatus(pendingSending, ['sending'], true)).toBe('failed');
+  });
+
+  it('keeps the back-off for a verified domain while its tracking records are searched for in the window', () => {
+    expect(nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: VERIFICATION_WINDOW_S, scale: 1, trackingPending: true })).toBe(120);
+    expect(nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: 0, scale: 1, trackingPending: true })).toBe(RECHECK_INTERVAL_S);
+    expect(nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: VERIFICATION_WINDOW_S, scale: 1, trackingPending: false })).toBe(RECHECK_INTERVAL_S);
   });
 });

@@ -1,11 +1,23 @@
 import type { DomainCapabilities, DomainEventRecord, DomainRecordStatus } from '@postline/contracts';
 import { relativeTo } from './names.ts';
 
-/** The four records we ask a customer to publish; each has its own status. */
-export const RECORD_KINDS = ['dkim', 'spf_mx', 'spf_txt', 'receiving_mx'] as const;
+/** The records we ask a customer to publish; each has its own status. */
+export const RECORD_KINDS = ['dkim', 'spf_mx', 'spf_txt', 'receiving_mx', 'tracking_cname', 'tracking_caa'] as const;
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
 export type Capability = 'sending' | 'receiving';
+/**
+ * What a record is for: one of the domain's capabilities, or its tracking subdomain. Tracking is not a
+ * capability: its records never enter the domain's status (which covers sending and receiving only), they
+ * decide whether open and click tracking may be applied (`tracking_verified`).
+ */
+export type RecordPurpose = Capability | 'tracking';
+
+/**
+ * The certificate authority whose `issue` a CAA record set must allow so that we can obtain the tracking
+ * host's TLS certificate (ACME, HTTP-01 over the CNAME that points the host at us).
+ */
+export const TRACKING_CA = 'letsencrypt.org';
 
 /** Where our side lives: what the customer's records must point at. */
 export type Infrastructure = {
@@ -13,6 +25,8 @@ export type Infrastructure = {
   inboundMxHost: string;
   /** The SPF domain listing our sending hosts. */
   spfInclude: string;
+  /** TRACKING_HOST: the CNAME target of each domain's tracking subdomain (serves opens and clicks). */
+  trackingHost: string;
 };
 
 export type DomainRecordInput = {
@@ -26,16 +40,19 @@ export type DomainRecordInput = {
   returnPath: string;
   sending: boolean;
   receiving: boolean;
+  /** The tracking subdomain's label(s) (`links`), or null for none. */
+  trackingSubdomain: string | null;
 };
 
 export type RecordSpec = {
   kind: RecordKind;
-  capability: Capability;
+  purpose: RecordPurpose;
   /** The API's name for it (webhook payloads say `Receiving MX` for `Receiving`). */
-  record: 'DKIM' | 'SPF' | 'Receiving';
-  type: 'TXT' | 'MX';
+  record: 'DKIM' | 'SPF' | 'Receiving' | 'Tracking' | 'TrackingCAA';
+  type: 'TXT' | 'MX' | 'CNAME' | 'CAA';
   /** As the customer enters it in their zone (relative); `fqdn` is what we look up. */
   name: string;
+  /** What we look up: the record's own name; for the CAA record, the tracking host whose CAA set is checked. */
   fqdn: string;
   value: string;
   priority?: number;
@@ -51,6 +68,11 @@ export function spfRecordValue(infra: Infrastructure): string {
   return `v=spf1 include:${infra.spfInclude} ~all`;
 }
 
+/** The CAA record that allows our certificate authority to issue (flags 0: not critical). */
+export function trackingCaaValue(): string {
+  return `0 issue "${TRACKING_CA}"`;
+}
+
 /** The records of the enabled capabilities, in the order the API lists them. */
 export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): RecordSpec[] {
   const returnPath = `${domain.returnPath}.${domain.name}`;
@@ -60,7 +82,7 @@ export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): Re
     records.push(
       {
         kind: 'dkim',
-        capability: 'sending',
+        purpose: 'sending',
         record: 'DKIM',
         type: 'TXT',
         name: relativeTo(dkim, domain.zone),
@@ -69,7 +91,7 @@ export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): Re
       },
       {
         kind: 'spf_mx',
-        capability: 'sending',
+        purpose: 'sending',
         record: 'SPF',
         type: 'MX',
         name: relativeTo(returnPath, domain.zone),
@@ -79,7 +101,7 @@ export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): Re
       },
       {
         kind: 'spf_txt',
-        capability: 'sending',
+        purpose: 'sending',
         record: 'SPF',
         type: 'TXT',
         name: relativeTo(returnPath, domain.zone),
@@ -91,7 +113,7 @@ export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): Re
   if (domain.receiving) {
     records.push({
       kind: 'receiving_mx',
-      capability: 'receiving',
+      purpose: 'receiving',
       record: 'Receiving',
       type: 'MX',
       name: domain.name,
@@ -99,6 +121,33 @@ export function recordsFor(domain: DomainRecordInput, infra: Infrastructure): Re
       value: infra.inboundMxHost,
       priority: MX_PRIORITY,
     });
+  }
+  if (domain.trackingSubdomain) {
+    const trackingHost = `${domain.trackingSubdomain}.${domain.name}`;
+    records.push(
+      {
+        kind: 'tracking_cname',
+        purpose: 'tracking',
+        record: 'Tracking',
+        type: 'CNAME',
+        name: relativeTo(trackingHost, domain.zone),
+        fqdn: trackingHost,
+        value: infra.trackingHost,
+      },
+      {
+        // A CNAME owns its name (RFC 1034 §3.6.2): no CAA can sit beside it. Asked for at the zone apex, where
+        // a customer's CAA records usually are; adding it to that set lets our CA issue without taking any
+        // other CA's permission away. Checked on the tracking host's relevant CAA set (RFC 8659 §3), so it is
+        // verified too when no CAA record restricts issuance at all.
+        kind: 'tracking_caa',
+        purpose: 'tracking',
+        record: 'TrackingCAA',
+        type: 'CAA',
+        name: domain.zone,
+        fqdn: trackingHost,
+        value: trackingCaaValue(),
+      },
+    );
   }
   return records;
 }
@@ -112,9 +161,10 @@ export type StoredDomainRecords = {
   custom_return_path: string;
   sending: boolean;
   receiving: boolean;
+  tracking_subdomain: string | null;
 };
 
-/** The records a stored domain shows now (enabled capabilities only). */
+/** The records a stored domain shows now (enabled capabilities, and the tracking subdomain's when set). */
 export function recordSpecsOf(domain: StoredDomainRecords, infra: Infrastructure): RecordSpec[] {
   return recordsFor(
     {
@@ -125,6 +175,7 @@ export function recordSpecsOf(domain: StoredDomainRecords, infra: Infrastructure
       returnPath: domain.custom_return_path,
       sending: domain.sending,
       receiving: domain.receiving,
+      trackingSubdomain: domain.tracking_subdomain,
     },
     infra,
   );

@@ -19,6 +19,9 @@ const Label = z
   .string()
   .refine(isSubdomainLabel, 'must be a subdomain label such as `send` (letters, digits, inner hyphens; at most 63 characters)');
 
+/** A tracking subdomain label; `""` means none (clears it on PATCH, where null means "not given"). */
+const TrackingSubdomain = z.union([z.literal(''), Label]);
+
 // Unknown keys are ignored and null means "not given", as the SDKs send both.
 const CreateDomain = z.object({
   name: z.string(),
@@ -26,7 +29,7 @@ const CreateDomain = z.object({
   custom_return_path: Label.nullish(),
   open_tracking: z.boolean().nullish(),
   click_tracking: z.boolean().nullish(),
-  tracking_subdomain: Label.nullish(),
+  tracking_subdomain: TrackingSubdomain.nullish(),
   tls: Tls.nullish(),
   capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
 });
@@ -34,7 +37,7 @@ const CreateDomain = z.object({
 const UpdateDomain = z.object({
   open_tracking: z.boolean().nullish(),
   click_tracking: z.boolean().nullish(),
-  tracking_subdomain: Label.nullish(),
+  tracking_subdomain: TrackingSubdomain.nullish(),
   tls: Tls.nullish(),
   capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
 });
@@ -64,7 +67,7 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
         customReturnPath: (body.custom_return_path ?? 'send').toLowerCase(),
         openTracking: body.open_tracking ?? false,
         clickTracking: body.click_tracking ?? false,
-        trackingSubdomain: body.tracking_subdomain?.toLowerCase() ?? null,
+        trackingSubdomain: body.tracking_subdomain ? body.tracking_subdomain.toLowerCase() : null,
         tls: body.tls ?? 'opportunistic',
         sending,
         receiving,
@@ -92,7 +95,7 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
       const patch: DomainPatch = {
         openTracking: body.open_tracking ?? undefined,
         clickTracking: body.click_tracking ?? undefined,
-        trackingSubdomain: body.tracking_subdomain?.toLowerCase(),
+        trackingSubdomain: body.tracking_subdomain === '' ? null : body.tracking_subdomain?.toLowerCase(),
         tls: body.tls ?? undefined,
         sending: body.capabilities?.sending ? body.capabilities.sending === 'enabled' : undefined,
         receiving: body.capabilities?.receiving ? body.capabilities.receiving === 'enabled' : undefined,

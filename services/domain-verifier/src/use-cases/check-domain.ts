@@ -6,15 +6,20 @@ import { newId, type Logger } from '@postline/platform';
 import { findDomain, insertCheck, lockDomain, pruneChecks, recordStates, saveRecordStates, updateDomain, type RecordStates } from '../db/domains.ts';
 import type { DomainRow, DomainsDb } from '../db/schema.ts';
 import type { DnsLookup } from '../dns/lookup.ts';
-import { recordSpecsOf, type Capability, type Infrastructure, type RecordKind, type RecordSpec } from '../domain/records.ts';
+import { recordSpecsOf, type Capability, type Infrastructure, type RecordKind, type RecordPurpose, type RecordSpec } from '../domain/records.ts';
 import {
-  capabilityVerified,
+  caaSearchEnds,
+  caaSearchNames,
+  checkCaa,
+  checkCname,
   checkMx,
   checkTxt,
   domainStatus,
   nextCheckDelay,
+  purposeVerified,
   recordStatus,
   VERIFICATION_WINDOW_S,
+  type CaaStep,
   type Finding,
 } from '../domain/verification.ts';
 import type { DomainVerifierMetrics } from '../metrics.ts';
@@ -31,7 +36,8 @@ export type CheckDeps = {
   now?: () => Date;
 };
 
-export type Findings = Partial<Record<RecordKind, Finding>>;
+/** What each record's lookup found, with the name it was looked up at. */
+export type Findings = Partial<Record<RecordKind, Finding & { fqdn: string }>>;
 
 /** History kept per domain. */
 const CHECKS_KEPT = 50;
@@ -41,12 +47,33 @@ export async function lookUp(deps: CheckDeps, specs: RecordSpec[]): Promise<Find
   const entries = await Promise.all(
     specs.map(async (spec) => {
       const started = performance.now();
-      const finding = spec.type === 'MX' ? checkMx(spec, await deps.dns.mx(spec.fqdn)) : checkTxt(spec, await deps.dns.txt(spec.fqdn));
+      const finding = await lookUpOne(deps.dns, spec);
       deps.metrics.lookupDuration.observe({ type: spec.type, outcome: finding.outcome }, (performance.now() - started) / 1000);
-      return [spec.kind, finding] as const;
+      return [spec.kind, { ...finding, fqdn: spec.fqdn }] as const;
     }),
   );
   return Object.fromEntries(entries);
+}
+
+async function lookUpOne(dns: DnsLookup, spec: RecordSpec): Promise<Finding> {
+  switch (spec.type) {
+    case 'MX':
+      return checkMx(spec, await dns.mx(spec.fqdn));
+    case 'TXT':
+      return checkTxt(spec, await dns.txt(spec.fqdn));
+    case 'CNAME':
+      return checkCname(spec, await dns.cname(spec.fqdn));
+    case 'CAA': {
+      // One name at a time, up from the tracking host, until the relevant set (or a DNS failure) is found.
+      const steps: CaaStep[] = [];
+      for (const name of caaSearchNames(spec.fqdn)) {
+        const step = { name, lookup: await dns.caa(name) };
+        steps.push(step);
+        if (caaSearchEnds(step)) break;
+      }
+      return checkCaa(spec, steps);
+    }
+  }
 }
 
 /** Looks the domain's records up (outside any transaction); undefined when the domain is gone. */
@@ -92,9 +119,9 @@ export async function applyCheck(
   const windowEnd = (start: Date) => start.getTime() + VERIFICATION_WINDOW_S * deps.scale * 1000;
 
   let next = evaluate(specs, states, opts.findings, now.getTime() >= windowEnd(windowStart));
-  const lost = (capability: Capability, was: boolean) =>
-    was && !capabilityVerified(next.records, capability) && specs.some((spec) => spec.capability === capability);
-  if (lost('sending', before.sending_verified) || lost('receiving', before.receiving_verified)) {
+  const lost = (purpose: RecordPurpose, was: boolean) =>
+    was && !purposeVerified(next.records, purpose) && specs.some((spec) => spec.purpose === purpose);
+  if (lost('sending', before.sending_verified) || lost('receiving', before.receiving_verified) || lost('tracking', before.tracking_verified)) {
     // A verified domain whose record disappeared gets a fresh window to put it back before it fails.
     windowStart = now;
     checks = 0;
@@ -102,20 +129,23 @@ export async function applyCheck(
   }
   checks += 1;
 
-  const enabled = specs.map((spec) => spec.capability).filter((capability, i, all) => all.indexOf(capability) === i);
+  const enabled = (['sending', 'receiving'] as const).filter((capability: Capability) => specs.some((spec) => spec.purpose === capability));
   const status = domainStatus(next.records, enabled, next.windowOver);
+  const trackingVerified = purposeVerified(next.records, 'tracking');
   const delay = nextCheckDelay({
     status,
     checks,
     windowRemainingS: (windowEnd(windowStart) - now.getTime()) / 1000,
     scale: deps.scale,
+    trackingPending: specs.some((spec) => spec.purpose === 'tracking') && !trackingVerified,
   });
   const due = delay === undefined ? null : new Date(now.getTime() + delay * 1000);
 
   const after = await updateDomain(trx, before.id, {
     status,
-    sending_verified: capabilityVerified(next.records, 'sending'),
-    receiving_verified: capabilityVerified(next.records, 'receiving'),
+    sending_verified: purposeVerified(next.records, 'sending'),
+    receiving_verified: purposeVerified(next.records, 'receiving'),
+    tracking_verified: trackingVerified,
     window_started_at: windowStart,
     checks_in_window: checks,
     last_checked_at: now,
@@ -131,7 +161,8 @@ export async function applyCheck(
   if (
     status !== before.status ||
     after.sending_verified !== before.sending_verified ||
-    after.receiving_verified !== before.receiving_verified
+    after.receiving_verified !== before.receiving_verified ||
+    after.tracking_verified !== before.tracking_verified
   ) {
     await publishState(trx, after);
   }
@@ -146,27 +177,28 @@ export async function applyCheck(
 
 type Evaluation = {
   states: Partial<RecordStates>;
-  records: { capability: Capability; status: DomainRecordStatus }[];
+  records: { purpose: RecordPurpose; status: DomainRecordStatus }[];
   windowOver: boolean;
 };
 
 /**
  * Record statuses from the findings. A record that was verified stays verified when its lookup only failed
  * temporarily: a DNS outage neither fails a domain nor stops its sending. A record with no finding (it
- * was not shown when the lookups ran) keeps its status.
+ * was not shown when the lookups ran, or under another name) keeps its status.
  */
 function evaluate(specs: RecordSpec[], states: RecordStates, findings: Findings, windowOver: boolean): Evaluation {
   const next: Partial<RecordStates> = {};
   for (const spec of specs) {
     const finding = findings[spec.kind];
-    if (!finding) continue;
+    // Looked up under another name (the tracking subdomain changed meanwhile): says nothing of this record.
+    if (!finding || finding.fqdn !== spec.fqdn) continue;
     const previous = states[spec.kind].status;
     const status = finding.outcome === 'temporary' && previous === 'verified' ? 'verified' : recordStatus(finding, windowOver);
     next[spec.kind] = { status, detail: finding.outcome === 'verified' ? null : finding.detail };
   }
   return {
     states: next,
-    records: specs.map((spec) => ({ capability: spec.capability, status: (next[spec.kind] ?? states[spec.kind]).status })),
+    records: specs.map((spec) => ({ purpose: spec.purpose, status: (next[spec.kind] ?? states[spec.kind]).status })),
     windowOver,
   };
 }

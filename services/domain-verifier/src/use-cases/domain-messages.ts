@@ -47,6 +47,10 @@ export async function publishState(trx: Transaction<DomainsDb>, domain: DomainRo
     tls: domain.tls,
     open_tracking: domain.open_tracking,
     click_tracking: domain.click_tracking,
+    tracking_subdomain: domain.tracking_subdomain,
+    // Open and click tracking apply only once this is true (the tracking host resolves to us and our CA may
+    // issue its certificate).
+    tracking_verified: domain.tracking_subdomain !== null && domain.tracking_verified,
     deleted,
   });
 }

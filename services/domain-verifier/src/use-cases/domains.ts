@@ -98,7 +98,9 @@ export type DomainPatch = {
 
 /**
  * Applies a PATCH. Enabling a capability adds its records (not started) and opens a new search window
- * with a check ~60 s (scaled) later; the status is derived again from the records now shown.
+ * with a check ~60 s (scaled) later; the status is derived again from the records now shown. Setting or
+ * changing the tracking subdomain does the same for its two records (which never enter the status); clearing
+ * it (`trackingSubdomain: null`) removes them, and tracking is no longer verified.
  */
 export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: string, patch: DomainPatch): Promise<DomainRow | undefined> {
   const now = deps.now?.() ?? new Date();
@@ -110,20 +112,25 @@ export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: s
     if (!sending && !receiving) {
       throw new ApiError(422, 'validation_error', 'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
     }
+    const trackingSubdomain = patch.trackingSubdomain === undefined ? before.tracking_subdomain : patch.trackingSubdomain;
+    const trackingChanged = trackingSubdomain !== before.tracking_subdomain;
     const addedSending = sending && !before.sending;
     const addedReceiving = receiving && !before.receiving;
-    const added = addedSending || addedReceiving;
+    const addedTracking = trackingChanged && trackingSubdomain !== null;
+    const added = addedSending || addedReceiving || addedTracking;
     const capabilitiesChanged = sending !== before.sending || receiving !== before.receiving;
     let after = await updateDomain(trx, id, {
       open_tracking: patch.openTracking ?? before.open_tracking,
       click_tracking: patch.clickTracking ?? before.click_tracking,
-      tracking_subdomain: patch.trackingSubdomain === undefined ? before.tracking_subdomain : patch.trackingSubdomain,
+      tracking_subdomain: trackingSubdomain,
       tls: patch.tls ?? before.tls,
       sending,
       receiving,
       // A capability enabled again starts from scratch: its records may have gone meanwhile.
       ...(addedSending ? { sending_verified: false } : {}),
       ...(addedReceiving ? { receiving_verified: false } : {}),
+      // A new tracking host has records of its own, not yet looked up.
+      ...(trackingChanged ? { tracking_verified: false } : {}),
     });
     const fresh = { status: 'not_started' as const, detail: null };
     await saveRecordStates(
@@ -132,16 +139,19 @@ export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: s
       {
         ...(addedSending ? { dkim: fresh, spf_mx: fresh, spf_txt: fresh } : {}),
         ...(addedReceiving ? { receiving_mx: fresh } : {}),
+        ...(trackingChanged ? { tracking_cname: fresh, tracking_caa: fresh } : {}),
       },
       null,
     );
     const states = await recordStates(trx, id);
-    if (capabilitiesChanged) {
-      const records = recordSpecsOf(after, deps.infra).map((spec) => ({ capability: spec.capability, status: states[spec.kind].status }));
+    if (capabilitiesChanged || trackingChanged) {
+      const records = recordSpecsOf(after, deps.infra).map((spec) => ({ purpose: spec.purpose, status: states[spec.kind].status }));
       const enabled = [...(sending ? (['sending'] as const) : []), ...(receiving ? (['receiving'] as const) : [])];
       const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
+      // Tracking records never enter the status: changing only the tracking subdomain keeps it.
+      const status = !capabilitiesChanged ? after.status : after.last_checked_at === null ? 'not_started' : domainStatus(records, enabled, false);
       after = await updateDomain(trx, id, {
-        status: after.last_checked_at === null ? 'not_started' : domainStatus(records, enabled, false),
+        status,
         ...(added ? { window_started_at: now, checks_in_window: 0, next_check_at: firstCheck } : {}),
       });
       if (added) await scheduleCheck(trx, after, firstCheck);
