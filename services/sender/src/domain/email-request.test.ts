@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   parseEmailRequest,
+  parseTemplateReference,
   parseMailbox,
   parseScheduledAt,
   type EmailRequest,
@@ -104,11 +105,20 @@ describe('parseEmailRequest: the minimal email', () => {
     });
   });
 
-  it('refuses templates, which are not supported yet', () => {
-    expect(parseFails({ template: { id: 'welcome' } })).toMatchObject({
-      name: 'validation_error',
-      message: 'Templates are not supported yet.',
+  it('reads a template reference, and refuses a malformed one or html and text beside it', () => {
+    expect(parseTemplateReference({ to: 'a@b.com' })).toEqual({ ok: true, template: null });
+    expect(parseTemplateReference({ template: { id: 'welcome', variables: { N: 1 } } })).toEqual({
+      ok: true,
+      template: { idOrAlias: 'welcome', variables: { N: 1 } },
     });
+    expect(refusalOf(parseTemplateReference({ template: {} }))).toEqual({
+      name: 'missing_required_field',
+      message: 'Missing `template.id` field.',
+    });
+    expect(refusalOf(parseTemplateReference({ template: 'welcome' })).name).toBe('validation_error');
+    expect(refusalOf(parseTemplateReference({ template: { id: 'w', variables: [] } })).name).toBe('validation_error');
+    expect(refusalOf(parseTemplateReference({ html: '<p/>', template: { id: 'w' } })).message).toContain('`html`');
+    expect(refusalOf(parseTemplateReference({ text: '', template: { id: 'w' } })).message).toContain('`text`');
   });
 
   it('keeps a UUID topic_id and refuses anything else', () => {

@@ -122,6 +122,47 @@ export function parseEmailRequest(body: unknown, options: ParseEmailOptions): Pa
   return request instanceof Refused ? refused(request) : { ok: true, request };
 }
 
+/** `template: {id, variables}` of a POST /emails body: the template's id or alias and the values given. */
+export type TemplateReference = { idOrAlias: string; variables: Record<string, unknown> };
+
+export type ParsedTemplateReference =
+  | { ok: true; template: TemplateReference | null }
+  | { ok: false; refusal: Refusal };
+
+/** Whether a POST /emails body (or batch item) names a template: the one check a send without one pays. */
+export function usesTemplate(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && present((body as Record<string, unknown>).template);
+}
+
+/**
+ * The `template` of a body (null without one), or why it is refused. With a template the content is the
+ * template's: `html` and `text` are refused (the SDK renders `react` into `html`, so that is covered too).
+ * The values are checked against the template's declared variables once it is read.
+ */
+export function parseTemplateReference(body: unknown): ParsedTemplateReference {
+  if (!usesTemplate(body)) return { ok: true, template: null };
+  const fields = body as Record<string, unknown>;
+  const template = fields.template;
+  if (typeof template !== 'object' || template === null || Array.isArray(template)) {
+    return refused(invalid('Invalid `template` field: it must be an object with `id` and `variables`.'));
+  }
+  const { id, variables } = template as Record<string, unknown>;
+  if (!present(id) || id === '') return refused(missingField('template.id'));
+  if (typeof id !== 'string')
+    return refused(invalid('Invalid `template.id` field: it must be a template id or alias.'));
+  if (present(variables) && (typeof variables !== 'object' || Array.isArray(variables))) {
+    return refused(invalid('Invalid `template.variables` field: it must be an object of keys to values.'));
+  }
+  for (const field of ['html', 'text', 'react']) {
+    if (present(fields[field])) {
+      return refused(
+        invalid(`The \`${field}\` field cannot be used with \`template\`: the template's content is sent.`),
+      );
+    }
+  }
+  return { ok: true, template: { idOrAlias: id.trim(), variables: (variables ?? {}) as Record<string, unknown> } };
+}
+
 /**
  * Parses `a@b.com` or `Name <a@b.com>` (the name may be quoted: `"Acme, Inc." <a@b.com>`). Stricter than
  * RFC 5322 on purpose: no groups, comments, quoted local parts or IP literals, a dot-atom ASCII local part
@@ -200,7 +241,6 @@ function emailRequest(body: unknown, options: ParseEmailOptions): EmailRequest |
   const input = body ?? {};
   if (typeof input !== 'object' || Array.isArray(input)) return invalid('The email must be a JSON object.');
   const fields = input as Record<string, unknown>;
-  if (present(fields.template)) return invalid('Templates are not supported yet.');
 
   const fromHeader = fields.from;
   if (!present(fromHeader) || fromHeader === '') return missingField('from');

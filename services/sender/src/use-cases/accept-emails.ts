@@ -25,12 +25,13 @@ import {
   type TopicSubscriptions,
   type TopicSuppressedRecipient,
 } from '../db/topic-recipients.ts';
-import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../domain/email-request.ts';
+import { parseEmailRequest, usesTemplate, type EmailRequest, type ParseEmailOptions } from '../domain/email-request.ts';
 import { domainOf, envelopeRecipients } from '../domain/recipients.ts';
 import { contactForms, topicOptOuts, withoutOptOuts, type TopicOptOut } from '../domain/topic-sends.ts';
 import { emailEvent } from './email-events.ts';
 import { scheduleMessages, sendMessages } from './email-messages.ts';
 import { refusalError } from './refusal-error.ts';
+import { renderTemplatedBodies } from './templates.ts';
 
 /** Accepts single emails in groups (createSingleAccepts). */
 export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
@@ -47,7 +48,9 @@ export async function acceptEmail(
   input: { teamId: string; body: unknown; idempotencyKey: IdempotencyKey | undefined; keyDomainId: string | undefined },
 ): Promise<{ id: string }> {
   const { teamId, idempotencyKey, keyDomainId } = input;
-  const request = checkedRequest(input.body, { now: deps.now(), batch: false });
+  // A send with a template reads it first; one without pays a property check and no query.
+  const body = usesTemplate(input.body) ? await templatedBody(deps.db, teamId, input.body) : input.body;
+  const request = checkedRequest(body, { now: deps.now(), batch: false });
   if (idempotencyKey === undefined) {
     // Most requests: written together with the others arriving meanwhile (one statement, one commit).
     try {
@@ -93,7 +96,11 @@ export async function acceptBatch(
 ): Promise<{ answer: BatchAnswer; accepted: number }> {
   const { teamId, mode, keyDomainId } = input;
   const now = deps.now();
-  const parsed: (EmailRequest | ApiError)[] = input.items.map((item) => {
+  const items = input.items.some(usesTemplate)
+    ? await renderTemplatedBodies(deps.db, teamId, input.items)
+    : input.items;
+  const parsed: (EmailRequest | ApiError)[] = items.map((item) => {
+    if (item instanceof ApiError) return item;
     const result = parseEmailRequest(item, { now, batch: true });
     return result.ok ? result.request : refusalError(result.refusal);
   });
@@ -128,6 +135,13 @@ export async function acceptBatch(
       mode === 'strict' ? { data: ids.map((id) => ({ id })) } : { data: ids.map((id) => ({ id })), errors },
   );
   return { answer, accepted: accepted.length };
+}
+
+/** A body with its template rendered in, or the public error of why it cannot be. */
+async function templatedBody(db: Kysely<SenderDb>, teamId: string, body: unknown): Promise<unknown> {
+  const [rendered] = await renderTemplatedBodies(db, teamId, [body]);
+  if (rendered instanceof ApiError) throw rendered;
+  return rendered;
 }
 
 /** The request of a valid body, or the public error of why it is not. */
