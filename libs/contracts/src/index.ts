@@ -59,5 +59,12 @@ export {
   parseMessage,
 } from './catalog.ts';
 export { SERVICE_NAMES, type ServiceName } from './services.ts';
-export { PUBLIC_LINK_GONE, PUBLIC_LINK_PATH, publicLinkIdentity } from './public-links.ts';
+export {
+  PUBLIC_LINK_GONE,
+  PUBLIC_LINK_PATH,
+  publicLinkIdentity,
+  UNSUBSCRIBE_BODY_LIMIT_BYTES,
+  UNSUBSCRIBE_LINK_PATH,
+  unsubscribeLinkTeam,
+} from './public-links.ts';
 export { CONTACT_IMPORT_BODY_LIMIT_BYTES, CONTACT_IMPORT_FILE_LIMIT_BYTES, IDEMPOTENCY_KEY_LIFETIME_MS, SEND_EMAIL_BODY } from './api-limits.ts';

@@ -1,5 +1,5 @@
 // The public links the sender issues and the gateway serves without a key (`/share/{token}`,
-// `/downloads/{token}`). The sender signs and checks tokens; the gateway only needs to know their shape and
+// `/downloads/{token}`, and a broadcast recipient's `/unsubscribe/{token}`). The sender signs and checks tokens; the gateway only needs to know their shape and
 // which part of a token names what it links to, so that its per-link rate limit counts one email or
 // attachment once however many tokens (each with its own expiry) were issued for it.
 
@@ -12,8 +12,34 @@ export const PUBLIC_LINK_PATH = /^\/(share|downloads)\/[A-Za-z0-9_-]+\.[A-Za-z0-
  */
 const PUBLIC_LINK_IDENTITY_CHARS = 44;
 
-/** What a public link names, without its expiry or tag: `downloads/<first 44 characters>`. */
+/**
+ * A broadcast recipient's unsubscribe link (the one-click POST target and the preference page): a 48-byte
+ * payload (team, contact and broadcast ids) and a 16-byte tag, each base64url, exactly as the sender signs it.
+ */
+export const UNSUBSCRIBE_LINK_PATH = /^\/unsubscribe\/([A-Za-z0-9_-]{64})\.[A-Za-z0-9_-]{22}$/;
+
+/** The largest body an unsubscribe link takes (the one-click POST or the preference page's form), in bytes. */
+export const UNSUBSCRIBE_BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * The team an unsubscribe link's payload names (its first 16 bytes), as a UUID, or undefined for another
+ * path. Not verified: the owner checks the tag. The gateway reads it before forwarding a POST, so that a
+ * disabled team's link changes nothing.
+ */
+export function unsubscribeLinkTeam(path: string): string | undefined {
+  const match = UNSUBSCRIBE_LINK_PATH.exec(path);
+  if (!match) return undefined;
+  const hex = Buffer.from(match[1]!, 'base64url').subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * What a public link names, without its expiry or tag: `downloads/<first 44 characters>`, or for an
+ * unsubscribe link `unsubscribe/<its payload>` (one recipient of one broadcast; it has no expiry).
+ */
 export function publicLinkIdentity(path: string): string | undefined {
+  const unsubscribe = UNSUBSCRIBE_LINK_PATH.exec(path);
+  if (unsubscribe) return `unsubscribe/${unsubscribe[1]}`;
   const match = PUBLIC_LINK_PATH.exec(path);
   if (!match) return undefined;
   const token = path.slice(match[1]!.length + 2);

@@ -3,7 +3,7 @@ import { bearerToken, generateApiKeyToken } from './api-key-token.ts';
 import { canonicalJson, requestHash, validIdempotencyKey } from './idempotency.ts';
 import { keyProblem } from './key-access.ts';
 import { scrubBody } from './scrub.ts';
-import { isSendingRoute, ownerOf, publicOwnerOf } from './routes.ts';
+import { isSendingRoute, ownerOf, publicOwnerOf, publicRouteOf } from './routes.ts';
 
 describe('api key tokens', () => {
   it('are pl_-prefixed, random, and stored as sha256', () => {
@@ -78,6 +78,14 @@ describe('routes', () => {
     expect(publicOwnerOf('/downloads/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')).toBe('sender');
     for (const path of ['/share/..', '/share/.', '/share/a.b/', '/share/a/b.c', '/downloads/a..b', '/share/a.b.c', '/share/', '/emails/a.b', '/share/a%2F.b']) {
       expect(publicOwnerOf(path)).toBeUndefined();
+    }
+  });
+  it('serves an unsubscribe token of the signed shape alone, and takes a POST there', () => {
+    const token = `${'A'.repeat(64)}.${'b'.repeat(22)}`;
+    expect(publicRouteOf(`/unsubscribe/${token}`)).toMatchObject({ owner: 'sender', methods: ['GET', 'HEAD', 'POST'] });
+    expect(publicRouteOf('/share/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')?.methods).toEqual(['GET', 'HEAD']);
+    for (const path of [`/unsubscribe/${token}/`, `/unsubscribe/${token}x`, '/unsubscribe/a.b', `/unsubscribe/../${token}`]) {
+      expect(publicRouteOf(path)).toBeUndefined();
     }
   });
   it('lets a sending key only send', () => {

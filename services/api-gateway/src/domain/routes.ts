@@ -1,4 +1,4 @@
-import { PUBLIC_LINK_PATH } from '@postline/contracts';
+import { PUBLIC_LINK_PATH, UNSUBSCRIBE_LINK_PATH } from '@postline/contracts';
 
 /** The services a gateway route family is forwarded to. */
 export type Owner = 'sender' | 'inbound-smtp' | 'webhook-dispatcher' | 'domain-verifier';
@@ -18,15 +18,26 @@ export function ownerOf(path: string): Owner | undefined {
   return FAMILIES.find(([re]) => re.test(path))?.[1];
 }
 
+/** A route served without an API key, and the methods it takes. */
+export type PublicRoute = { path: RegExp; owner: Owner; methods: readonly string[] };
+
 /**
- * Routes served without an API key: a share page or an attachment download, named by a signed token the
- * owner checks (`<payload>.<tag>`, base64url). Only that shape passes, so no dot segment can reach another
- * of the owner's routes.
+ * Routes served without an API key, named by a signed token the owner checks (`<payload>.<tag>`,
+ * base64url): a share page or an attachment download (read only), and a broadcast recipient's unsubscribe
+ * link (the preference page, its form and the RFC 8058 one-click POST). Only that shape passes, so no dot
+ * segment can reach another of the owner's routes.
  */
-const PUBLIC_ROUTES: [RegExp, Owner][] = [[PUBLIC_LINK_PATH, 'sender']];
+const PUBLIC_ROUTES: PublicRoute[] = [
+  { path: PUBLIC_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD'] },
+  { path: UNSUBSCRIBE_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD', 'POST'] },
+];
+
+export function publicRouteOf(path: string): PublicRoute | undefined {
+  return PUBLIC_ROUTES.find((route) => route.path.test(path));
+}
 
 export function publicOwnerOf(path: string): Owner | undefined {
-  return PUBLIC_ROUTES.find(([re]) => re.test(path))?.[1];
+  return publicRouteOf(path)?.owner;
 }
 
 /** `/emails/` and `/emails` are one route (express routes are not strict about the trailing slash). */

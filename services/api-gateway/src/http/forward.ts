@@ -2,9 +2,15 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
-import { CONTACT_IMPORT_BODY_LIMIT_BYTES, PUBLIC_LINK_GONE, publicLinkIdentity } from '@postline/contracts';
+import {
+  CONTACT_IMPORT_BODY_LIMIT_BYTES,
+  PUBLIC_LINK_GONE,
+  publicLinkIdentity,
+  UNSUBSCRIBE_BODY_LIMIT_BYTES,
+  unsubscribeLinkTeam,
+} from '@postline/contracts';
 import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, notFound, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
-import { normalizePath, ownerOf, publicOwnerOf, type Owners } from '../domain/routes.ts';
+import { normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
 import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
@@ -177,21 +183,28 @@ export type PublicForwardDeps = {
   teamActive: (teamId: string) => Promise<boolean>;
 };
 
+/** The bodies a public POST may carry (an unsubscribe link's one-click POST or its page's form). */
+const PUBLIC_FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
+
 /**
- * The public routes (share pages, attachment downloads), before authentication: GET and HEAD only, with no
- * team and none of the caller's headers, streamed back as the owner answers. The owner checks the signed
- * token in the path and names the link's team in its answer (never passed on): a team whose access is
- * disabled has its links answer 404 like an expired one. Each link takes at most `perLinkPerSecond`
- * requests a second, so a link posted where crowds or crawlers find it cannot turn into a load on the owner.
+ * The public routes (share pages, attachment downloads, unsubscribe links), before authentication: the
+ * methods each route takes, with no team and none of the caller's headers, streamed back as the owner
+ * answers. The owner checks the signed token in the path and names the link's team in its answer (never
+ * passed on): a team whose access is disabled has its links answer 404 like an expired one. Each link takes
+ * at most `perLinkPerSecond` requests a second, so a link posted where crowds or crawlers find it cannot
+ * turn into a load on the owner. A POST (an unsubscribe link's) carries a small form body, and is not
+ * forwarded at all when the team its token names is disabled, so that it changes nothing.
  */
 export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
   const agent = ownerAgent(64);
   return async (req, res, next) => {
-    const owner = publicOwnerOf(req.path);
-    if (!owner) return next();
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('allow', 'GET, HEAD');
-      throw new ApiError(405, 'method_not_allowed', 'Method not allowed. Allowed: GET, HEAD');
+    const route = publicRouteOf(req.path);
+    if (!route) return next();
+    const { owner } = route;
+    if (!route.methods.includes(req.method)) {
+      const allow = route.methods.join(', ');
+      res.setHeader('allow', allow);
+      throw new ApiError(405, 'method_not_allowed', `Method not allowed. Allowed: ${allow}`);
     }
     const target = new URL(req.path, deps.owners[owner]);
     if (publicOwnerOf(target.pathname) !== owner) return next();
@@ -200,9 +213,17 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     if (counted && counted.count > deps.perLinkPerSecond) {
       throw rateLimited(counted, `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`);
     }
+    const headers: Record<string, string> = { accept: req.header('accept') ?? '*/*' };
+    let body: Buffer | undefined;
+    if (req.method === 'POST') {
+      body = await readPublicForm(req);
+      headers['content-type'] = req.header('content-type') ?? '';
+      const team = unsubscribeLinkTeam(target.pathname);
+      if (!(await linkTeamActive(deps, team, req.log))) throw notFound(PUBLIC_LINK_GONE);
+    }
     let response: Awaited<ReturnType<typeof request>>;
     try {
-      response = await request(target, { dispatcher: agent, method: req.method, headers: { accept: req.header('accept') ?? '*/*' } });
+      response = await request(target, { dispatcher: agent, method: req.method as 'GET', headers, body });
     } catch (err) {
       const code = networkCode(err);
       if (code === undefined) throw err;
@@ -225,6 +246,32 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     }
     await pipeline(response.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
   };
+}
+
+/**
+ * The form body of a public POST, read whole (at most UNSUBSCRIBE_BODY_LIMIT_BYTES, else 413): urlencoded
+ * or multipart/form-data, as a browser's form and a mailbox provider's one-click POST send it; any other
+ * type is refused (415).
+ */
+async function readPublicForm(req: Request): Promise<Buffer> {
+  if (!req.is(PUBLIC_FORM_TYPES)) {
+    throw new ApiError(
+      415,
+      'validation_error',
+      'The body must be application/x-www-form-urlencoded or multipart/form-data.',
+    );
+  }
+  const tooLarge = () => bodyTooLarge(`The request body is too large: at most ${UNSUBSCRIBE_BODY_LIMIT_BYTES / 1024} KB.`);
+  const length = req.header('content-length');
+  if (length !== undefined && Number(length) > UNSUBSCRIBE_BODY_LIMIT_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > UNSUBSCRIBE_BODY_LIMIT_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Whether the team an owner named for a link has access; a missing name counts as none, an outage as a 503. */

@@ -272,6 +272,28 @@ export async function updateContactTopics(
   });
 }
 
+/**
+ * A contact's own choices (its unsubscribe link: the one-click POST, the preference page), inside the
+ * caller's transaction on the row-locked `contact`: `unsubscribed` when given, and explicit topic choices
+ * (topics of the team, checked by the caller). One contact.updated when anything changed; nothing otherwise.
+ */
+export async function applySubscriptionChoices(
+  trx: Trx,
+  now: Date,
+  teamId: string,
+  contact: ContactRow,
+  change: { unsubscribed?: boolean | undefined; topics: readonly SubscriptionChoice[] },
+): Promise<ContactRow> {
+  const fields = applyContactChange(contact, { unsubscribed: change.unsubscribed });
+  const topicsChanged = await upsertTopicChoices(trx, teamId, contact.id, distinctChoices(change.topics), now);
+  if (!fields.changed && topicsChanged === 0) return contact;
+  const updated = fields.changed
+    ? await updateContactFields(trx, teamId, contact.id, fields.next, now)
+    : await touchContact(trx, teamId, contact.id, now);
+  await enqueueEvent(trx, 'contact.updated', teamId, contactData(updated, await segmentIdsOfContact(trx, contact.id)));
+  return updated;
+}
+
 const EMPTY_CONTACT: ContactFields = {
   email: '',
   first_name: null,
