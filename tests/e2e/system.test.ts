@@ -57,7 +57,7 @@ describe('the whole system', () => {
       ['/domains/0190a6f4-8b4a-7000-8000-000000000000', 'domain-verifier'],
       ['/webhooks/0190a6f4-8b4a-7000-8000-000000000000', 'webhook-dispatcher'],
       ['/emails/receiving/0190a6f4-8b4a-7000-8000-000000000000', 'inbound-smtp'],
-      ['/broadcasts', 'sender'],
+      ['/contacts/0190a6f4-8b4a-7000-8000-000000000000', 'sender'],
     ] as const) {
       const r = await call('GET', path, String(key));
       expect({ path, status: r.status, name: (JSON.parse(r.text) as { name: string }).name }).toEqual({ path, status: 404, name: 'not_found' });

@@ -22,13 +22,15 @@ const delivered = {
 describe('catalog', () => {
   it('holds every public event, the internal domain state, the timer commands and the services\' own commands', () => {
     for (const type of PUBLIC_EVENT_TYPES) expect(isRoutingKey(type)).toBe(true);
-    expect(Object.keys(catalog)).toHaveLength(29);
+    expect(Object.keys(catalog)).toHaveLength(31);
     expect(isRoutingKey('domain-verifier.check-domain')).toBe(true);
     expect(isRoutingKey('webhook-dispatcher.deliver')).toBe(true);
     expect(isRoutingKey('sender.deliver')).toBe(true);
     expect(isRoutingKey('sender.send-scheduled')).toBe(true);
     expect(isRoutingKey('sender.expire-suppression')).toBe(true);
     expect(isRoutingKey('sender.import-contacts')).toBe(true);
+    expect(isRoutingKey('sender.send-broadcast')).toBe(true);
+    expect(isRoutingKey('sender.fan-out-broadcast')).toBe(true);
     expect(isRoutingKey('internal.domain.state')).toBe(true);
     expect(isRoutingKey('internal.email.feedback')).toBe(true);
     expect(isRoutingKey('scheduler.set-timer')).toBe(true);

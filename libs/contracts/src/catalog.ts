@@ -7,8 +7,10 @@ import {
   DomainState,
   EmailFeedback,
   ExpireSuppression,
+  FanOutBroadcast,
   ImportContacts,
   MessageEnvelope,
+  SendBroadcast,
   SendScheduledEmail,
   TimerCancel,
   TimerSet,
@@ -30,6 +32,8 @@ export const catalog = {
   'sender.send-scheduled': SendScheduledEmail,
   'sender.expire-suppression': ExpireSuppression,
   'sender.import-contacts': ImportContacts,
+  'sender.send-broadcast': SendBroadcast,
+  'sender.fan-out-broadcast': FanOutBroadcast,
 } as const;
 
 export type Catalog = typeof catalog;

@@ -10,10 +10,13 @@ import { createFeedbackConsumer } from './consumers/feedback.ts';
 import { createExpireSuppressionConsumer } from './consumers/expire-suppression.ts';
 import { createImportContactsConsumer } from './consumers/import-contacts.ts';
 import { createSendScheduledConsumer } from './consumers/send-scheduled.ts';
+import { createBroadcastFanOutConsumer } from './consumers/broadcast-fan-out.ts';
+import { createBroadcastScheduledSendConsumer } from './consumers/broadcast-scheduled-send.ts';
 import { createAttemptLoader } from './db/attempts.ts';
 import { waitingRecipients } from './db/recipients.ts';
 import type { SenderDb } from './db/schema.ts';
 import { createLinkSigner } from './domain/links.ts';
+import { createUnsubscribeSigner } from './domain/unsubscribe-links.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
 import { createSenderMetrics } from './metrics.ts';
@@ -29,6 +32,7 @@ const config = loadConfig();
 const runtime = createServiceRuntime<SenderDb>({ service: 'sender', schema: SCHEMA, config, relayBatchSize: 500 });
 const { db, logger, metrics, broker } = runtime;
 const now = () => new Date();
+const unsubscribeLinks = createUnsubscribeSigner(config.POSTLINE_SECRET_KEY);
 const senderMetrics = createSenderMetrics(metrics.registry, () => waitingRecipients(db));
 
 const mta = createMta({
@@ -82,6 +86,18 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
   { consumes: 'sender.expire-suppression', consumer: createExpireSuppressionConsumer({ broker, db, logger, now }) },
   { consumes: 'internal.email.feedback', consumer: createFeedbackConsumer({ broker, db, logger, now }) },
   { consumes: 'sender.import-contacts', consumer: createImportContactsConsumer({ broker, db, logger, now }) },
+  { consumes: 'sender.send-broadcast', consumer: createBroadcastScheduledSendConsumer({ broker, db, logger }) },
+  {
+    consumes: 'sender.fan-out-broadcast',
+    consumer: createBroadcastFanOutConsumer({
+      broker,
+      db,
+      logger,
+      now,
+      unsubscribe: unsubscribeLinks,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+    }),
+  },
 ];
 
 await runtime.start({
@@ -93,6 +109,7 @@ await runtime.start({
         accepted: senderMetrics.accepted,
         singles: createSingleAccepts(db),
         links: createLinkSigner(config.POSTLINE_SECRET_KEY),
+        unsubscribeLinks,
         publicBaseUrl: config.PUBLIC_BASE_URL,
       }),
     ),

@@ -2,6 +2,7 @@ import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { BounceSubType, BounceType, DomainStatus, SuppressionOrigin } from '@postline/contracts';
 import type { MessagingTables } from '@postline/platform';
 import type { PropertyType, Subscription } from '../domain/contacts.ts';
+import type { TemplateVariable } from '../domain/templates.ts';
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
 type Json<T> = ColumnType<T, string, string>;
@@ -211,6 +212,71 @@ export type ContactImportsTable = {
 /** A row of an import that was not written, with why. Row numbers count data rows from 1. */
 export type ContactImportFailuresTable = { import_id: string; row_number: number; reason: string };
 
+/** A template: what is not versioned, and which versions are current (edited) and published (sent). */
+export type TemplatesTable = {
+  id: string;
+  team_id: string;
+  name: string;
+  /** Unique per team; usable instead of the id (never UUID-shaped, so the two cannot be confused). */
+  alias: string | null;
+  current_version_id: string;
+  /** null: never published, so not sendable. */
+  published_version_id: string | null;
+  published_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+};
+
+/** One version of a template's content. */
+export type TemplateVersionsTable = {
+  id: string;
+  template_id: string;
+  team_id: string;
+  from_header: string | null;
+  subject: string | null;
+  reply_to: string[] | null;
+  html: string;
+  text: string | null;
+  variables: ColumnType<TemplateVariable[], string, string>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+};
+
+export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sent' | 'canceled';
+
+/** A broadcast: its message, its segment and topic, and how far its fan-out has got. */
+export type BroadcastsTable = {
+  id: string;
+  team_id: string;
+  name: string | null;
+  segment_id: string | null;
+  /** `from` as given (`Acme <o@example.com>`). */
+  from_header: string | null;
+  subject: string | null;
+  reply_to: ColumnType<string[], string[] | undefined, string[]>;
+  preview_text: string | null;
+  html: string | null;
+  text: string | null;
+  topic_id: string | null;
+  status: Generated<BroadcastStatus>;
+  scheduled_at: Date | null;
+  sent_at: Date | null;
+  /** The last contact id of the fan-out's committed pages (null: none yet): where it resumes. */
+  fan_out_after: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+};
+
+/** A contact a broadcast reached: its email, or none (email_id null) when the address was suppressed. */
+export type BroadcastRecipientsTable = {
+  broadcast_id: string;
+  contact_id: string;
+  team_id: string;
+  email: string;
+  email_id: string | null;
+  /** UUIDv7: the recipients list's opaque cursor. */
+  id: string;
+};
+
 export type SenderDb = MessagingTables & {
   sending_domains: SendingDomainsTable;
   emails: EmailsTable;
@@ -226,6 +292,10 @@ export type SenderDb = MessagingTables & {
   contact_topics: ContactTopicsTable;
   contact_imports: ContactImportsTable;
   contact_import_failures: ContactImportFailuresTable;
+  broadcasts: BroadcastsTable;
+  broadcast_recipients: BroadcastRecipientsTable;
+  templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
 };
 
 export type SendingDomainRow = Selectable<SendingDomainsTable>;
@@ -237,3 +307,6 @@ export type ContactPropertyRow = Selectable<ContactPropertiesTable>;
 export type SegmentRow = Selectable<SegmentsTable>;
 export type TopicRow = Selectable<TopicsTable>;
 export type ContactImportRow = Selectable<ContactImportsTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type TemplateVersionRow = Selectable<TemplateVersionsTable>;
+export type BroadcastRow = Selectable<BroadcastsTable>;
