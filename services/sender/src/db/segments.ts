@@ -90,11 +90,12 @@ export async function deleteMembership(db: Db, teamId: string, contactId: string
 }
 
 /** The ids of a contact's segments, in id order (by `contact_segments_contact`). */
-export async function segmentIdsOfContact(db: Db, contactId: string): Promise<string[]> {
+export async function segmentIdsOfContact(db: Db, teamId: string, contactId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('contact_segments')
     .select('segment_id')
     .where('contact_id', '=', contactId)
+    .where('team_id', '=', teamId)
     .orderBy('segment_id')
     .execute();
   return rows.map((row) => row.segment_id);

@@ -171,7 +171,7 @@ export async function updateContact(
 export async function deleteTeamContact(deps: ContactDeps, teamId: string, key: string): Promise<ContactRow> {
   return deps.db.transaction().execute(async (trx) => {
     const contact = await requireContact(trx, teamId, key);
-    const segmentIds = await segmentIdsOfContact(trx, contact.id);
+    const segmentIds = await segmentIdsOfContact(trx, teamId, contact.id);
     await deleteContact(trx, teamId, contact.id);
     await enqueueEvent(trx, 'contact.deleted', teamId, contactData(contact, segmentIds));
     return contact;
@@ -290,7 +290,12 @@ export async function applySubscriptionChoices(
   const updated = fields.changed
     ? await updateContactFields(trx, teamId, contact.id, fields.next, now)
     : await touchContact(trx, teamId, contact.id, now);
-  await enqueueEvent(trx, 'contact.updated', teamId, contactData(updated, await segmentIdsOfContact(trx, contact.id)));
+  await enqueueEvent(
+    trx,
+    'contact.updated',
+    teamId,
+    contactData(updated, await segmentIdsOfContact(trx, teamId, contact.id)),
+  );
   return updated;
 }
 
@@ -347,7 +352,7 @@ async function applyChange(
     trx,
     'contact.updated',
     teamId,
-    contactData(updated, await segmentIdsOfContact(trx, contact.id), publish.audienceId),
+    contactData(updated, await segmentIdsOfContact(trx, teamId, contact.id), publish.audienceId),
   );
   return updated;
 }
@@ -355,7 +360,12 @@ async function applyChange(
 /** A change to a contact's segments or topics: its `updated_at` moves and contact.updated is published. */
 async function publishContactChange(trx: Trx, now: Date, teamId: string, contactId: string): Promise<void> {
   const contact = await touchContact(trx, teamId, contactId, now);
-  await enqueueEvent(trx, 'contact.updated', teamId, contactData(contact, await segmentIdsOfContact(trx, contactId)));
+  await enqueueEvent(
+    trx,
+    'contact.updated',
+    teamId,
+    contactData(contact, await segmentIdsOfContact(trx, teamId, contactId)),
+  );
 }
 
 /**
@@ -390,7 +400,10 @@ async function requireContact(
   if (audienceId !== undefined) await requireSegment(db, teamId, audienceId);
   const contact = await findContact(db, teamId, contactKey(key), { forUpdate: db.isTransaction });
   if (!contact) throw notFound(CONTACT_NOT_FOUND);
-  if (audienceId !== undefined && !(await segmentIdsOfContact(db, contact.id)).includes(audienceId.toLowerCase())) {
+  if (
+    audienceId !== undefined &&
+    !(await segmentIdsOfContact(db, teamId, contact.id)).includes(audienceId.toLowerCase())
+  ) {
     throw notFound(CONTACT_NOT_FOUND);
   }
   return contact;
