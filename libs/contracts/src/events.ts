@@ -75,6 +75,8 @@ export type EmailOpened = z.infer<typeof EmailOpened>;
 
 export const EmailClicked = EmailData.extend({
   click: z.object({ ipAddress: z.string(), link: z.string(), timestamp: Timestamp, userAgent: z.string() }),
+  /** Postline's: true when a security scanner (not a person) followed the link. Beyond the reference. */
+  scanner_click: z.boolean().optional(),
 });
 export type EmailClicked = z.infer<typeof EmailClicked>;
 

@@ -62,6 +62,7 @@ export { SERVICE_NAMES, type ServiceName } from './services.ts';
 export {
   PUBLIC_LINK_GONE,
   PUBLIC_LINK_PATH,
+  TRACKING_LINK_PATH,
   publicLinkIdentity,
   UNSUBSCRIBE_BODY_LIMIT_BYTES,
   UNSUBSCRIBE_LINK_PATH,

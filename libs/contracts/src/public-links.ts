@@ -34,12 +34,22 @@ export function unsubscribeLinkTeam(path: string): string | undefined {
 }
 
 /**
+ * An open pixel (`/o/{token}`) or a tracking redirect (`/c/{token}`) on a domain's tracking host: a token
+ * sealed with AES-256-GCM (services/sender/src/domain/tracking-links.ts), base64url.
+ */
+export const TRACKING_LINK_PATH = /^\/(o|c)\/([A-Za-z0-9_-]{60,4096})$/;
+
+/**
  * What a public link names, without its expiry or tag: `downloads/<first 44 characters>`, or for an
- * unsubscribe link `unsubscribe/<its payload>` (one recipient of one broadcast; it has no expiry).
+ * unsubscribe link `unsubscribe/<its payload>` (one recipient of one broadcast; it has no expiry), or for a
+ * tracking link `o|c/<its last 22 characters>` (a link's token is sealed once, when its email is composed,
+ * and is the same on every hit; its end is the GCM tag, unique to it).
  */
 export function publicLinkIdentity(path: string): string | undefined {
   const unsubscribe = UNSUBSCRIBE_LINK_PATH.exec(path);
   if (unsubscribe) return `unsubscribe/${unsubscribe[1]}`;
+  const tracking = TRACKING_LINK_PATH.exec(path);
+  if (tracking) return `${tracking[1]}/${tracking[2]!.slice(-22)}`;
   const match = PUBLIC_LINK_PATH.exec(path);
   if (!match) return undefined;
   const token = path.slice(match[1]!.length + 2);

@@ -16,6 +16,7 @@ import { createAttemptLoader } from './db/attempts.ts';
 import { waitingRecipients } from './db/recipients.ts';
 import type { SenderDb } from './db/schema.ts';
 import { createLinkSigner } from './domain/links.ts';
+import { createTrackingCipher } from './domain/tracking-links.ts';
 import { createUnsubscribeSigner } from './domain/unsubscribe-links.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
@@ -25,6 +26,7 @@ import { createByteBudget } from './smtp/budget.ts';
 import { createMta } from './smtp/mta.ts';
 import { createMxResolver } from './smtp/mx.ts';
 import { createSingleAccepts } from './use-cases/accept-emails.ts';
+import { createEmailTeamCache, createEngagementRecorder } from './use-cases/record-engagement.ts';
 import type { DeliverDeps } from './use-cases/deliver-emails.ts';
 
 const config = loadConfig();
@@ -33,6 +35,8 @@ const runtime = createServiceRuntime<SenderDb>({ service: 'sender', schema: SCHE
 const { db, logger, metrics, broker } = runtime;
 const now = () => new Date();
 const unsubscribeLinks = createUnsubscribeSigner(config.POSTLINE_SECRET_KEY);
+// Opens and clicks are written in batches after the pixel or redirect has been answered.
+const engagements = createEngagementRecorder({ db, logger });
 const senderMetrics = createSenderMetrics(metrics.registry, () => waitingRecipients(db));
 
 const mta = createMta({
@@ -51,6 +55,8 @@ const composer = createComposerPool({ threads: defaultComposerThreads(), logger 
 // Messages being composed and sent hold at most this much memory, whatever DELIVERY_CONCURRENCY is.
 const MESSAGE_MEMORY_BYTES = 256 * 1024 * 1024;
 const box = createSecretBox(config.POSTLINE_SECRET_KEY);
+// Seals the open and click tracking links written into sent html (and opens them where they are served).
+const trackingCipher = createTrackingCipher(config.POSTLINE_SECRET_KEY);
 
 const deliverDeps: DeliverDeps = {
   db,
@@ -68,6 +74,7 @@ const deliverDeps: DeliverDeps = {
   loadAttempt: createAttemptLoader(db, { maxWaitMs: 10 }),
   budget: createByteBudget(MESSAGE_MEMORY_BYTES),
   observe: senderMetrics.observeAttempt,
+  tracking: { cipher: trackingCipher, publicBaseUrl: config.PUBLIC_BASE_URL },
 };
 
 // Each consumer with what it consumes, its name in logs. DELIVERY_CONCURRENCY=0: no `sender.deliver`
@@ -111,6 +118,9 @@ await runtime.start({
         links: createLinkSigner(config.POSTLINE_SECRET_KEY),
         unsubscribeLinks,
         publicBaseUrl: config.PUBLIC_BASE_URL,
+        cipher: trackingCipher,
+        teamOf: createEmailTeamCache(db),
+        recorder: engagements,
       }),
     ),
   largeBodies: [SEND_EMAIL_BODY],
@@ -120,6 +130,7 @@ await runtime.start({
     { name: 'mta', start: () => undefined, stop: () => mta.close() },
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
     createIdempotencyPrune({ db, now, logger }),
+    { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({
       name: consumes,
       start: () => consumer.start(),

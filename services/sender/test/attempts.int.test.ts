@@ -68,6 +68,10 @@ beforeAll(async () => {
     tls: 'opportunistic',
     state_at: now,
     deleted: false,
+    open_tracking: false,
+    click_tracking: false,
+    tracking_subdomain: null,
+    tracking_verified: false,
   };
   await db.insertInto('sending_domains').values(domain).execute();
 });

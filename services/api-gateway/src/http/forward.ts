@@ -170,6 +170,8 @@ const PUBLIC_ANSWER_HEADERS = [
   'referrer-policy',
   'cache-control',
   'x-robots-tag',
+  // A tracking redirect's target (the owner redirects only to the URL its sealed token names).
+  'location',
 ];
 
 export type PublicForwardDeps = {
@@ -187,10 +189,11 @@ export type PublicForwardDeps = {
 const PUBLIC_FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /**
- * The public routes (share pages, attachment downloads, unsubscribe links), before authentication: the
- * methods each route takes, with no team and none of the caller's headers, streamed back as the owner
- * answers. The owner checks the signed token in the path and names the link's team in its answer (never
- * passed on): a team whose access is disabled has its links answer 404 like an expired one. Each link takes
+ * The public routes (share pages, attachment downloads, unsubscribe links, open pixels and tracking
+ * redirects), before authentication: the methods each route takes, with no team and of the caller's headers
+ * only accept, user-agent and its address (x-forwarded-for), streamed back as the owner answers. The owner
+ * checks the signed token in the path and names the link's team in its answer (never passed on): a team
+ * whose access is disabled has its links answer 404 like an expired one. Each link takes
  * at most `perLinkPerSecond` requests a second, so a link posted where crowds or crawlers find it cannot
  * turn into a load on the owner. A POST (an unsubscribe link's) carries a small form body, and is not
  * forwarded at all when the team its token names is disabled, so that it changes nothing.
@@ -213,7 +216,13 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     if (counted && counted.count > deps.perLinkPerSecond) {
       throw rateLimited(counted, `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`);
     }
-    const headers: Record<string, string> = { accept: req.header('accept') ?? '*/*' };
+    const headers: Record<string, string> = {
+      accept: req.header('accept') ?? '*/*',
+      // Who asked, for the owner's record of opens and clicks: the caller's user agent, and its address
+      // after any the proxy in front of us named.
+      'user-agent': req.header('user-agent') ?? '',
+      'x-forwarded-for': forwardedFor(req),
+    };
     let body: Buffer | undefined;
     if (req.method === 'POST') {
       body = await readPublicForm(req);
@@ -246,6 +255,13 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     }
     await pipeline(response.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
   };
+}
+
+/** The x-forwarded-for the owner gets: the one that came in (from the proxy in front), then the peer. */
+function forwardedFor(req: Request): string {
+  const peer = req.socket.remoteAddress ?? '';
+  const incoming = req.header('x-forwarded-for');
+  return incoming ? `${incoming}, ${peer}` : peer;
 }
 
 /**

@@ -94,13 +94,15 @@ export type RecipientListItem = {
   contact_id: string;
   email: string;
   bounce_type: BounceType | null;
+  email_id: string | null;
 };
 
 /**
  * A page of a broadcast's recipients of one kind (`type`), newest first on the row's id. sent: an email
  * was made; delivered, bounced, complained: its recipient's state; suppressed: left out by the suppression
  * list at the fan-out or at delivery; unsubscribed: the contact has since unsubscribed (from everything,
- * or from the broadcast's topic). Opens and clicks are not tracked: their lists are empty.
+ * or from the broadcast's topic); opened, clicked: its email has at least one open or click recorded
+ * (machine opens and scanner clicks included, as the events are).
  */
 export async function listBroadcastRecipients(
   db: Db,
@@ -111,7 +113,7 @@ export async function listBroadcastRecipients(
   let q = db
     .selectFrom('broadcast_recipients as br')
     .leftJoin('recipients as r', (join) => join.onRef('r.email_id', '=', 'br.email_id').on('r.position', '=', 0))
-    .select(['br.id', 'br.contact_id', 'br.email', 'r.bounce_type'])
+    .select(['br.id', 'br.contact_id', 'br.email', 'r.bounce_type', 'br.email_id'])
     .where('br.broadcast_id', '=', broadcast.id);
   if (filter.email !== undefined) q = q.where(sql<boolean>`lower(br.email) = ${filter.email.toLowerCase()}`);
   switch (filter.type) {
@@ -157,9 +159,19 @@ export async function listBroadcastRecipients(
       break;
     }
     case 'opened':
-    case 'clicked':
-      q = q.where(sql<boolean>`false`);
+    case 'clicked': {
+      const kind = filter.type === 'opened' ? 'open' : 'click';
+      q = q.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('email_engagements as e')
+            .select(sql`1`.as('one'))
+            .whereRef('e.email_id', '=', 'br.email_id')
+            .where('e.kind', '=', kind),
+        ),
+      );
       break;
+    }
   }
   return paginate(q, query, { idColumn: 'br.id' });
 }
@@ -181,4 +193,28 @@ export async function cancelPendingBroadcastEmails(
     e as (update emails set status = 'canceled', last_event = 'canceled' where id in (select email_id from r))
     select count(*) as canceled from r`.execute(trx);
   return Number(rows[0]?.canceled ?? 0);
+}
+
+/** How many opens or clicks each email had, and for clicks the distinct URLs clicked (first click first). */
+export type EngagementSummary = { count: number; links: string[] };
+
+export async function findEngagementSummaries(
+  db: Db,
+  emailIds: readonly string[],
+  kind: 'open' | 'click',
+): Promise<Map<string, EngagementSummary>> {
+  if (emailIds.length === 0) return new Map();
+  const { rows } = await sql<{ email_id: string; count: string; links: (string | null)[] }>`select email_id,
+      count(*) as count,
+      array(select link from email_engagements l where l.email_id = e.email_id and l.kind = ${kind}
+        group by link order by min(created_at)) as links
+    from email_engagements e
+    where email_id = any(${[...emailIds]}::uuid[]) and kind = ${kind}
+    group by email_id`.execute(db);
+  return new Map(
+    rows.map((row) => [
+      row.email_id,
+      { count: Number(row.count), links: row.links.filter((link): link is string => link !== null) },
+    ]),
+  );
 }

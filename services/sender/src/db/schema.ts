@@ -20,6 +20,13 @@ export type SendingDomainsTable = {
   /** e.g. `send.example.com`: the VERP addresses' domain. */
   return_path: string;
   tls: 'opportunistic' | 'enforced';
+  /** Open and click tracking as asked for; applied only when tracking_verified. */
+  open_tracking: Generated<boolean>;
+  click_tracking: Generated<boolean>;
+  /** The tracking host's label(s) (`links` for `links.<name>`), or null for none. */
+  tracking_subdomain: string | null;
+  /** The tracking host's records verified (its CNAME to TRACKING_HOST, CAA for our CA). */
+  tracking_verified: Generated<boolean>;
   /** occurred_at of the state applied: an older state arriving late is ignored. */
   state_at: Date;
   /** A tombstone: the domain was deleted (and is not verified); kept so that no older state revives it. */
@@ -38,7 +45,9 @@ export type LastEvent =
   | 'bounced'
   | 'failed'
   | 'suppressed'
-  | 'complained';
+  | 'complained'
+  | 'opened'
+  | 'clicked';
 
 export type Header = { name: string; value: string };
 export type Tag = { name: string; value: string };
@@ -296,6 +305,23 @@ export type SenderDb = MessagingTables & {
   broadcast_recipients: BroadcastRecipientsTable;
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
+  email_engagements: EmailEngagementsTable;
+};
+
+export type EngagementKind = 'open' | 'click';
+
+/** One open or click of a sent email; `machine` is the open's machine_open or the click's scanner_click. */
+export type EmailEngagementsTable = {
+  id: string;
+  team_id: string;
+  email_id: string;
+  kind: EngagementKind;
+  /** The clicked URL; null for an open. */
+  link: string | null;
+  ip: string;
+  user_agent: string;
+  machine: boolean;
+  created_at: Date;
 };
 
 export type SendingDomainRow = Selectable<SendingDomainsTable>;

@@ -24,7 +24,15 @@ export async function findSendingDomains(
 }
 
 /** A sending domain's row as a state message sets it. */
-export type SendingDomainState = Omit<SendingDomainsTable, 'deleted'> & { deleted: boolean };
+export type SendingDomainState = Omit<
+  SendingDomainsTable,
+  'deleted' | 'open_tracking' | 'click_tracking' | 'tracking_verified'
+> & {
+  deleted: boolean;
+  open_tracking: boolean;
+  click_tracking: boolean;
+  tracking_verified: boolean;
+};
 
 /** Writes a domain's state that occurred at `state_at`, unless the row holds a newer one. */
 export async function upsertSendingDomain(trx: Transaction<SenderDb>, row: SendingDomainState): Promise<void> {

@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
-import type { RecipientListItem } from '../db/broadcast-recipients.ts';
 import type { BroadcastRow, SenderDb } from '../db/schema.ts';
 import {
+  broadcastClickedLinks,
   cancelBroadcast,
   changeBroadcast,
   createBroadcast,
@@ -15,6 +16,7 @@ import {
   removeBroadcast,
   sendBroadcast,
   type BroadcastInput,
+  type BroadcastRecipientItem,
 } from '../use-cases/broadcasts.ts';
 
 export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
@@ -123,10 +125,14 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   });
   route(router, '/broadcasts/:id/clicked-links', {
     get: async (req, res) => {
-      // Clicks are not tracked yet: the broadcast must exist, and the list is empty.
+      // Every link clicked, in one page (a broadcast's distinct links are few); id is the URL's hash.
       parseInput(PaginationQuery, req.query);
-      await getBroadcast(deps, teamOf(res), req.params.id ?? '');
-      res.json({ object: 'list', has_more: false, data: [] });
+      const links = await broadcastClickedLinks(deps, teamOf(res), req.params.id ?? '');
+      res.json({
+        object: 'list',
+        has_more: false,
+        data: links.map((link) => ({ id: createHash('sha256').update(link.url).digest('hex').slice(0, 32), ...link })),
+      });
     },
   });
   return router;
@@ -188,8 +194,10 @@ function fullItem(row: BroadcastRow) {
   };
 }
 
-function recipientItem(item: RecipientListItem, type: z.infer<typeof RecipientType>) {
+function recipientItem(item: BroadcastRecipientItem, type: z.infer<typeof RecipientType>) {
   const base = { id: item.id, contact_id: item.contact_id, email: item.email };
   if (type === 'bounced') return { ...base, bounce_type: (item.bounce_type ?? 'Undetermined').toLowerCase() };
+  if (type === 'opened') return { ...base, count: item.count ?? 0 };
+  if (type === 'clicked') return { ...base, count: item.count ?? 0, clicked_links: item.clicked_links ?? [] };
   return base;
 }

@@ -11,11 +11,13 @@ import { segmentRoutes } from './segments.ts';
 import { suppressionRoutes } from './suppressions.ts';
 import { templateRoutes } from './templates.ts';
 import { topicRoutes } from './topics.ts';
+import { trackingRoutes } from './tracking.ts';
 import { unsubscribeRoutes } from './unsubscribe.ts';
+import type { TrackingDeps } from '../use-cases/record-engagement.ts';
 import type { UnsubscribeDeps } from '../use-cases/unsubscribe.ts';
 
 /** The sender's internal HTTP API: resource routes reached through the gateway. */
-export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps): Router {
+export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps & TrackingDeps): Router {
   const router = Router();
   // Every family this service owns is reachable only through the gateway, which sets the team header.
   router.use(
@@ -45,6 +47,7 @@ export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & Unsubscrib
   router.use(contactRoutes(deps));
   // Reached through the gateway's public routes, without a team: a signed token names what they serve.
   router.use(publicLinkRoutes(deps));
+  router.use(trackingRoutes(deps));
   router.use(unsubscribeRoutes(deps));
   return router;
 }

@@ -18,6 +18,11 @@ export type ComposeInput = Pick<
   /** With angle brackets: `<id@domain>`. */
   messageId: string;
   date: Date;
+  /**
+   * The html as the customer wrote it, when `html` has open or click tracking applied: a text part made
+   * from the html (`text` null) is made from this one, so that tracking leaves the text part alone.
+   */
+  untrackedHtml?: string;
 };
 
 /** An `email_attachments` row, as much of it as the message needs. */
@@ -143,13 +148,14 @@ export function checkComposed(raw: Buffer): void {
 function plainText(email: ComposeInput): string | undefined {
   if (email.text === '') return undefined;
   if (email.text !== null) return lf(email.text);
-  if (email.html === null) return undefined;
-  let generated = generatedText.get(email.html);
+  const html = email.untrackedHtml ?? email.html;
+  if (html === null) return undefined;
+  let generated = generatedText.get(html);
   if (generated === undefined) {
-    generated = convert(email.html, TEXT_OPTIONS);
+    generated = convert(html, TEXT_OPTIONS);
     // html-to-text costs about a millisecond per message; a batch or broadcast repeats one html many times.
     if (generatedText.size >= GENERATED_TEXT_CACHE) generatedText.delete(generatedText.keys().next().value as string);
-    generatedText.set(email.html, generated);
+    generatedText.set(html, generated);
   }
   return generated === '' ? undefined : lf(generated);
 }

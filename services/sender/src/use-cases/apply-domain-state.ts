@@ -21,6 +21,11 @@ export async function applyDomainState(trx: Transaction<SenderDb>, state: Domain
     dkim_private_key_encrypted: state.deleted ? '' : state.dkim_private_key_encrypted,
     return_path: state.return_path,
     tls: state.tls,
+    open_tracking: state.open_tracking,
+    click_tracking: state.click_tracking,
+    // Older states lack the tracking fields: no tracking host, not verified.
+    tracking_subdomain: state.tracking_subdomain ?? null,
+    tracking_verified: (state.tracking_verified ?? false) && !state.deleted,
     state_at: at,
   });
 }

@@ -16,11 +16,13 @@ import {
   type Page,
 } from '@postline/platform';
 import {
+  findEngagementSummaries,
   listBroadcastRecipients,
   cancelPendingBroadcastEmails,
   type RecipientListItem,
   type RecipientListType,
 } from '../db/broadcast-recipients.ts';
+import { listClickedLinks, type ClickedLink } from '../db/engagements.ts';
 import {
   deleteBroadcast,
   findBroadcast,
@@ -179,9 +181,34 @@ export async function pageOfBroadcastRecipients(
   id: string,
   filter: { type: RecipientListType; email: string | undefined; bounceType: BounceType | undefined },
   query: PaginationQuery,
-): Promise<Page<RecipientListItem>> {
+): Promise<Page<BroadcastRecipientItem>> {
   const broadcast = await requireBroadcast(deps.db, teamId, id);
-  return listBroadcastRecipients(deps.db, { id: broadcast.id, topicId: broadcast.topic_id }, filter, query);
+  const page = await listBroadcastRecipients(deps.db, { id: broadcast.id, topicId: broadcast.topic_id }, filter, query);
+  if (filter.type !== 'opened' && filter.type !== 'clicked') return page;
+  // The opened and clicked lists say how many opens or clicks, and which links were clicked.
+  const kind = filter.type === 'opened' ? 'open' : 'click';
+  const emailIds = page.data.flatMap((item) => (item.email_id === null ? [] : [item.email_id]));
+  const summaries = await findEngagementSummaries(deps.db, emailIds, kind);
+  return {
+    ...page,
+    data: page.data.map((item) => {
+      const summary = item.email_id === null ? undefined : summaries.get(item.email_id);
+      return {
+        ...item,
+        count: summary?.count ?? 0,
+        ...(kind === 'click' ? { clicked_links: summary?.links ?? [] } : {}),
+      };
+    }),
+  };
+}
+
+/** A recipients list item; the opened and clicked lists add the count and the clicked links. */
+export type BroadcastRecipientItem = RecipientListItem & { count?: number; clicked_links?: string[] };
+
+/** The links clicked in a broadcast's emails, most clicked first (clicks, and emails that clicked). */
+export async function broadcastClickedLinks(deps: BroadcastDeps, teamId: string, id: string): Promise<ClickedLink[]> {
+  const broadcast = await requireBroadcast(deps.db, teamId, id);
+  return listClickedLinks(deps.db, broadcast.team_id, broadcast.id);
 }
 
 /**

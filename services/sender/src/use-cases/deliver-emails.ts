@@ -20,7 +20,10 @@ import {
 import { suppressedResult, type RecipientResult } from '../domain/recipient-result.ts';
 import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
 import { sandboxResult, SANDBOX_DOMAIN } from '../domain/sandbox.ts';
-import { composeInputOf } from '../mime/compose.ts';
+import type { TrackingCipher } from '../domain/tracking-links.ts';
+import { rewriteForTracking } from '../domain/tracking-rewrite.ts';
+import { UNSUBSCRIBE_PATH } from '../domain/unsubscribe-links.ts';
+import { composeInputOf, type ComposeInput } from '../mime/compose.ts';
 import { CompositionError, type Composer } from '../mime/composer.ts';
 import { DkimSigningError } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
@@ -51,6 +54,11 @@ export type DeliverDeps = {
   loadAttempt?: AttemptLoader;
   /** Bounds the memory of messages being composed and sent (createByteBudget); default: unbounded. */
   budget?: ByteBudget;
+  /**
+   * Open and click tracking: the cipher of the tracking tokens, and PUBLIC_BASE_URL (whose unsubscribe
+   * links are never rewritten). Without it, nothing is tracked.
+   */
+  tracking?: { cipher: TrackingCipher; publicBaseUrl: string };
 };
 
 /** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
@@ -121,7 +129,7 @@ async function composeAndSend(
   hasAttachments: boolean,
 ): Promise<RecipientOutcome[]> {
   const attachments = hasAttachments ? await loadAttachments(deps.db, email.id) : [];
-  const input = composeInputOf(email, attachments);
+  const input = withTracking(deps, composeInputOf(email, attachments), email.id, sending);
   const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
   const raw = await deps.composer.compose(input, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
@@ -133,6 +141,31 @@ async function composeAndSend(
     raw,
     requireTls: sending.tls === 'enforced',
   });
+}
+
+/**
+ * The message input with the domain's open and click tracking applied to its html, before it is composed
+ * and signed (DKIM signs what is sent). Only once the tracking host's records are verified; the text part
+ * is left as it was. Without tracking the input is returned as it is.
+ */
+function withTracking(
+  deps: DeliverDeps,
+  input: ComposeInput,
+  emailId: string,
+  sending: SendingDomainRow,
+): ComposeInput {
+  const tracking = deps.tracking;
+  if (!tracking || input.html === null || !sending.tracking_verified || !sending.tracking_subdomain) return input;
+  if (!sending.open_tracking && !sending.click_tracking) return input;
+  const html = rewriteForTracking(input.html, {
+    emailId,
+    trackingHost: `${sending.tracking_subdomain}.${sending.name}`,
+    open: sending.open_tracking,
+    click: sending.click_tracking,
+    unsubscribePrefix: `${tracking.publicBaseUrl.replace(/\/+$/, '')}${UNSUBSCRIBE_PATH}/`,
+    seal: (link) => tracking.cipher.seal(link),
+  });
+  return { ...input, html, untrackedHtml: input.html };
 }
 
 /**
