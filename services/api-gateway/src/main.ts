@@ -6,6 +6,7 @@ import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
 import { createKeyCache } from './db/key-cache.ts';
 import type { GatewayDb } from './db/schema.ts';
+import { teamHasAccess } from './db/teams.ts';
 import type { Owners } from './domain/routes.ts';
 import { createGatewayApp } from './http/app.ts';
 import { watchKeyChanges } from './jobs/key-change-listener.ts';
@@ -39,7 +40,9 @@ const owners: Owners = {
 const requestLogs = createRequestLogWriter({ db, logger });
 // Keys are cached only while the key-change LISTEN is in place; until then every request reads Postgres.
 const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
-const keyWatch = watchKeyChanges({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, logger, cache: keys });
+// A team's access, asked by every key-less public link (tracking redirects among them), kept the same way.
+const teamAccess = createKeyCache<boolean>({ load: (teamId) => teamHasAccess(db, teamId) });
+const keyWatch = watchKeyChanges({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, logger, caches: [keys, teamAccess] });
 const keyUsage = createKeyUsageTracker({ db, logger });
 const idempotencyPrune = createIntervalJob({ name: 'idempotency-prune', everyMs: 60_000, run: () => pruneIdempotencyKeys(db), logger });
 const http = createGatewayApp({
@@ -56,6 +59,7 @@ const http = createGatewayApp({
   requestLogs,
   markKeyUsed: keyUsage.markUsed,
   keys,
+  teamAccess,
   now: () => new Date(),
 });
 

@@ -8,7 +8,7 @@ import { findApiKeyWithTeam } from '../src/db/api-keys.ts';
 import { createKeyCache } from '../src/db/key-cache.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { GatewayDb } from '../src/db/schema.ts';
-import { insertTeam } from '../src/db/teams.ts';
+import { insertTeam, teamHasAccess } from '../src/db/teams.ts';
 import type { Owners } from '../src/domain/routes.ts';
 import { createGatewayApp } from '../src/http/app.ts';
 import { watchKeyChanges } from '../src/jobs/key-change-listener.ts';
@@ -44,7 +44,8 @@ export async function startGateway(
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
   const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
-  const keyWatch = watchKeyChanges({ databaseUrl: database.url, schema: SCHEMA, logger, cache: keys });
+  const teamAccess = createKeyCache<boolean>({ load: (teamId) => teamHasAccess(db, teamId) });
+  const keyWatch = watchKeyChanges({ databaseUrl: database.url, schema: SCHEMA, logger, caches: [keys, teamAccess] });
   const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });
   const owners: Owners = {
     sender: opts.owners?.sender ?? NOWHERE,
@@ -67,6 +68,7 @@ export async function startGateway(
     requestLogs,
     markKeyUsed: keyUsage.markUsed,
     keys,
+    teamAccess,
     now: () => new Date(),
   });
   requestLogs.start();

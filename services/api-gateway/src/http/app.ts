@@ -4,7 +4,6 @@ import { SEND_EMAIL_BODY } from '@postline/contracts';
 import { ApiError, createHttpApp, pingDb, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
 import type { KeyCache } from '../db/key-cache.ts';
 import type { GatewayDb } from '../db/schema.ts';
-import { teamHasAccess } from '../db/teams.ts';
 import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
 import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
 import type { GatewayMetrics } from '../metrics.ts';
@@ -31,6 +30,8 @@ export type GatewayDeps = {
   requestLogs: RequestLogWriter;
   markKeyUsed: (keyId: string, at: Date) => void;
   keys: KeyCache;
+  /** Whether a team's access is enabled, kept current by the key-change notifications. */
+  teamAccess: KeyCache<boolean>;
   now: () => Date;
 };
 
@@ -63,7 +64,7 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
           countRequest: createWindowCounter(deps.redis, deps.logger),
           redisPrefix: deps.redisPrefix,
           perLinkPerSecond: deps.publicLinkPerSecond,
-          teamActive: (teamId) => teamHasAccess(deps.db, teamId),
+          teamActive: async (teamId) => (await deps.teamAccess.find(teamId)) === true,
         }),
       );
       app.use(requestLogger(deps.requestLogs));
