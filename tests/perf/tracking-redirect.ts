@@ -55,7 +55,7 @@ try {
   const cipher = createTrackingCipher(String(system.env.POSTLINE_SECRET_KEY));
   const paths = rows.map(
     (row, n) =>
-      `/c/${cipher.seal({ kind: 'click', emailId: row.id, url: `https://example.org/article/${n}?utm_source=news` })}`,
+      `/c/${cipher.seal({ kind: 'click', emailId: row.id, url: `https://example.org/article/${n}?utm_source=news` }, 'links.example.com')}`,
   );
   log(`${paths.length} emails, one link each`);
 

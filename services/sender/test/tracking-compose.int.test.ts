@@ -192,7 +192,7 @@ describe('tracking at send time', () => {
 
     const host = `links.${domain.name}`.replaceAll('.', '\\.');
     const clicks = [...(sent ?? '').matchAll(new RegExp(`https://${host}/c/([A-Za-z0-9_-]+)`, 'g'))].map((m) =>
-      cipher.open(m[1] as string, 'click'),
+      cipher.open(m[1] as string, 'click', `links.${domain.name}`),
     );
     expect(clicks).toEqual([
       { kind: 'click', emailId: id, url: 'https://shop.example.com/offer?a=1&b=2' },
@@ -203,7 +203,7 @@ describe('tracking at send time', () => {
       `<img src="https://${host}/o/([A-Za-z0-9_-]+)" width="1" height="1" alt="" border="0" style="[^"]*" />`,
     );
     const opened = pixel.exec(sent ?? '');
-    expect(cipher.open(opened?.[1] as string, 'open')).toEqual({ kind: 'open', emailId: id, url: null });
+    expect(cipher.open(opened?.[1] as string, 'open', `links.${domain.name}`)).toEqual({ kind: 'open', emailId: id, url: null });
     const restored = (sent ?? '')
       .replace(pixel, '')
       .replace(new RegExp(`https://${host}/c/[A-Za-z0-9_-]+`), 'https://shop.example.com/offer?a=1&amp;b=2')
@@ -244,7 +244,7 @@ describe('tracking at send time', () => {
     const sent = partOf(raw, 'text/html') ?? '';
     const host = `links.${domain.name}`.replaceAll('.', '\\.');
     const token = new RegExp(`<a href="https://${host}/c/([A-Za-z0-9_-]+)">News</a>`).exec(sent)?.[1];
-    expect(cipher.open(token as string, 'click')?.url).toBe('https://example.com/news');
+    expect(cipher.open(token as string, 'click', `links.${domain.name}`)?.url).toBe('https://example.com/news');
     expect(sent).toMatch(
       new RegExp(`<a href="${publicBaseUrl}/unsubscribe/[A-Za-z0-9_-]{64}\\.[A-Za-z0-9_-]{22}">Unsubscribe</a>`),
     );

@@ -139,7 +139,7 @@ function hit(
 }
 
 function pathOf(kind: TrackingKind, emailId: string, url: string | null = null): string {
-  return `${TRACKING_PATHS[kind]}/${cipher.seal({ kind, emailId, url })}`;
+  return `${TRACKING_PATHS[kind]}/${cipher.seal({ kind, emailId, url }, `links.${domain}`)}`;
 }
 
 /** Sends an email and waits until its recipient is delivered; returns its id and when delivery was seen. */
@@ -244,7 +244,7 @@ describe('the click redirect', () => {
 
   it('answers 404 and redirects nowhere for a tampered token, an open token, a non-web URL or a missing email', async () => {
     const { id } = await sentAndDelivered();
-    const token = cipher.seal({ kind: 'click', emailId: id, url: 'https://example.org/' });
+    const token = cipher.seal({ kind: 'click', emailId: id, url: 'https://example.org/' }, `links.${domain}`);
     const flipped = `${token.slice(0, 30)}${token[30] === 'A' ? 'B' : 'A'}${token.slice(31)}`;
     const refused = [
       `/c/${flipped}`,
@@ -259,6 +259,16 @@ describe('the click redirect', () => {
       expect(answer.headers.location).toBeUndefined();
       expect(JSON.parse(answer.body.toString())).toMatchObject({ name: 'not_found' });
     }
+    // A link of this team served on another team's tracking host names nothing there.
+    const elsewhere = await hit(
+      'GET',
+      pathOf('click', id, 'https://example.org/'),
+      CHROME,
+      undefined,
+      'links.other-team.example.com',
+    );
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.headers.location).toBeUndefined();
     // Another method or another shape is not the tracking route.
     expect((await hit('GET', `/c/short`, CHROME)).headers.location).toBeUndefined();
     expect(deliveriesOf('email.clicked', id)).toEqual([]);

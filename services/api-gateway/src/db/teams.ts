@@ -5,10 +5,10 @@ export async function insertTeam(db: Kysely<GatewayDb>, team: { id: string; name
   return db.insertInto('teams').values({ ...team, rate_limit_per_second: null }).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Whether the team exists and its access is enabled. */
-export async function teamHasAccess(db: Kysely<GatewayDb>, id: string): Promise<boolean> {
+/** Whether the team's access is enabled; undefined when there is no such team (never cached). */
+export async function teamHasAccess(db: Kysely<GatewayDb>, id: string): Promise<boolean | undefined> {
   const team = await db.selectFrom('teams').select('access_enabled').where('id', '=', id).executeTakeFirst();
-  return team?.access_enabled === true;
+  return team?.access_enabled;
 }
 
 /** Returns false when no team has that id. */

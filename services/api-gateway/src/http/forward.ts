@@ -222,6 +222,8 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
       // after any the proxy in front of us named.
       'user-agent': req.header('user-agent') ?? '',
       'x-forwarded-for': forwardedFor(req),
+      // The host the link was asked for: a tracking token opens only on the host it was made for.
+      'x-forwarded-host': req.header('host') ?? '',
     };
     let body: Buffer | undefined;
     if (req.method === 'POST') {

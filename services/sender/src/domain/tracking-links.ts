@@ -2,7 +2,9 @@
 // served key-less on the domain's tracking host (`<tracking_subdomain>.<domain>`, a CNAME to TRACKING_HOST,
 // which reaches the gateway). A token is sealed with AES-256-GCM under a key derived from
 // POSTLINE_SECRET_KEY: it names the email and, for a click, the original URL, which only we can read (no
-// open redirect, nothing to look up before answering), and any edit makes it name nothing.
+// open redirect, nothing to look up before answering), and any edit makes it name nothing. The tracking
+// host is bound to the token as authenticated data: a token opens only on the host it was made for, so one
+// team's link cannot be served from another team's branded host.
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
 import { uuidFromBytes, uuidToBytes } from '@postline/platform';
 
@@ -11,9 +13,10 @@ export type TrackingKind = 'open' | 'click';
 export type TrackingLink = { kind: TrackingKind; emailId: string; url: string | null };
 
 export type TrackingCipher = {
-  seal(link: TrackingLink): string;
-  /** What a token names, if it is one we sealed and of `kind`. */
-  open(token: string, kind: TrackingKind): TrackingLink | undefined;
+  /** Seals `link` for the tracking host `host` (`links.example.com`). */
+  seal(link: TrackingLink, host: string): string;
+  /** What a token names, if it is one we sealed, of `kind`, for `host`. */
+  open(token: string, kind: TrackingKind, host: string): TrackingLink | undefined;
 };
 
 /** The paths of the two kinds on the tracking host. */
@@ -30,7 +33,7 @@ export function createTrackingCipher(secretKey: string): TrackingCipher {
   // A key object: each cipher made from it skips importing raw key bytes (a quarter of the cost of a seal).
   const key = createSecretKey(createHash('sha256').update(`postline-tracking-links:${secretKey}`).digest());
   return {
-    seal(link) {
+    seal(link, host) {
       const payload = Buffer.concat([
         Buffer.of(KINDS.indexOf(link.kind)),
         uuidToBytes(link.emailId),
@@ -38,18 +41,23 @@ export function createTrackingCipher(secretKey: string): TrackingCipher {
       ]);
       const nonce = randomBytes(NONCE_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, nonce);
+      cipher.setAAD(hostData(host));
       const sealed = Buffer.concat([cipher.update(payload), cipher.final()]);
       return Buffer.concat([nonce, sealed, cipher.getAuthTag()]).toString('base64url');
     },
-    open(token, kind) {
+    open(token, kind, host) {
       if (!TRACKING_TOKEN.test(token)) return undefined;
       const bytes = Buffer.from(token, 'base64url');
       if (bytes.length < NONCE_BYTES + 17 + TAG_BYTES || bytes.toString('base64url') !== token) return undefined;
       const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, NONCE_BYTES));
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+      decipher.setAAD(hostData(host));
       let payload: Buffer;
       try {
-        payload = Buffer.concat([decipher.update(bytes.subarray(NONCE_BYTES, bytes.length - TAG_BYTES)), decipher.final()]);
+        payload = Buffer.concat([
+          decipher.update(bytes.subarray(NONCE_BYTES, bytes.length - TAG_BYTES)),
+          decipher.final(),
+        ]);
       } catch {
         return undefined; // the tag does not verify: edited, or not ours
       }
@@ -58,6 +66,11 @@ export function createTrackingCipher(secretKey: string): TrackingCipher {
       return { kind, emailId: uuidFromBytes(payload.subarray(1, 17)), url: kind === 'click' ? url : null };
     },
   };
+}
+
+/** A host name as bound to a token: lowercase, without a port or a trailing dot. */
+function hostData(host: string): Buffer {
+  return Buffer.from(host.toLowerCase().replace(/:\d+$/, '').replace(/\.$/, ''), 'utf8');
 }
 
 /** The public URL of a token on a tracking host (`links.example.com`). */

@@ -12,14 +12,14 @@ const options: TrackingRewrite = {
   open: false,
   click: true,
   unsubscribePrefix: UNSUBSCRIBE,
-  seal: (link) => cipher.seal(link),
+  seal: (link) => cipher.seal(link, HOST),
 };
 const click = (html: string) => rewriteForTracking(html, options);
 
 const CLICK_URL = /https:\/\/links\.acme\.example\.com\/c\/([A-Za-z0-9_-]+)/g;
 /** The original URL of every tracking link in `html`, in order. */
 function clicked(html: string): (string | null | undefined)[] {
-  return [...html.matchAll(CLICK_URL)].map((m) => cipher.open(m[1] as string, 'click')?.url);
+  return [...html.matchAll(CLICK_URL)].map((m) => cipher.open(m[1] as string, 'click', HOST)?.url);
 }
 
 describe('click tracking', () => {
@@ -32,7 +32,7 @@ describe('click tracking', () => {
       'https://example.com/a',
       'http://example.com/b',
       'https://example.com/c',
-      'HTTPS://Example.com/d?x=1#top',
+      'https://example.com/d?x=1#top',
     ]);
     // Only the href values changed: the rest of each tag and the text between them are byte for byte.
     expect(out.replace(CLICK_URL, 'URL')).toBe(
@@ -48,8 +48,25 @@ describe('click tracking', () => {
     expect(clicked(out)).toEqual([
       'https://example.com/?a=1&b=2&c=3&d=4',
       'https://example.com/?a=1&b=2&copy=3',
-      'https://example.com/?q="x"&',
+      'https://example.com/?q=%22x%22&',
     ]);
+  });
+
+  it('seals the URL as a browser sends it: line breaks dropped, non-ASCII percent-encoded, the host in punycode', () => {
+    const out = click(
+      '<a href="https://example.com/long/\npath?x=1&#10;2">1</a><a href="https://пример.рф/日本?é=ü">2</a>',
+    );
+    expect(clicked(out)).toEqual([
+      'https://example.com/long/path?x=12',
+      'https://xn--e1afmkfd.xn--p1ai/%E6%97%A5%E6%9C%AC?%C3%A9=%C3%BC',
+    ]);
+  });
+
+  it('binds a token to its tracking host: on another host it opens to nothing', () => {
+    const [token] = [...click('<a href="https://example.com/">x</a>').matchAll(CLICK_URL)].map((m) => m[1] as string);
+    expect(cipher.open(token as string, 'click', HOST)?.url).toBe('https://example.com/');
+    expect(cipher.open(token as string, 'click', 'LINKS.ACME.EXAMPLE.COM:443')?.url).toBe('https://example.com/');
+    expect(cipher.open(token as string, 'click', 'links.other.example.com')).toBeUndefined();
   });
 
   it('leaves a link whose URL a browser would decode in a way it cannot be sure of', () => {
@@ -115,8 +132,12 @@ describe('click tracking', () => {
     const tokens = [...out.matchAll(CLICK_URL)].map((m) => m[1] as string);
     expect(tokens).toHaveLength(2);
     expect(tokens[0]).not.toBe(tokens[1]);
-    expect(cipher.open(tokens[0] as string, 'click')).toEqual({ kind: 'click', emailId, url: 'https://example.com/' });
-    expect(cipher.open(tokens[0] as string, 'open')).toBeUndefined();
+    expect(cipher.open(tokens[0] as string, 'click', HOST)).toEqual({
+      kind: 'click',
+      emailId,
+      url: 'https://example.com/',
+    });
+    expect(cipher.open(tokens[0] as string, 'open', HOST)).toBeUndefined();
   });
 });
 
@@ -132,8 +153,8 @@ describe('open tracking', () => {
     expect(pixel).not.toBeNull();
     expect(out.replace(PIXEL, '')).toBe(html);
     expect(out.indexOf(pixel?.[0] as string)).toBe(html.indexOf('</BODY>'));
-    expect(cipher.open(pixel?.[1] as string, 'open')).toEqual({ kind: 'open', emailId, url: null });
-    expect(cipher.open(pixel?.[1] as string, 'click')).toBeUndefined();
+    expect(cipher.open(pixel?.[1] as string, 'open', HOST)).toEqual({ kind: 'open', emailId, url: null });
+    expect(cipher.open(pixel?.[1] as string, 'click', HOST)).toBeUndefined();
   });
 
   it('puts it before </html> when there is no </body>, else at the end', () => {

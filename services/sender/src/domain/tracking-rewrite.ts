@@ -18,7 +18,7 @@ export type TrackingRewrite = {
   click: boolean;
   /** Links starting with it are never rewritten: PUBLIC_BASE_URL + `/unsubscribe/`. */
   unsubscribePrefix: string;
-  /** Seals a link into a token (TrackingCipher.seal). */
+  /** Seals a link into a token for this email's tracking host (TrackingCipher.seal with the host). */
   seal: (link: TrackingLink) => string;
 };
 
@@ -163,7 +163,13 @@ export function trackedUrl(rawHref: string, unsubscribePrefix: string): string |
   const url = decodeAttribute(rawHref)?.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, '');
   if (url === undefined || !/^https?:\/\/[^/?#\s]/i.test(url) || url.includes('{{{')) return undefined;
   if (unsubscribePrefix !== '' && url.toLowerCase().startsWith(unsubscribePrefix.toLowerCase())) return undefined;
-  return url;
+  // Sealed as a browser would send it (percent-encoded, no line breaks), so that the redirect's Location is
+  // exactly where the link pointed; a link that does not parse is left as it is.
+  try {
+    return new URL(url).href;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The named references an href plausibly holds, decoded (with their `;`, or as legacy names without it). */

@@ -19,7 +19,7 @@ export function trackingRoutes(deps: TrackingDeps): Router {
 
   route(router, `${TRACKING_PATHS.open}/:token`, {
     get: async (req, res) => {
-      const opened = await openTrackingLink(deps, req.params.token ?? '', 'open');
+      const opened = await openTrackingLink(deps, req.params.token ?? '', 'open', trackingHostOf(req));
       if (!opened) throw notFound(PUBLIC_LINK_GONE);
       trackingHeaders(res, opened.teamId);
       res.status(200).type('image/gif').setHeader('content-length', String(PIXEL.length));
@@ -31,10 +31,10 @@ export function trackingRoutes(deps: TrackingDeps): Router {
 
   route(router, `${TRACKING_PATHS.click}/:token`, {
     get: async (req, res) => {
-      const opened = await openTrackingLink(deps, req.params.token ?? '', 'click');
+      const opened = await openTrackingLink(deps, req.params.token ?? '', 'click', trackingHostOf(req));
       if (!opened || !isWebUrl(opened.link.url)) throw notFound(PUBLIC_LINK_GONE);
       trackingHeaders(res, opened.teamId);
-      res.status(302).setHeader('location', opened.link.url!);
+      res.status(302).setHeader('location', new URL(opened.link.url!).href);
       res.setHeader('content-length', '0').end();
       recordHit(deps, req, 'click', opened.link.emailId, opened.teamId, opened.link.url);
     },
@@ -60,6 +60,11 @@ function recordHit(
     method: req.method,
     at: new Date(),
   });
+}
+
+/** The host the link was requested on, as the gateway passed it (x-forwarded-host), else this request's. */
+function trackingHostOf(req: Request): string {
+  return req.header('x-forwarded-host') ?? req.header('host') ?? '';
 }
 
 /** The client's address as the gateway passed it (the first of x-forwarded-for), else the socket's. */

@@ -157,13 +157,14 @@ function withTracking(
   const tracking = deps.tracking;
   if (!tracking || input.html === null || !sending.tracking_verified || !sending.tracking_subdomain) return input;
   if (!sending.open_tracking && !sending.click_tracking) return input;
+  const trackingHost = `${sending.tracking_subdomain}.${sending.name}`;
   const html = rewriteForTracking(input.html, {
     emailId,
-    trackingHost: `${sending.tracking_subdomain}.${sending.name}`,
+    trackingHost,
     open: sending.open_tracking,
     click: sending.click_tracking,
     unsubscribePrefix: `${tracking.publicBaseUrl.replace(/\/+$/, '')}${UNSUBSCRIBE_PATH}/`,
-    seal: (link) => tracking.cipher.seal(link),
+    seal: (link) => tracking.cipher.seal(link, trackingHost),
   });
   return { ...input, html, untrackedHtml: input.html };
 }

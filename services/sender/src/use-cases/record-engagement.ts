@@ -37,8 +37,9 @@ export async function openTrackingLink(
   deps: TrackingDeps,
   token: string,
   kind: TrackingKind,
+  host: string,
 ): Promise<{ link: TrackingLink; teamId: string } | undefined> {
-  const link = deps.cipher.open(token, kind);
+  const link = deps.cipher.open(token, kind, host);
   if (!link) return undefined;
   const teamId = await deps.teamOf(link.emailId);
   return teamId === undefined ? undefined : { link, teamId };
