@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Resend } from 'resend';
-import { startSystem } from '@postline/testing';
+import { dataOf, startSystem } from '@postline/testing';
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
 process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
@@ -27,11 +27,6 @@ const ROUNDS = Number(args.rounds);
 
 const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
 
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
-
 function csv(round: number): string {
   const lines = ['email,first_name,last_name,plan,company,seats'];
   for (let i = 0; i < ROWS; i++)
@@ -46,23 +41,23 @@ try {
   const resend = new Resend(String(system.admin('team', 'create', '--name', 'Import benchmark').api_key), {
     baseUrl: system.apiUrl,
   });
-  ok(await resend.contactProperties.create({ key: 'plan', type: 'string' }));
-  ok(await resend.contactProperties.create({ key: 'company', type: 'string' }));
-  ok(await resend.contactProperties.create({ key: 'seats', type: 'number' }));
+  dataOf(await resend.contactProperties.create({ key: 'plan', type: 'string' }));
+  dataOf(await resend.contactProperties.create({ key: 'company', type: 'string' }));
+  dataOf(await resend.contactProperties.create({ key: 'seats', type: 'number' }));
   const client = new pg.Client({ connectionString: String(system.env.DATABASE_URL) });
   await client.connect();
   const seconds: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const segment = ok(await resend.segments.create({ name: `import ${round}` })).id;
+    const segment = dataOf(await resend.segments.create({ name: `import ${round}` })).id;
     const file = new Blob([csv(round)], { type: 'text/csv' });
     const uploadStarted = performance.now();
-    const { id } = ok(await resend.contacts.imports.create({ file, segments: [{ id: segment }] }));
+    const { id } = dataOf(await resend.contacts.imports.create({ file, segments: [{ id: segment }] }));
     const accepted = performance.now();
     let status = 'queued';
     let counts = { total: 0, created: 0, updated: 0, skipped: 0, failed: 0 };
     while (status !== 'completed' && status !== 'failed') {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      ({ status, counts } = ok(await resend.contacts.imports.get(id)));
+      ({ status, counts } = dataOf(await resend.contacts.imports.get(id)));
     }
     const elapsed = (performance.now() - accepted) / 1000;
     const { rows } = await client.query<{ members: string }>(

@@ -8,3 +8,4 @@ export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
 export { startSystem, freePort, type System, type RunningService } from './system.ts';
 export { startSinkMx, defaultSinkBehaviour, type SinkMx, type SinkMxOptions, type SinkMessage, type SinkReply } from './mx.ts';
 export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';
+export { dataOf, mimePartOf } from './sdk.ts';

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Resend } from 'resend';
 import {
+  dataOf,
   startSystem,
   startWebhookReceiver,
   verifyDelivery,
@@ -29,7 +30,7 @@ beforeAll(async () => {
   resend = new Resend(apiKey, { baseUrl: system.apiUrl });
   other = new Resend(otherKey, { baseUrl: system.apiUrl });
   receiver = await startWebhookReceiver();
-  const hook = ok(
+  const hook = dataOf(
     await resend.webhooks.create({
       endpoint: receiver.url,
       events: ['contact.created', 'contact.updated', 'contact.deleted'],
@@ -49,11 +50,6 @@ const address = (prefix: string) => `${unique(prefix)}@example.com`;
 const MISSING_ID = '0192f1c4-7a3b-7c2d-8e4f-5a6b7c8d9e0f';
 const POSTGRES_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00$/;
 
-/** The data of a successful SDK call; fails the test with the error otherwise. */
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
 
 async function call(
   method: string,
@@ -70,11 +66,11 @@ async function call(
 }
 
 async function newSegment(name = unique('segment')): Promise<string> {
-  return ok(await resend.segments.create({ name })).id;
+  return dataOf(await resend.segments.create({ name })).id;
 }
 
 async function newTopic(defaultSubscription: 'opt_in' | 'opt_out', name = unique('topic')): Promise<string> {
-  return ok(await resend.topics.create({ name, defaultSubscription })).id;
+  return dataOf(await resend.topics.create({ name, defaultSubscription })).id;
 }
 
 /** The contact.* deliveries about one contact, in arrival order, each verified. */
@@ -88,7 +84,7 @@ async function contactEvents(contactId: string, count: number): Promise<Received
 describe('contact properties', () => {
   it('creates, lists, reads, changes the fallback of and deletes a property', async () => {
     const key = unique('plan_');
-    const created = ok(await resend.contactProperties.create({ key, type: 'string', fallbackValue: 'free' }));
+    const created = dataOf(await resend.contactProperties.create({ key, type: 'string', fallbackValue: 'free' }));
     expect(created).toEqual({ object: 'contact_property', id: expect.any(String) });
 
     const got = await call('GET', `/contact-properties/${created.id}`);
@@ -100,13 +96,13 @@ describe('contact properties', () => {
       fallback_value: 'free',
       created_at: expect.stringMatching(POSTGRES_TIMESTAMP),
     });
-    expect(ok(await resend.contactProperties.list()).data.map((p) => p.key)).toContain(key);
+    expect(dataOf(await resend.contactProperties.list()).data.map((p) => p.key)).toContain(key);
 
-    expect(ok(await resend.contactProperties.update({ id: created.id, fallbackValue: 'basic' }))).toEqual({
+    expect(dataOf(await resend.contactProperties.update({ id: created.id, fallbackValue: 'basic' }))).toEqual({
       object: 'contact_property',
       id: created.id,
     });
-    expect(ok(await resend.contactProperties.get(created.id))).toMatchObject({
+    expect(dataOf(await resend.contactProperties.get(created.id))).toMatchObject({
       key,
       type: 'string',
       fallbackValue: 'basic',
@@ -124,7 +120,7 @@ describe('contact properties', () => {
       body: { name: 'validation_error' },
     });
 
-    expect(ok(await resend.contactProperties.remove(created.id))).toEqual({
+    expect(dataOf(await resend.contactProperties.remove(created.id))).toEqual({
       object: 'contact_property',
       id: created.id,
       deleted: true,
@@ -160,7 +156,7 @@ describe('contact properties', () => {
       status: 422,
       body: { name: 'missing_required_field', message: 'Missing `type` field.' },
     });
-    ok(await resend.contactProperties.create({ key, type: 'number', fallbackValue: 1 }));
+    dataOf(await resend.contactProperties.create({ key, type: 'number', fallbackValue: 1 }));
     expect((await resend.contactProperties.create({ key, type: 'number' })).error).toMatchObject({
       statusCode: 422,
       name: 'validation_error',
@@ -175,15 +171,15 @@ describe('contacts', () => {
   beforeAll(async () => {
     plan = unique('plan_');
     seats = unique('seats_');
-    ok(await resend.contactProperties.create({ key: plan, type: 'string' }));
-    ok(await resend.contactProperties.create({ key: seats, type: 'number' }));
+    dataOf(await resend.contactProperties.create({ key: plan, type: 'string' }));
+    dataOf(await resend.contactProperties.create({ key: seats, type: 'number' }));
   });
 
   it('creates a contact with properties, segments and topics in one call and reads it by id and by email', async () => {
     const segment = await newSegment();
     const topic = await newTopic('opt_in');
     const email = `A+${unique('b')}@Example.com`;
-    const created = ok(
+    const created = dataOf(
       await resend.contacts.create({
         email,
         firstName: 'Ann',
@@ -204,15 +200,15 @@ describe('contacts', () => {
       unsubscribed: false,
       properties: { [plan]: { value: 'pro', type: 'string' }, [seats]: { value: 3, type: 'number' } },
     };
-    expect(ok(await resend.contacts.get(created.id))).toEqual(expected);
+    expect(dataOf(await resend.contacts.get(created.id))).toEqual(expected);
     // By email, sent raw in the path (`+` and `@` unencoded), in any case.
-    expect(ok(await resend.contacts.get({ email: email.toLowerCase() }))).toEqual(expected);
+    expect(dataOf(await resend.contacts.get({ email: email.toLowerCase() }))).toEqual(expected);
     expect((await call('GET', `/contacts/${encodeURIComponent(email.toUpperCase())}`)).body).toEqual(expected);
 
-    expect(ok(await resend.contacts.segments.list({ contactId: created.id })).data).toEqual([
+    expect(dataOf(await resend.contacts.segments.list({ contactId: created.id })).data).toEqual([
       { id: segment, name: expect.any(String), created_at: expect.stringMatching(POSTGRES_TIMESTAMP) },
     ]);
-    expect(ok(await resend.contacts.topics.list({ id: created.id })).data).toContainEqual({
+    expect(dataOf(await resend.contacts.topics.list({ id: created.id })).data).toContainEqual({
       id: topic,
       name: expect.any(String),
       description: null,
@@ -224,10 +220,10 @@ describe('contacts', () => {
     const segment = await newSegment();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
-      ids.push(ok(await resend.contacts.create({ email: address('list'), segments: [{ id: segment }] })).id);
-    const outside = ok(await resend.contacts.create({ email: address('outside') })).id;
+      ids.push(dataOf(await resend.contacts.create({ email: address('list'), segments: [{ id: segment }] })).id);
+    const outside = dataOf(await resend.contacts.create({ email: address('outside') })).id;
 
-    const all = ok(await resend.contacts.list());
+    const all = dataOf(await resend.contacts.list());
     expect(all.has_more).toBe(false);
     expect(all.data.map((c) => c.id).slice(0, 4)).toEqual([outside, ...ids.toReversed()]);
     expect(all.data[0]).toEqual({
@@ -240,14 +236,14 @@ describe('contacts', () => {
     });
 
     // The SDK lists a segment's contacts at /segments/{id}/contacts; ?segment_id= is the same list.
-    const first = ok(await resend.contacts.list({ segmentId: segment, limit: 2 }));
+    const first = dataOf(await resend.contacts.list({ segmentId: segment, limit: 2 }));
     expect(first).toMatchObject({ object: 'list', has_more: true });
     expect(first.data.map((c) => c.id)).toEqual([ids[2], ids[1]]);
-    const rest = ok(await resend.contacts.list({ segmentId: segment, limit: 2, after: ids[1] }));
+    const rest = dataOf(await resend.contacts.list({ segmentId: segment, limit: 2, after: ids[1] }));
     expect(rest.data.map((c) => c.id)).toEqual([ids[0]]);
     expect(rest.has_more).toBe(false);
     expect((await call('GET', `/contacts?segment_id=${segment}`)).body.data).toEqual(
-      ok(await resend.contacts.list({ segmentId: segment })).data,
+      dataOf(await resend.contacts.list({ segmentId: segment })).data,
     );
     expect((await call('GET', '/contacts?limit=0')).body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect((await call('GET', `/contacts?segment_id=${MISSING_ID}`)).status).toBe(404);
@@ -255,11 +251,11 @@ describe('contacts', () => {
 
   it('updates fields and properties by email; null clears a value', async () => {
     const email = address('update');
-    const { id } = ok(
+    const { id } = dataOf(
       await resend.contacts.create({ email, firstName: 'Old', properties: { [plan]: 'free', [seats]: 1 } }),
     );
     expect(
-      ok(
+      dataOf(
         await resend.contacts.update({
           email,
           firstName: 'New',
@@ -272,17 +268,17 @@ describe('contacts', () => {
       object: 'contact',
       id,
     });
-    expect(ok(await resend.contacts.get(id))).toMatchObject({
+    expect(dataOf(await resend.contacts.get(id))).toMatchObject({
       first_name: 'New',
       last_name: 'Name',
       unsubscribed: true,
       properties: { [plan]: { value: 'pro', type: 'string' } },
     });
-    expect(ok(await resend.contacts.get(id)).properties).not.toHaveProperty(seats);
+    expect(dataOf(await resend.contacts.get(id)).properties).not.toHaveProperty(seats);
     // The SDK cannot change the email; the API can.
     const renamed = address('renamed');
     expect((await call('PATCH', `/contacts/${id}`, { email: renamed })).status).toBe(200);
-    expect(ok(await resend.contacts.get({ email: renamed })).id).toBe(id);
+    expect(dataOf(await resend.contacts.get({ email: renamed })).id).toBe(id);
   });
 
   it('refuses an unknown property key and a value of the wrong type with 422 naming the key, writing nothing', async () => {
@@ -305,14 +301,14 @@ describe('contacts', () => {
       message: 'Contact not found',
     });
 
-    const { id } = ok(await resend.contacts.create({ email, firstName: 'Kept', properties: { [seats]: 2 } }));
+    const { id } = dataOf(await resend.contacts.create({ email, firstName: 'Kept', properties: { [seats]: 2 } }));
     const bad = await resend.contacts.update({ id, firstName: 'Lost', properties: { [plan]: 'pro', [seats]: '3' } });
     expect(bad.error).toMatchObject({
       statusCode: 422,
       name: 'validation_error',
       message: expect.stringContaining(`\`${seats}\``),
     });
-    expect(ok(await resend.contacts.get(id))).toMatchObject({
+    expect(dataOf(await resend.contacts.get(id))).toMatchObject({
       first_name: 'Kept',
       properties: { [seats]: { value: 2, type: 'number' } },
     });
@@ -328,13 +324,13 @@ describe('contacts', () => {
       body: { name: 'validation_error' },
     });
     const email = address('taken');
-    ok(await resend.contacts.create({ email }));
+    dataOf(await resend.contacts.create({ email }));
     expect((await resend.contacts.create({ email: email.toUpperCase() })).error).toMatchObject({
       statusCode: 422,
       name: 'validation_error',
       message: expect.stringContaining('already exists'),
     });
-    const second = ok(await resend.contacts.create({ email: address('second') }));
+    const second = dataOf(await resend.contacts.create({ email: address('second') }));
     expect(await call('PATCH', `/contacts/${second.id}`, { email })).toMatchObject({
       status: 422,
       body: { name: 'validation_error' },
@@ -358,17 +354,21 @@ describe('contacts', () => {
       body: { name: 'not_found', message: expect.stringContaining('nope') },
     });
     expect((await resend.contacts.get({ email: fresh })).error).toMatchObject({ statusCode: 404 });
-    expect(ok(await resend.contacts.list({ segmentId: segment })).data).toEqual([]);
+    expect(dataOf(await resend.contacts.list({ segmentId: segment })).data).toEqual([]);
   });
 
   it('deletes a contact by id or by email, answering with the key as given', async () => {
     const email = `${unique('del+x')}@example.com`;
-    ok(await resend.contacts.create({ email }));
-    expect(ok(await resend.contacts.remove({ email }))).toEqual({ object: 'contact', contact: email, deleted: true });
+    dataOf(await resend.contacts.create({ email }));
+    expect(dataOf(await resend.contacts.remove({ email }))).toEqual({
+      object: 'contact',
+      contact: email,
+      deleted: true,
+    });
     expect((await resend.contacts.get({ email })).error).toMatchObject({ statusCode: 404 });
     expect((await resend.contacts.remove({ email })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
-    const { id } = ok(await resend.contacts.create({ email: address('del') }));
-    expect(ok(await resend.contacts.remove(id))).toEqual({ object: 'contact', contact: id, deleted: true });
+    const { id } = dataOf(await resend.contacts.create({ email: address('del') }));
+    expect(dataOf(await resend.contacts.remove(id))).toEqual({ object: 'contact', contact: id, deleted: true });
   });
 
   it('answers a path that is not valid percent-encoding with a 4xx error body, never a 500', async () => {
@@ -386,42 +386,48 @@ describe('contacts', () => {
 
   it('keeps a deleted property out of contacts, and a property made again with that key starts empty', async () => {
     const key = unique('gone_');
-    const property = ok(await resend.contactProperties.create({ key, type: 'string' })).id;
-    const { id } = ok(await resend.contacts.create({ email: address('prop'), properties: { [key]: 'v', [seats]: 5 } }));
-    ok(await resend.contactProperties.remove(property));
-    expect(ok(await resend.contacts.get(id)).properties).toEqual({ [seats]: { value: 5, type: 'number' } });
-    ok(await resend.contactProperties.create({ key, type: 'number' }));
-    expect(ok(await resend.contacts.get(id)).properties).toEqual({ [seats]: { value: 5, type: 'number' } });
+    const property = dataOf(await resend.contactProperties.create({ key, type: 'string' })).id;
+    const { id } = dataOf(
+      await resend.contacts.create({ email: address('prop'), properties: { [key]: 'v', [seats]: 5 } }),
+    );
+    dataOf(await resend.contactProperties.remove(property));
+    expect(dataOf(await resend.contacts.get(id)).properties).toEqual({ [seats]: { value: 5, type: 'number' } });
+    dataOf(await resend.contactProperties.create({ key, type: 'number' }));
+    expect(dataOf(await resend.contacts.get(id)).properties).toEqual({ [seats]: { value: 5, type: 'number' } });
   });
 });
 
 describe('segments', () => {
   it('creates, lists, reads, renames and deletes a segment; an unknown one is "Audience not found"', async () => {
     const name = unique('Customers ');
-    const created = ok(await resend.segments.create({ name }));
+    const created = dataOf(await resend.segments.create({ name }));
     expect(created).toEqual({ object: 'segment', id: expect.any(String), name });
-    expect(ok(await resend.segments.get(created.id))).toEqual({
+    expect(dataOf(await resend.segments.get(created.id))).toEqual({
       object: 'segment',
       id: created.id,
       name,
       created_at: expect.stringMatching(POSTGRES_TIMESTAMP),
     });
-    const list = ok(await resend.segments.list());
+    const list = dataOf(await resend.segments.list());
     expect(list.data[0]).toEqual({ id: created.id, name, created_at: expect.any(String) });
     expect(list.has_more).toBe(false);
-    expect(ok(await resend.segments.list({ limit: 1 })).has_more).toBe(true);
+    expect(dataOf(await resend.segments.list({ limit: 1 })).has_more).toBe(true);
 
     expect(await call('PATCH', `/segments/${created.id}`, { name: 'Renamed' })).toEqual({
       status: 200,
       body: { object: 'segment', id: created.id },
     });
-    expect(ok(await resend.segments.get(created.id)).name).toBe('Renamed');
+    expect(dataOf(await resend.segments.get(created.id)).name).toBe('Renamed');
     expect(await call('POST', '/segments', {})).toMatchObject({
       status: 422,
       body: { name: 'missing_required_field', message: 'Missing `name` field.' },
     });
 
-    expect(ok(await resend.segments.remove(created.id))).toEqual({ object: 'segment', id: created.id, deleted: true });
+    expect(dataOf(await resend.segments.remove(created.id))).toEqual({
+      object: 'segment',
+      id: created.id,
+      deleted: true,
+    });
     expect((await resend.segments.get(created.id)).error).toEqual({
       statusCode: 404,
       name: 'not_found',
@@ -432,25 +438,29 @@ describe('segments', () => {
       message: 'Audience not found',
     });
     // Deleting what is not there still answers deleted (API-REFERENCE.md §0).
-    expect(ok(await resend.segments.remove(created.id))).toEqual({ object: 'segment', id: created.id, deleted: true });
+    expect(dataOf(await resend.segments.remove(created.id))).toEqual({
+      object: 'segment',
+      id: created.id,
+      deleted: true,
+    });
   });
 
   it('adds a contact to a segment and removes it, by id or by email, with the reference shapes', async () => {
     const segment = await newSegment();
     const email = address('member');
-    const { id } = ok(await resend.contacts.create({ email }));
-    expect(ok(await resend.contacts.segments.add({ email, segmentId: segment }))).toEqual({ id: segment });
-    expect(ok(await resend.contacts.segments.add({ contactId: id, segmentId: segment }))).toEqual({ id: segment });
-    expect(ok(await resend.contacts.segments.list({ email })).data.map((s) => s.id)).toEqual([segment]);
-    expect(ok(await resend.contacts.list({ segmentId: segment })).data.map((c) => c.id)).toEqual([id]);
+    const { id } = dataOf(await resend.contacts.create({ email }));
+    expect(dataOf(await resend.contacts.segments.add({ email, segmentId: segment }))).toEqual({ id: segment });
+    expect(dataOf(await resend.contacts.segments.add({ contactId: id, segmentId: segment }))).toEqual({ id: segment });
+    expect(dataOf(await resend.contacts.segments.list({ email })).data.map((s) => s.id)).toEqual([segment]);
+    expect(dataOf(await resend.contacts.list({ segmentId: segment })).data.map((c) => c.id)).toEqual([id]);
 
-    expect(ok(await resend.contacts.segments.remove({ email, segmentId: segment }))).toEqual({
+    expect(dataOf(await resend.contacts.segments.remove({ email, segmentId: segment }))).toEqual({
       object: 'contact_segment',
       id,
       audienceId: segment,
       deleted: true,
     });
-    expect(ok(await resend.contacts.segments.list({ contactId: id })).data).toEqual([]);
+    expect(dataOf(await resend.contacts.segments.list({ contactId: id })).data).toEqual([]);
     expect((await resend.contacts.segments.add({ contactId: id, segmentId: MISSING_ID })).error).toMatchObject({
       statusCode: 404,
     });
@@ -470,32 +480,35 @@ describe('segments', () => {
       name: 'Legacy',
       created_at: expect.any(String),
     });
-    expect(ok(await resend.segments.get(audienceId)).name).toBe('Legacy');
+    expect(dataOf(await resend.segments.get(audienceId)).name).toBe('Legacy');
     expect(((await call('GET', '/audiences')).body.data as { id: string }[]).map((a) => a.id)).toContain(audienceId);
 
     // The SDK's legacy calls: a global contact, added to the segment.
     const email = address('legacy');
-    const contact = ok(await resend.contacts.create({ audienceId, email, firstName: 'Leg' }));
-    expect(ok(await resend.contacts.get({ email, audienceId }))).toMatchObject({ id: contact.id, first_name: 'Leg' });
-    expect(ok(await resend.contacts.get(contact.id)).email).toBe(email);
-    expect(ok(await resend.contacts.list({ segmentId: audienceId })).data.map((c) => c.id)).toEqual([contact.id]);
+    const contact = dataOf(await resend.contacts.create({ audienceId, email, firstName: 'Leg' }));
+    expect(dataOf(await resend.contacts.get({ email, audienceId }))).toMatchObject({
+      id: contact.id,
+      first_name: 'Leg',
+    });
+    expect(dataOf(await resend.contacts.get(contact.id)).email).toBe(email);
+    expect(dataOf(await resend.contacts.list({ segmentId: audienceId })).data.map((c) => c.id)).toEqual([contact.id]);
     expect(
       ((await call('GET', `/audiences/${audienceId}/contacts`)).body.data as { id: string }[]).map((c) => c.id),
     ).toEqual([contact.id]);
-    expect(ok(await resend.contacts.update({ id: contact.id, audienceId, lastName: 'Acy' }))).toEqual({
+    expect(dataOf(await resend.contacts.update({ id: contact.id, audienceId, lastName: 'Acy' }))).toEqual({
       object: 'contact',
       id: contact.id,
     });
-    expect(ok(await resend.contacts.get(contact.id)).last_name).toBe('Acy');
+    expect(dataOf(await resend.contacts.get(contact.id)).last_name).toBe('Acy');
 
     // The same address in a second audience is the same contact.
     const second = String((await call('POST', '/audiences', { name: 'Second' })).body.id);
-    expect(ok(await resend.contacts.create({ audienceId: second, email }))).toEqual({
+    expect(dataOf(await resend.contacts.create({ audienceId: second, email }))).toEqual({
       object: 'contact',
       id: contact.id,
     });
 
-    expect(ok(await resend.contacts.remove({ email, audienceId }))).toEqual({
+    expect(dataOf(await resend.contacts.remove({ email, audienceId }))).toEqual({
       object: 'contact',
       contact: email,
       deleted: true,
@@ -504,8 +517,8 @@ describe('segments', () => {
       statusCode: 404,
       message: 'Contact not found',
     });
-    expect(ok(await resend.contacts.get({ email, audienceId: second })).id).toBe(contact.id);
-    expect(ok(await resend.contacts.remove({ email, audienceId }))).toEqual({
+    expect(dataOf(await resend.contacts.get({ email, audienceId: second })).id).toBe(contact.id);
+    expect(dataOf(await resend.contacts.remove({ email, audienceId }))).toEqual({
       object: 'contact',
       contact: email,
       deleted: true,
@@ -538,15 +551,15 @@ describe('topics and subscriptions', () => {
       visibility: 'public',
       created_at: expect.stringMatching(POSTGRES_TIMESTAMP),
     };
-    expect(ok(await resend.topics.get(id))).toEqual({ object: 'topic', ...expected });
-    expect(ok(await resend.topics.list()).data).toContainEqual(expected);
+    expect(dataOf(await resend.topics.get(id))).toEqual({ object: 'topic', ...expected });
+    expect(dataOf(await resend.topics.list()).data).toContainEqual(expected);
 
     // The SDK sends `id` in the body.
-    expect(ok(await resend.topics.update({ id, name: 'Renamed', description: 'Weekly' }))).toEqual({
+    expect(dataOf(await resend.topics.update({ id, name: 'Renamed', description: 'Weekly' }))).toEqual({
       object: 'topic',
       id,
     });
-    expect(ok(await resend.topics.get(id))).toMatchObject({
+    expect(dataOf(await resend.topics.get(id))).toMatchObject({
       name: 'Renamed',
       description: 'Weekly',
       default_subscription: 'opt_out',
@@ -558,9 +571,12 @@ describe('topics and subscriptions', () => {
       status: 422,
       body: { name: 'validation_error' },
     });
-    expect(ok(await resend.topics.get(id))).toMatchObject({ visibility: 'private', default_subscription: 'opt_out' });
+    expect(dataOf(await resend.topics.get(id))).toMatchObject({
+      visibility: 'private',
+      default_subscription: 'opt_out',
+    });
 
-    expect(ok(await resend.topics.remove(id))).toEqual({ object: 'topic', id, deleted: true });
+    expect(dataOf(await resend.topics.remove(id))).toEqual({ object: 'topic', id, deleted: true });
     expect((await resend.topics.get(id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
     expect((await resend.topics.remove(id)).error).toMatchObject({ statusCode: 404 });
   });
@@ -593,17 +609,17 @@ describe('topics and subscriptions', () => {
     const optIn = await newTopic('opt_in');
     const optOut = await newTopic('opt_out');
     const email = address('subs');
-    const { id } = ok(await resend.contacts.create({ email }));
+    const { id } = dataOf(await resend.contacts.create({ email }));
     const subscriptions = async () =>
       Object.fromEntries(
-        ok(await resend.contacts.topics.list({ email }))
+        dataOf(await resend.contacts.topics.list({ email }))
           .data.filter((t) => t.id === optIn || t.id === optOut)
           .map((t) => [t.id, t.subscription]),
       );
     expect(await subscriptions()).toEqual({ [optIn]: 'opt_in', [optOut]: 'opt_out' });
 
     expect(
-      ok(await resend.contacts.topics.update({ email, topics: [{ id: optIn, subscription: 'opt_out' }] })),
+      dataOf(await resend.contacts.topics.update({ email, topics: [{ id: optIn, subscription: 'opt_out' }] })),
     ).toEqual({ object: 'contact_topics', id });
     expect(await subscriptions()).toEqual({ [optIn]: 'opt_out', [optOut]: 'opt_out' });
     expect(await call('PATCH', `/contacts/${id}/topics`, { topics: [{ id: optOut, subscription: 'opt_in' }] })).toEqual(
@@ -637,7 +653,7 @@ describe('webhooks', () => {
     const segment = await newSegment();
     const topic = await newTopic('opt_in');
     const email = address('hook');
-    const { id } = ok(await resend.contacts.create({ email, firstName: 'Hook', segments: [{ id: segment }] }));
+    const { id } = dataOf(await resend.contacts.create({ email, firstName: 'Hook', segments: [{ id: segment }] }));
     const [createdEvent] = await contactEvents(id, 1);
     expect(createdEvent?.json).toEqual({
       type: 'contact.created',
@@ -654,21 +670,21 @@ describe('webhooks', () => {
       },
     });
 
-    ok(await resend.contacts.update({ id, unsubscribed: true }));
+    dataOf(await resend.contacts.update({ id, unsubscribed: true }));
     const [, unsubscribed] = await contactEvents(id, 2);
     expect(unsubscribed?.json).toMatchObject({
       type: 'contact.updated',
       data: { unsubscribed: true, audience_id: segment, segment_ids: [segment] },
     });
     // A change that changes nothing sends nothing; leaving a segment and choosing a topic are changes.
-    ok(await resend.contacts.update({ id, unsubscribed: true }));
-    ok(await resend.contacts.segments.remove({ contactId: id, segmentId: segment }));
+    dataOf(await resend.contacts.update({ id, unsubscribed: true }));
+    dataOf(await resend.contacts.segments.remove({ contactId: id, segmentId: segment }));
     const [, , left] = await contactEvents(id, 3);
     expect(left?.json).toMatchObject({ type: 'contact.updated', data: { unsubscribed: true, segment_ids: [] } });
     expect(left?.json.data).not.toHaveProperty('audience_id');
-    ok(await resend.contacts.topics.update({ id, topics: [{ id: topic, subscription: 'opt_out' }] }));
+    dataOf(await resend.contacts.topics.update({ id, topics: [{ id: topic, subscription: 'opt_out' }] }));
     await contactEvents(id, 4);
-    ok(await resend.contacts.remove(id));
+    dataOf(await resend.contacts.remove(id));
     const events = await contactEvents(id, 5);
     expect(events.map((d) => d.json.type)).toEqual([
       'contact.created',
@@ -691,7 +707,7 @@ describe('webhooks', () => {
     expect((await resend.contacts.create({ email, properties: { missing_key: 1 } })).error).toMatchObject({
       statusCode: 422,
     });
-    const { id } = ok(await resend.contacts.create({ email }));
+    const { id } = dataOf(await resend.contacts.create({ email }));
     const [first] = await contactEvents(id, 1);
     expect(first?.json.type).toBe('contact.created');
     expect(receiver.deliveries.filter((d) => d.json.data.email === email)).toHaveLength(1);
@@ -702,9 +718,9 @@ describe('another team', () => {
   it("answers 404 for the team's contacts, properties, segments and topics, and changes none of them", async () => {
     const segment = await newSegment();
     const topic = await newTopic('opt_in');
-    const property = ok(await resend.contactProperties.create({ key: unique('own_'), type: 'string' })).id;
+    const property = dataOf(await resend.contactProperties.create({ key: unique('own_'), type: 'string' })).id;
     const email = address('mine');
-    const { id } = ok(await resend.contacts.create({ email, firstName: 'Mine', segments: [{ id: segment }] }));
+    const { id } = dataOf(await resend.contacts.create({ email, firstName: 'Mine', segments: [{ id: segment }] }));
 
     for (const key of [id, email]) {
       expect((await other.contacts.get(key)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
@@ -718,7 +734,7 @@ describe('another team', () => {
     expect((await other.contacts.list({ segmentId: segment })).error).toMatchObject({ statusCode: 404 });
     expect(await call('PATCH', `/segments/${segment}`, { name: 'Theirs' }, otherKey)).toMatchObject({ status: 404 });
     expect((await call('GET', `/audiences/${segment}/contacts/${id}`, undefined, otherKey)).status).toBe(404);
-    const theirSegment = ok(await other.segments.create({ name: 'Theirs' })).id;
+    const theirSegment = dataOf(await other.segments.create({ name: 'Theirs' })).id;
     expect((await other.contacts.segments.add({ contactId: id, segmentId: theirSegment })).error).toMatchObject({
       statusCode: 404,
     });
@@ -732,7 +748,7 @@ describe('another team', () => {
       (await other.contacts.create({ email: address('x'), topics: [{ id: topic, subscription: 'opt_in' }] })).error,
     ).toMatchObject({ statusCode: 404 });
     // Deleting a segment that is not the team's answers as for any missing segment (§0), and deletes nothing.
-    expect(ok(await other.segments.remove(segment))).toMatchObject({ deleted: true });
+    expect(dataOf(await other.segments.remove(segment))).toMatchObject({ deleted: true });
     expect((await other.topics.get(topic)).error).toMatchObject({ statusCode: 404 });
     expect((await other.topics.update({ id: topic, name: 'Theirs' })).error).toMatchObject({ statusCode: 404 });
     expect((await other.topics.remove(topic)).error).toMatchObject({ statusCode: 404 });
@@ -742,11 +758,11 @@ describe('another team', () => {
     });
     expect((await other.contactProperties.remove(property)).error).toMatchObject({ statusCode: 404 });
     // The same email is another team's own contact.
-    expect(ok(await other.contacts.create({ email })).id).not.toBe(id);
+    expect(dataOf(await other.contacts.create({ email })).id).not.toBe(id);
 
-    expect(ok(await resend.contacts.get(id))).toMatchObject({ first_name: 'Mine' });
-    expect(ok(await resend.contacts.list({ segmentId: segment })).data.map((c) => c.id)).toEqual([id]);
-    expect(ok(await resend.topics.get(topic)).name).not.toBe('Theirs');
-    expect(ok(await resend.contactProperties.get(property)).fallbackValue).toBeNull();
+    expect(dataOf(await resend.contacts.get(id))).toMatchObject({ first_name: 'Mine' });
+    expect(dataOf(await resend.contacts.list({ segmentId: segment })).data.map((c) => c.id)).toEqual([id]);
+    expect(dataOf(await resend.topics.get(topic)).name).not.toBe('Theirs');
+    expect(dataOf(await resend.contactProperties.get(property)).fallbackValue).toBeNull();
   });
 });

@@ -8,6 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { Resend } from 'resend';
 import {
+  dataOf,
   createVerifiedDomain,
   observeBroker,
   startDnsServer,
@@ -83,11 +84,6 @@ let counter = 0;
 const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
 const address = (prefix: string) => `${unique(prefix)}@${RCPT}`;
 
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
-
 async function call(
   method: string,
   path: string,
@@ -115,7 +111,7 @@ function draft(segmentId: string, options: Partial<CreateOptions> = {}): CreateO
 }
 
 async function status(id: string): Promise<string> {
-  return ok(await resend.broadcasts.get(id)).status;
+  return dataOf(await resend.broadcasts.get(id)).status;
 }
 
 async function sentTo(broadcastId: string): Promise<number> {
@@ -129,7 +125,7 @@ async function sentTo(broadcastId: string): Promise<number> {
  * audience's own tests cover the API that writes them).
  */
 async function bigSegment(count: number, prefix: string, at: string): Promise<{ segmentId: string; tag: string }> {
-  const segmentId = ok(await resend.segments.create({ name: unique('big') })).id;
+  const segmentId = dataOf(await resend.segments.create({ name: unique('big') })).id;
   const tag = unique('c');
   await sql`with made as (
       insert into contacts (id, team_id, email, first_name, properties, created_at, updated_at)
@@ -157,9 +153,9 @@ function header(message: SinkMessage, name: string): string | undefined {
 describe('a broadcast to a segment through a real MX', () => {
   it('sends each wanted contact one personalised, DKIM-signed message with one-click unsubscribe headers', async () => {
     const plan = unique('plan');
-    ok(await resend.contactProperties.create({ key: plan, type: 'string', fallbackValue: 'free' }));
-    const segment = ok(await resend.segments.create({ name: unique('news') })).id;
-    const topic = ok(await resend.topics.create({ name: unique('Topic '), defaultSubscription: 'opt_in' })).id;
+    dataOf(await resend.contactProperties.create({ key: plan, type: 'string', fallbackValue: 'free' }));
+    const segment = dataOf(await resend.segments.create({ name: unique('news') })).id;
+    const topic = dataOf(await resend.topics.create({ name: unique('Topic '), defaultSubscription: 'opt_in' })).id;
     const ada = address('ada');
     const anonymous = address('anon');
     const unsubscribed = address('unsub');
@@ -182,13 +178,13 @@ describe('a broadcast to a segment through a real MX', () => {
       [suppressed, {}],
     ];
     for (const [email, extra] of contacts) {
-      contactIds[email] = ok(await resend.contacts.create({ email, segments: [{ id: segment }], ...extra })).id;
+      contactIds[email] = dataOf(await resend.contacts.create({ email, segments: [{ id: segment }], ...extra })).id;
     }
-    ok(await resend.contacts.create({ email: outsider }));
-    ok(await resend.suppressions.add({ email: suppressed }));
+    dataOf(await resend.contacts.create({ email: outsider }));
+    dataOf(await resend.suppressions.add({ email: suppressed }));
 
     const html = draft(segment).html!.replace('{{{contact.plan}}}', `{{{contact.${plan}}}}`);
-    const { id } = ok(
+    const { id } = dataOf(
       await resend.broadcasts.create({
         ...draft(segment, { html, topicId: topic, previewText: 'Inside: news' }),
         send: true,
@@ -237,20 +233,20 @@ describe('a broadcast to a segment through a real MX', () => {
     });
     expect(verified.results[0]?.status.result).toBe('pass');
 
-    const sent = ok(await resend.broadcasts.recipients(id, { type: 'sent' }));
+    const sent = dataOf(await resend.broadcasts.recipients(id, { type: 'sent' }));
     expect(sent.data.map((r) => r.email).sort()).toEqual([ada, anonymous].sort());
     expect(sent.data.find((r) => r.email === ada)?.contact_id).toBe(contactIds[ada]);
-    const supp = ok(await resend.broadcasts.recipients(id, { type: 'suppressed' }));
+    const supp = dataOf(await resend.broadcasts.recipients(id, { type: 'suppressed' }));
     expect(supp.data.map((r) => r.email)).toEqual([suppressed]);
-    expect(ok(await resend.broadcasts.recipients(id, { type: 'opened' })).data).toEqual([]);
-    expect(ok(await resend.broadcasts.clickedLinks(id)).data).toEqual([]);
+    expect(dataOf(await resend.broadcasts.recipients(id, { type: 'opened' })).data).toEqual([]);
+    expect(dataOf(await resend.broadcasts.clickedLinks(id)).data).toEqual([]);
     await waitFor(
       'both delivered',
-      async () => ok(await resend.broadcasts.recipients(id, { type: 'delivered' })).data.length === 2,
+      async () => dataOf(await resend.broadcasts.recipients(id, { type: 'delivered' })).data.length === 2,
       30_000,
     );
 
-    const got = ok(await resend.broadcasts.get(id));
+    const got = dataOf(await resend.broadcasts.get(id));
     expect(got).toMatchObject({
       object: 'broadcast',
       id,
@@ -262,7 +258,7 @@ describe('a broadcast to a segment through a real MX', () => {
     });
     expect(got.sent_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00$/);
     // Sent: only the name may change.
-    ok(await resend.broadcasts.update(id, { name: 'Renamed' }));
+    dataOf(await resend.broadcasts.update(id, { name: 'Renamed' }));
     expect((await resend.broadcasts.update(id, { subject: 'Other' })).error).toMatchObject({
       name: 'validation_error',
       statusCode: 403,
@@ -278,11 +274,11 @@ describe('a broadcast to a segment through a real MX', () => {
 
 describe('drafts, schedules and their API', () => {
   it('creates, reads, lists, updates and deletes a draft; another team sees none of it', async () => {
-    const segment = ok(await resend.segments.create({ name: unique('drafts') })).id;
-    const { id } = ok(
+    const segment = dataOf(await resend.segments.create({ name: unique('drafts') })).id;
+    const { id } = dataOf(
       await resend.broadcasts.create({ ...draft(segment), name: 'Draft', replyTo: 'reply@example.com' }),
     );
-    const got = ok(await resend.broadcasts.get(id));
+    const got = dataOf(await resend.broadcasts.get(id));
     expect(got).toMatchObject({
       object: 'broadcast',
       id,
@@ -295,9 +291,9 @@ describe('drafts, schedules and their API', () => {
       sent_at: null,
       topic_id: null,
     });
-    ok(await resend.broadcasts.update(id, { subject: 'Changed', audienceId: segment }));
-    expect(ok(await resend.broadcasts.get(id)).subject).toBe('Changed');
-    const list = ok(await resend.broadcasts.list());
+    dataOf(await resend.broadcasts.update(id, { subject: 'Changed', audienceId: segment }));
+    expect(dataOf(await resend.broadcasts.get(id)).subject).toBe('Changed');
+    const list = dataOf(await resend.broadcasts.list());
     expect(list.data.find((item) => item.id === id)).toMatchObject({
       id,
       name: 'Draft',
@@ -318,12 +314,12 @@ describe('drafts, schedules and their API', () => {
       message: 'Only queued or scheduled broadcasts can be canceled',
     });
 
-    expect(ok(await resend.broadcasts.remove(id))).toEqual({ object: 'broadcast', id, deleted: true });
+    expect(dataOf(await resend.broadcasts.remove(id))).toEqual({ object: 'broadcast', id, deleted: true });
     expect((await resend.broadcasts.get(id)).error).toMatchObject({ statusCode: 404 });
   });
 
   it('refuses bad input with the reference errors and writes nothing', async () => {
-    const segment = ok(await resend.segments.create({ name: unique('bad') })).id;
+    const segment = dataOf(await resend.segments.create({ name: unique('bad') })).id;
     expect(await call('POST', '/broadcasts', { from: `a@${domain}`, subject: 's', html: 'h' })).toMatchObject({
       status: 422,
       body: { name: 'missing_required_field', message: 'Missing `segment_id` field.' },
@@ -377,16 +373,16 @@ describe('drafts, schedules and their API', () => {
 
   it('schedules a broadcast, cancels it back to draft, and sends it when its time comes', async () => {
     const to = address('sched');
-    const segment = ok(await resend.segments.create({ name: unique('sched') })).id;
-    ok(await resend.contacts.create({ email: to, firstName: 'Grace', segments: [{ id: segment }] }));
-    const { id } = ok(await resend.broadcasts.create({ ...draft(segment), send: true, scheduledAt: 'in 1 hour' }));
-    const scheduled = ok(await resend.broadcasts.get(id));
+    const segment = dataOf(await resend.segments.create({ name: unique('sched') })).id;
+    dataOf(await resend.contacts.create({ email: to, firstName: 'Grace', segments: [{ id: segment }] }));
+    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segment), send: true, scheduledAt: 'in 1 hour' }));
+    const scheduled = dataOf(await resend.broadcasts.get(id));
     expect(scheduled.status).toBe('scheduled' as never);
     expect(scheduled.scheduled_at).not.toBeNull();
-    ok(await resend.broadcasts.cancel(id));
-    expect(ok(await resend.broadcasts.get(id))).toMatchObject({ status: 'draft', scheduled_at: null });
+    dataOf(await resend.broadcasts.cancel(id));
+    expect(dataOf(await resend.broadcasts.get(id))).toMatchObject({ status: 'draft', scheduled_at: null });
 
-    ok(await resend.broadcasts.send(id, { scheduledAt: new Date(Date.now() + 1500).toISOString() }));
+    dataOf(await resend.broadcasts.send(id, { scheduledAt: new Date(Date.now() + 1500).toISOString() }));
     expect(await status(id)).toBe('scheduled');
     await waitFor('the scheduled broadcast sent', async () => (await status(id)) === 'sent', 30_000);
     await waitFor('its message at the sink', () => sink.messages.some((m) => m.to.includes(to)), 30_000);
@@ -397,11 +393,11 @@ describe('drafts, schedules and their API', () => {
 describe('a broadcast that can no longer be sent', () => {
   it('takes an empty PATCH as no change, and cancels at fire time a scheduled broadcast whose from was moved to an unverified domain', async () => {
     const to = address('moved');
-    const segment = ok(await resend.segments.create({ name: unique('moved') })).id;
-    ok(await resend.contacts.create({ email: to, segments: [{ id: segment }] }));
+    const segment = dataOf(await resend.segments.create({ name: unique('moved') })).id;
+    dataOf(await resend.contacts.create({ email: to, segments: [{ id: segment }] }));
     // Scheduled from the verified domain (checked at send), then moved while scheduled.
     const at = new Date(Date.now() + 3000).toISOString();
-    const { id } = ok(await resend.broadcasts.create({ ...draft(segment), send: true, scheduledAt: at }));
+    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segment), send: true, scheduledAt: at }));
     expect(await call('PATCH', `/broadcasts/${id}`, {})).toMatchObject({
       status: 200,
       body: { id, object: 'broadcast' },
@@ -419,9 +415,9 @@ describe('a broadcast that can no longer be sent', () => {
 describe('a large fan-out', () => {
   it('cancels a queued broadcast: the fan-out stops and emails not handed to the MTA are canceled', async () => {
     const { segmentId } = await bigSegment(30_000, 'delivered+', 'postline.test');
-    const { id } = ok(await resend.broadcasts.create({ ...draft(segmentId), send: true }));
+    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segmentId), send: true }));
     await waitFor('a first page', async () => (await sentTo(id)) > 0, 30_000);
-    ok(await resend.broadcasts.cancel(id));
+    dataOf(await resend.broadcasts.cancel(id));
     expect(await status(id)).toBe('canceled');
     const atCancel = await sentTo(id);
     expect(atCancel).toBeLessThan(30_000);
@@ -441,7 +437,7 @@ describe('a large fan-out', () => {
     const count = 20_000;
     const { segmentId, tag } = await bigSegment(count, '', RCPT);
     let before = sink.messages.length;
-    const { id } = ok(await resend.broadcasts.create({ ...draft(segmentId), send: true }));
+    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segmentId), send: true }));
     await waitFor('a first page', async () => (await sentTo(id)) > 0, 30_000);
     await system.kill('sender');
     expect(await sentTo(id)).toBeLessThan(count);

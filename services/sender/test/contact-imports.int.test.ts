@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { Resend } from 'resend';
 import { createDb } from '@postline/platform';
 import {
+  dataOf,
   observeBroker,
   startSystem,
   startWebhookReceiver,
@@ -34,11 +35,11 @@ beforeAll(async () => {
   other = new Resend(String(system.admin('team', 'create', '--name', 'Other').api_key), { baseUrl: system.apiUrl });
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
   receiver = await startWebhookReceiver();
-  ok(await resend.webhooks.create({ endpoint: receiver.url, events: ['contact.created', 'contact.updated'] }));
+  dataOf(await resend.webhooks.create({ endpoint: receiver.url, events: ['contact.created', 'contact.updated'] }));
   plan = unique('plan_');
   seats = unique('seats_');
-  ok(await resend.contactProperties.create({ key: plan, type: 'string' }));
-  ok(await resend.contactProperties.create({ key: seats, type: 'number' }));
+  dataOf(await resend.contactProperties.create({ key: plan, type: 'string' }));
+  dataOf(await resend.contactProperties.create({ key: seats, type: 'number' }));
 }, 90_000);
 
 afterAll(async () => {
@@ -51,11 +52,6 @@ let counter = 0;
 const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
 const MISSING_ID = '0192f1c4-7a3b-7c2d-8e4f-5a6b7c8d9e0f';
 const POSTGRES_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00$/;
-
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
 
 type ImportRecord = {
   object: string;
@@ -93,7 +89,9 @@ async function finished(id: string, timeoutMs = 20_000): Promise<ImportRecord> {
 type CreateImport = Parameters<Resend['contacts']['imports']['create']>[0];
 
 async function importCsv(csv: string, options: Omit<CreateImport, 'file'> = {}): Promise<string> {
-  const created = ok(await resend.contacts.imports.create({ file: new Blob([csv], { type: 'text/csv' }), ...options }));
+  const created = dataOf(
+    await resend.contacts.imports.create({ file: new Blob([csv], { type: 'text/csv' }), ...options }),
+  );
   expect(created).toEqual({ object: 'contact_import', id: expect.any(String) });
   return created.id;
 }
@@ -121,8 +119,8 @@ const csvFile = (text: string) => new Blob([text], { type: 'text/csv' });
 
 describe('POST /contacts/imports', () => {
   it('imports good rows, records bad ones by row number, folds a repeated address, and applies segments and topics', async () => {
-    const segment = ok(await resend.segments.create({ name: unique('imported') })).id;
-    const topic = ok(await resend.topics.create({ name: unique('news'), defaultSubscription: 'opt_in' })).id;
+    const segment = dataOf(await resend.segments.create({ name: unique('imported') })).id;
+    const topic = dataOf(await resend.topics.create({ name: unique('news'), defaultSubscription: 'opt_in' })).id;
     const tag = unique('i');
     const csv = [
       'Courriel,Prénom,Nom,Désabonné,Formule,Sièges',
@@ -162,7 +160,7 @@ describe('POST /contacts/imports', () => {
       ],
     });
     // The SDK's own read: the reference's shape.
-    expect(ok(await resend.contacts.imports.get(id))).toMatchObject({
+    expect(dataOf(await resend.contacts.imports.get(id))).toMatchObject({
       object: 'contact_import',
       id,
       status: 'completed',
@@ -170,7 +168,7 @@ describe('POST /contacts/imports', () => {
     });
 
     // The later row of an address updated the earlier one; an empty value left a value as it was.
-    const ann = ok(await resend.contacts.get({ email: `ann.${tag}@example.com` }));
+    const ann = dataOf(await resend.contacts.get({ email: `ann.${tag}@example.com` }));
     expect(ann).toMatchObject({
       email: `ann.${tag}@example.com`,
       first_name: 'Annie',
@@ -178,7 +176,7 @@ describe('POST /contacts/imports', () => {
       unsubscribed: false,
       properties: { [plan]: { value: 'pro', type: 'string' }, [seats]: { value: 7, type: 'number' } },
     });
-    const bob = ok(await resend.contacts.get({ email: `bob.${tag}@example.com` }));
+    const bob = dataOf(await resend.contacts.get({ email: `bob.${tag}@example.com` }));
     expect(bob).toMatchObject({
       first_name: 'Bob, "Bobby"',
       last_name: 'Multi\r\nline',
@@ -187,14 +185,14 @@ describe('POST /contacts/imports', () => {
     });
     expect((await resend.contacts.get({ email: `cat.${tag}@example.com` })).error).toMatchObject({ statusCode: 404 });
 
-    const members = ok(await resend.contacts.list({ segmentId: segment })).data.map((contact) => contact.email);
+    const members = dataOf(await resend.contacts.list({ segmentId: segment })).data.map((contact) => contact.email);
     expect(members.sort()).toEqual([`ann.${tag}@example.com`, `bob.${tag}@example.com`]);
-    expect(ok(await resend.contacts.topics.list({ id: bob.id })).data).toContainEqual(
+    expect(dataOf(await resend.contacts.topics.list({ id: bob.id })).data).toContainEqual(
       expect.objectContaining({ id: topic, subscription: 'opt_out' }),
     );
 
     // No contact.created per imported row: a contact created afterwards is the first one announced.
-    const after = ok(await resend.contacts.create({ email: `after.${tag}@example.com` })).id;
+    const after = dataOf(await resend.contacts.create({ email: `after.${tag}@example.com` })).id;
     await receiver.waitFor('contact.created of the contact made after the import', (deliveries) =>
       deliveries.some((d) => d.json.data.id === after),
     );
@@ -205,7 +203,7 @@ describe('POST /contacts/imports', () => {
   it('skips contacts that exist by default, and upsert updates them leaving empty values and unsubscribed alone', async () => {
     const tag = unique('u');
     const existing = `old.${tag}@example.com`;
-    const { id: contactId } = ok(
+    const { id: contactId } = dataOf(
       await resend.contacts.create({
         email: existing,
         firstName: 'Old',
@@ -218,7 +216,7 @@ describe('POST /contacts/imports', () => {
 
     const skipped = await finished(await importCsv(csv));
     expect(skipped.counts).toEqual({ total: 2, created: 1, updated: 0, skipped: 1, failed: 0 });
-    expect(ok(await resend.contacts.get(contactId))).toMatchObject({
+    expect(dataOf(await resend.contacts.get(contactId))).toMatchObject({
       first_name: 'Old',
       last_name: null,
       unsubscribed: true,
@@ -226,7 +224,7 @@ describe('POST /contacts/imports', () => {
 
     const upserted = await finished(await importCsv(csv, { onConflict: 'upsert' }));
     expect(upserted.counts).toEqual({ total: 2, created: 0, updated: 2, skipped: 0, failed: 0 });
-    expect(ok(await resend.contacts.get(contactId))).toMatchObject({
+    expect(dataOf(await resend.contacts.get(contactId))).toMatchObject({
       email: existing,
       first_name: 'New',
       last_name: 'Name',
@@ -237,7 +235,7 @@ describe('POST /contacts/imports', () => {
 
   it('takes a flat column_map (property keys beside the fields) and JSON ids as segments', async () => {
     const tag = unique('f');
-    const segment = ok(await resend.segments.create({ name: unique('flat') })).id;
+    const segment = dataOf(await resend.segments.create({ name: unique('flat') })).id;
     const { status, body } = await upload({
       file: csvFile(`Mail,Tier\nflat.${tag}@example.com,gold\n`),
       column_map: JSON.stringify({ email: 'Mail', [plan]: 'Tier' }),
@@ -245,9 +243,11 @@ describe('POST /contacts/imports', () => {
     });
     expect(status).toBe(201);
     expect((await finished(String(body.id))).counts).toMatchObject({ created: 1 });
-    const contact = ok(await resend.contacts.get({ email: `flat.${tag}@example.com` }));
+    const contact = dataOf(await resend.contacts.get({ email: `flat.${tag}@example.com` }));
     expect(contact.properties).toEqual({ [plan]: { value: 'gold', type: 'string' } });
-    expect(ok(await resend.contacts.segments.list({ contactId: contact.id })).data.map((s) => s.id)).toEqual([segment]);
+    expect(dataOf(await resend.contacts.segments.list({ contactId: contact.id })).data.map((s) => s.id)).toEqual([
+      segment,
+    ]);
   });
 
   it('refuses a bad upload up front with the reference error names, writing nothing', async () => {
@@ -267,7 +267,7 @@ describe('POST /contacts/imports', () => {
       status: 404,
       body: { statusCode: 404, name: 'not_found', message: `Segment \`${MISSING_ID}\` not found` },
     });
-    const otherSegment = ok(await other.segments.create({ name: 'theirs' })).id;
+    const otherSegment = dataOf(await other.segments.create({ name: 'theirs' })).id;
     expect(await upload({ file, segments: JSON.stringify([{ id: otherSegment }]) })).toMatchObject({
       status: 404,
       body: { name: 'not_found' },
@@ -365,7 +365,7 @@ describe('GET /contacts/imports', () => {
     const second = await importCsv('email\nlist2@example.com\n');
     await finished(first);
     await finished(second);
-    const page = ok(await resend.contacts.imports.list({ limit: 1 }));
+    const page = dataOf(await resend.contacts.imports.list({ limit: 1 }));
     expect(page).toMatchObject({ object: 'list', has_more: true });
     expect(page.data.map((item) => item.id)).toEqual([second]);
     expect(page.data[0]).toEqual({
@@ -377,13 +377,13 @@ describe('GET /contacts/imports', () => {
       counts: { total: 1, created: 1, updated: 0, skipped: 0, failed: 0 },
       error: null,
     });
-    expect(ok(await resend.contacts.imports.list({ limit: 1, after: second })).data.map((item) => item.id)).toEqual([
-      first,
-    ]);
-    expect(ok(await resend.contacts.imports.list({ status: 'completed' })).data.map((item) => item.id)).toContain(
+    expect(dataOf(await resend.contacts.imports.list({ limit: 1, after: second })).data.map((item) => item.id)).toEqual(
+      [first],
+    );
+    expect(dataOf(await resend.contacts.imports.list({ status: 'completed' })).data.map((item) => item.id)).toContain(
       first,
     );
-    expect(ok(await resend.contacts.imports.list({ status: 'failed' })).data.map((item) => item.id)).not.toContain(
+    expect(dataOf(await resend.contacts.imports.list({ status: 'failed' })).data.map((item) => item.id)).not.toContain(
       first,
     );
     expect((await call('GET', '/contacts/imports?status=done')).status).toBe(422);
@@ -393,7 +393,7 @@ describe('GET /contacts/imports', () => {
       name: 'not_found',
       message: 'Contact import not found',
     });
-    expect(ok(await other.contacts.imports.list()).data).toEqual([]);
+    expect(dataOf(await other.contacts.imports.list()).data).toEqual([]);
     expect((await resend.contacts.imports.get('not-an-id')).error).toMatchObject({
       statusCode: 404,
       name: 'not_found',
@@ -425,7 +425,7 @@ describe('a sender restart mid-import', () => {
   it('resumes from the last committed chunk after a crash and after a shutdown: exact counts, no contact written twice', async () => {
     const rows = 80_000;
     const tag = unique('r');
-    const segment = ok(await resend.segments.create({ name: unique('resumed') })).id;
+    const segment = dataOf(await resend.segments.create({ name: unique('resumed') })).id;
     const lines = Array.from(
       { length: rows },
       (_, i) => `r${i}.${tag}@example.com,"First ${i}\nline two",${i % 2 === 0 ? 'pro' : 'free'},${i}`,
@@ -479,7 +479,7 @@ describe('a sender restart mid-import', () => {
         from pg_stat_user_tables where schemaname = 'sender' and relname = 'contacts'`.execute(db);
       return stats[0]?.analyzed === true;
     });
-    const last = ok(await resend.contacts.get({ email: `r${rows - 1}.${tag}@example.com` }));
+    const last = dataOf(await resend.contacts.get({ email: `r${rows - 1}.${tag}@example.com` }));
     expect(last).toMatchObject({
       first_name: `First ${rows - 1}\nline two`,
       properties: { [plan]: { value: 'free', type: 'string' }, [seats]: { value: rows - 1, type: 'number' } },

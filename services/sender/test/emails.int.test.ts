@@ -437,8 +437,6 @@ describe('the API', () => {
   });
 });
 
-/** Waits for the start of the next clock second (a rate-limit window, on Redis's clock, close to ours). */
-
 /** The status of a request whose body is not wanted (read off, so the connection goes back to the pool). */
 async function statusOf(url: string, init?: RequestInit): Promise<number> {
   const res = await fetch(url, init);

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
 import { Resend } from 'resend';
-import { startSystem, type System } from '@postline/testing';
+import { dataOf, startSystem, type System } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
@@ -41,11 +41,6 @@ afterAll(async () => {
   await system?.stop();
 }, 30_000);
 
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
-
 async function createTopic(body: Record<string, unknown>): Promise<string> {
   const res = await fetch(`${system.apiUrl}/topics`, {
     method: 'POST',
@@ -65,8 +60,8 @@ it('lists the topics the contact may see, and opts out of one through the form',
   });
   const beta = await createTopic({ name: 'Beta programme', default_subscription: 'opt_out', visibility: 'private' });
   const staff = await createTopic({ name: 'Staff notes', default_subscription: 'opt_out', visibility: 'private' });
-  const contact = ok(await resend.contacts.create({ email: 'ada.lovelace@example.com' }));
-  ok(await resend.contacts.topics.update({ id: contact.id, topics: [{ id: beta, subscription: 'opt_in' }] }));
+  const contact = dataOf(await resend.contacts.create({ email: 'ada.lovelace@example.com' }));
+  dataOf(await resend.contacts.topics.update({ id: contact.id, topics: [{ id: beta, subscription: 'opt_in' }] }));
   const url = unsubscribeUrl(
     system.apiUrl,
     createUnsubscribeSigner(SECRET_KEY).sign({ teamId, contactId: contact.id, broadcastId: randomUUID() }),
@@ -105,12 +100,12 @@ it('lists the topics the contact may see, and opts out of one through the form',
   // The CSP allows the page everything it uses: nothing was refused.
   expect(consoleErrors).toEqual([]);
 
-  const topics = ok(await resend.contacts.topics.list({ id: contact.id })).data;
+  const topics = dataOf(await resend.contacts.topics.list({ id: contact.id })).data;
   expect(Object.fromEntries(topics.map((topic) => [topic.id, topic.subscription]))).toEqual({
     [news]: 'opt_out',
     [beta]: 'opt_in',
     [staff]: 'opt_out',
   });
-  expect(ok(await resend.contacts.get({ id: contact.id })).unsubscribed).toBe(false);
+  expect(dataOf(await resend.contacts.get({ id: contact.id })).unsubscribed).toBe(false);
   await page.close();
 });

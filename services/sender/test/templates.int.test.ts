@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Resend } from 'resend';
 import {
+  dataOf,
   createVerifiedDomain,
   observeBroker,
   startDnsServer,
@@ -64,11 +65,6 @@ afterAll(async () => {
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
 
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
-
 async function call(
   method: string,
   path: string,
@@ -100,7 +96,7 @@ type SendOptions = Parameters<Resend['emails']['send']>[0];
 describe('templates', () => {
   it('creates, reads by id and alias, lists, updates the draft, publishes, duplicates and removes', async () => {
     const alias = unique('welcome-');
-    const created = ok(
+    const created = dataOf(
       await resend.templates.create({
         name: 'Welcome',
         alias,
@@ -115,7 +111,7 @@ describe('templates', () => {
     );
     expect(created).toEqual({ id: expect.any(String), object: 'template' });
 
-    const draft = ok(await resend.templates.get(alias));
+    const draft = dataOf(await resend.templates.get(alias));
     expect(draft).toMatchObject({
       object: 'template',
       id: created.id,
@@ -150,10 +146,10 @@ describe('templates', () => {
         updated_at: expect.any(String),
       },
     ]);
-    expect(ok(await resend.templates.get(created.id)).id).toBe(created.id);
+    expect(dataOf(await resend.templates.get(created.id)).id).toBe(created.id);
 
-    ok(await resend.templates.publish(alias));
-    const published = ok(await resend.templates.get(created.id));
+    dataOf(await resend.templates.publish(alias));
+    const published = dataOf(await resend.templates.get(created.id));
     expect(published).toMatchObject({
       status: 'published',
       has_unpublished_versions: false,
@@ -161,8 +157,8 @@ describe('templates', () => {
     });
     expect(published.published_at).toMatch(POSTGRES_TIMESTAMP);
 
-    ok(await resend.templates.update(created.id, { html: '<p>Hello {{{NAME}}}</p>', name: 'Welcome 2' }));
-    const edited = ok(await resend.templates.get(alias));
+    dataOf(await resend.templates.update(created.id, { html: '<p>Hello {{{NAME}}}</p>', name: 'Welcome 2' }));
+    const edited = dataOf(await resend.templates.get(alias));
     expect(edited).toMatchObject({
       name: 'Welcome 2',
       html: '<p>Hello {{{NAME}}}</p>',
@@ -175,8 +171,8 @@ describe('templates', () => {
     const variableIds = (template: { variables: unknown }) => (template.variables as { id: string }[]).map((v) => v.id);
     expect(variableIds(edited)).toEqual(variableIds(draft));
 
-    const copy = ok(await resend.templates.duplicate(alias));
-    const duplicate = ok(await resend.templates.get(copy.id));
+    const copy = dataOf(await resend.templates.duplicate(alias));
+    const duplicate = dataOf(await resend.templates.get(copy.id));
     expect(duplicate).toMatchObject({
       name: 'Welcome 2 (copy)',
       alias: null,
@@ -184,7 +180,7 @@ describe('templates', () => {
       html: '<p>Hello {{{NAME}}}</p>',
     });
 
-    const list = ok(await resend.templates.list({ limit: 100 }));
+    const list = dataOf(await resend.templates.list({ limit: 100 }));
     expect(list.object).toBe('list');
     const item = list.data.find((t) => t.id === created.id);
     expect(item).toEqual({
@@ -199,7 +195,7 @@ describe('templates', () => {
     // Newest first.
     expect(list.data.findIndex((t) => t.id === copy.id)).toBeLessThan(list.data.findIndex((t) => t.id === created.id));
 
-    expect(ok(await resend.templates.remove(copy.id))).toEqual({ object: 'template', id: copy.id, deleted: true });
+    expect(dataOf(await resend.templates.remove(copy.id))).toEqual({ object: 'template', id: copy.id, deleted: true });
     expect((await resend.templates.get(copy.id)).error).toMatchObject({
       statusCode: 404,
       name: 'not_found',
@@ -257,20 +253,20 @@ describe('templates', () => {
     });
     expect(camel.status).toBe(201);
     const camelId = String(camel.body.id);
-    expect(ok(await resend.templates.get(camelId)).variables?.[0]?.fallback_value).toBe('x');
+    expect(dataOf(await resend.templates.get(camelId)).variables?.[0]?.fallback_value).toBe('x');
     expect((await call('PATCH', `/templates/${camelId}`, { subject: null })).status).toBe(200);
-    expect(ok(await resend.templates.get(camelId)).subject).toBeNull();
+    expect(dataOf(await resend.templates.get(camelId)).subject).toBeNull();
 
     const alias = unique('taken-');
-    ok(await resend.templates.create({ name: 'a', html: 'x', alias }));
+    dataOf(await resend.templates.create({ name: 'a', html: 'x', alias }));
     const taken = await resend.templates.create({ name: 'b', html: 'x', alias });
     expect(taken.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
   });
 
   it("answers 404 for another team's template, by id and by alias, and for sends naming it", async () => {
     const alias = unique('mine-');
-    const { id } = ok(await resend.templates.create({ name: 'Mine', html: 'x', alias }));
-    ok(await resend.templates.publish(id));
+    const { id } = dataOf(await resend.templates.create({ name: 'Mine', html: 'x', alias }));
+    dataOf(await resend.templates.publish(id));
     for (const name of [id, alias, MISSING_ID]) {
       expect((await other.templates.get(name)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
       expect((await other.templates.update(name, { name: 'x' })).error).toMatchObject({ statusCode: 404 });
@@ -279,14 +275,14 @@ describe('templates', () => {
     }
     const send = await other.emails.send({ to: `x@${RCPT}`, template: { id } } as SendOptions);
     expect(send.error).toMatchObject({ statusCode: 404, name: 'not_found', message: 'Template not found' });
-    expect(ok(await resend.templates.get(id)).name).toBe('Mine');
+    expect(dataOf(await resend.templates.get(id)).name).toBe('Mine');
   });
 });
 
 describe('sending with a template', () => {
   it('delivers the published version rendered: values escaped in html and not in text, template defaults applied', async () => {
     const alias = unique('order-');
-    const { id } = ok(
+    const { id } = dataOf(
       await resend.templates.create({
         name: 'Order',
         alias,
@@ -301,15 +297,15 @@ describe('sending with a template', () => {
         ],
       }),
     );
-    ok(await resend.templates.publish(id));
+    dataOf(await resend.templates.publish(id));
     // A draft edit does not reach sends until it is published.
-    ok(await resend.templates.update(alias, { html: '<p>DRAFT {{{NAME}}}</p>' }));
+    dataOf(await resend.templates.update(alias, { html: '<p>DRAFT {{{NAME}}}</p>' }));
 
     const to = `${unique('order')}@${RCPT}`;
-    const sent = ok(
+    const sent = dataOf(
       await resend.emails.send({ to, template: { id: alias, variables: { NAME: 'Ada <3 & co' } } } as SendOptions),
     );
-    const email = ok(await resend.emails.get(sent.id));
+    const email = dataOf(await resend.emails.get(sent.id));
     expect(email).toMatchObject({
       from: `Shop <orders@${domain}>`,
       subject: 'Order for Ada <3 & co',
@@ -324,9 +320,9 @@ describe('sending with a template', () => {
     expect(raw).not.toContain('DRAFT');
 
     // The request's from and subject win over the template's; publishing makes the edit the sent version.
-    ok(await resend.templates.publish(alias));
+    dataOf(await resend.templates.publish(alias));
     const to2 = `${unique('order')}@${RCPT}`;
-    const second = ok(
+    const second = dataOf(
       await resend.emails.send({
         from: `Other <news@${domain}>`,
         subject: 'Own subject',
@@ -334,7 +330,7 @@ describe('sending with a template', () => {
         template: { id, variables: { NAME: 'Bo' } },
       } as SendOptions),
     );
-    expect(ok(await resend.emails.get(second.id))).toMatchObject({
+    expect(dataOf(await resend.emails.get(second.id))).toMatchObject({
       from: `Other <news@${domain}>`,
       subject: 'Own subject',
       html: '<p>DRAFT Bo</p>',
@@ -343,7 +339,7 @@ describe('sending with a template', () => {
   });
 
   it('refuses a draft-only template, a missing variable, a wrong type and html beside a template, naming them', async () => {
-    const { id } = ok(
+    const { id } = dataOf(
       await resend.templates.create({
         name: 'Strict',
         from: `Acme <hello@${domain}>`,
@@ -363,7 +359,7 @@ describe('sending with a template', () => {
     expect(draftOnly.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect(draftOnly.error?.message).toContain('not published');
 
-    ok(await resend.templates.publish(id));
+    dataOf(await resend.templates.publish(id));
     const missing = await resend.emails.send({ to, template: { id, variables: { NAME: 'a' } } } as SendOptions);
     expect(missing.error).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect(missing.error?.message).toContain('`AGE`');
@@ -382,13 +378,13 @@ describe('sending with a template', () => {
     const unknown = await resend.emails.send({ to, template: { id: MISSING_ID } } as SendOptions);
     expect(unknown.error).toMatchObject({ statusCode: 404, name: 'not_found', message: 'Template not found' });
     expect(
-      ok(await resend.emails.send({ to, template: { id, variables: { NAME: 'a', AGE: 1 } } } as SendOptions)).id,
+      dataOf(await resend.emails.send({ to, template: { id, variables: { NAME: 'a', AGE: 1 } } } as SendOptions)).id,
     ).toEqual(expect.any(String));
   });
 
   it('renders each email of a batch, and in permissive mode refuses only the item with a bad template', async () => {
     const alias = unique('batch-');
-    ok(
+    dataOf(
       await resend.templates.create({
         name: 'B',
         alias,
@@ -398,18 +394,18 @@ describe('sending with a template', () => {
         variables: [{ key: 'N', type: 'string' }],
       }),
     );
-    ok(await resend.templates.publish(alias));
+    dataOf(await resend.templates.publish(alias));
     const to = `${unique('batch')}@${RCPT}`;
-    const batch = ok(
+    const batch = dataOf(
       await resend.batch.send([
         { to, template: { id: alias, variables: { N: 'one' } } },
         { from: `Acme <hello@${domain}>`, to, subject: 'plain', html: '<p>two</p>' },
       ] as Parameters<Resend['batch']['send']>[0]),
     );
     expect(batch.data).toHaveLength(2);
-    expect(ok(await resend.emails.get(batch.data[0]!.id)).html).toBe('<p>one</p>');
+    expect(dataOf(await resend.emails.get(batch.data[0]!.id)).html).toBe('<p>one</p>');
 
-    const permissive = ok(
+    const permissive = dataOf(
       await resend.batch.send(
         [
           { to, template: { id: alias, variables: { N: 'ok' } } },

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Kysely } from 'kysely';
 import { Resend } from 'resend';
 import {
+  dataOf,
   createVerifiedDomain,
   observeBroker,
   startDnsServer,
@@ -91,16 +92,11 @@ function unique(prefix: string): string {
 /** A new address at the sink's domain, never used before. */
 const address = (prefix: string) => `${unique(prefix)}@${RCPT}`;
 
-/** The data of a successful SDK call; fails the test with the error otherwise. */
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
 
 /** A new topic of the client's team (POST /topics). */
 async function createTopic(client: Resend, defaultSubscription: Subscription): Promise<{ id: string; name: string }> {
   const name = unique('Topic ');
-  const { id } = ok(await client.topics.create({ name, defaultSubscription }));
+  const { id } = dataOf(await client.topics.create({ name, defaultSubscription }));
   return { id, name };
 }
 
@@ -109,9 +105,9 @@ async function createTopic(client: Resend, defaultSubscription: Subscription): P
  * PATCH /contacts/{id}/topics.
  */
 async function createContact(client: Resend, email: string, choices: Record<string, Subscription> = {}): Promise<void> {
-  const { id } = ok(await client.contacts.create({ email }));
+  const { id } = dataOf(await client.contacts.create({ email }));
   const topics = Object.entries(choices).map(([topicId, subscription]) => ({ id: topicId, subscription }));
-  if (topics.length > 0) ok(await client.contacts.topics.update({ id, topics }));
+  if (topics.length > 0) dataOf(await client.contacts.topics.update({ id, topics }));
 }
 
 type SendOptions = Partial<Parameters<Resend['emails']['send']>[0]>;
@@ -173,7 +169,7 @@ async function emailCount(client: Resend): Promise<number> {
   let count = 0;
   let after: string | undefined;
   for (;;) {
-    const page = ok(await client.emails.list(after === undefined ? { limit: 100 } : { limit: 100, after }));
+    const page = dataOf(await client.emails.list(after === undefined ? { limit: 100 } : { limit: 100, after }));
     count += page.data.length;
     if (!page.has_more) return count;
     after = page.data.at(-1)?.id;

@@ -8,6 +8,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { Resend } from 'resend';
 import type { Kysely } from 'kysely';
 import {
+  mimePartOf,
   createVerifiedDomain,
   observeBroker,
   startDnsServer,
@@ -144,29 +145,7 @@ async function sendAndReceive(domain: string, html: string, text?: string) {
   if (error || !data) throw new Error(JSON.stringify(error));
   await waitFor(`a message to ${to}`, () => sink.messages.some((m) => m.to.includes(to)), 20_000);
   const raw = sink.messages.find((m) => m.to.includes(to))!.raw;
-  return { id: data.id, raw, html: partOf(raw, 'text/html'), text: partOf(raw, 'text/plain') };
-}
-
-/** The decoded body of the message's first part of `type` (quoted-printable, base64 or as it is), or undefined. */
-function partOf(raw: Buffer, type: string): string | undefined {
-  const message = raw.toString('latin1');
-  const header = new RegExp(
-    `(?:^|\\r\\n)Content-Type: ${type.replace('/', '\\/')}[^\\r]*(?:\\r\\n[ \\t][^\\r]*)*((?:\\r\\n[^\\r]+)*)\\r\\n\\r\\n`,
-    'i',
-  ).exec(message);
-  if (!header) return undefined;
-  const start = header.index + header[0].length;
-  const boundary = message.indexOf('\r\n--', start);
-  const body = message.slice(start, boundary < 0 ? message.length : boundary);
-  const encoding = /Content-Transfer-Encoding: *([\w-]+)/i.exec(header[0])?.[1]?.toLowerCase();
-  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-  if (encoding === 'quoted-printable') {
-    const bytes = body
-      .replace(/=\r\n/g, '')
-      .replace(/=([0-9A-F]{2})/g, (_all, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-    return Buffer.from(bytes, 'latin1').toString('utf8');
-  }
-  return Buffer.from(body, 'latin1').toString('utf8');
+  return { id: data.id, raw, html: mimePartOf(raw, 'text/html'), text: mimePartOf(raw, 'text/plain') };
 }
 
 async function expectDkimPass(raw: Buffer, domain: VerifiedDomain): Promise<void> {
@@ -203,7 +182,11 @@ describe('tracking at send time', () => {
       `<img src="https://${host}/o/([A-Za-z0-9_-]+)" width="1" height="1" alt="" border="0" style="[^"]*" />`,
     );
     const opened = pixel.exec(sent ?? '');
-    expect(cipher.open(opened?.[1] as string, 'open', `links.${domain.name}`)).toEqual({ kind: 'open', emailId: id, url: null });
+    expect(cipher.open(opened?.[1] as string, 'open', `links.${domain.name}`)).toEqual({
+      kind: 'open',
+      emailId: id,
+      url: null,
+    });
     const restored = (sent ?? '')
       .replace(pixel, '')
       .replace(new RegExp(`https://${host}/c/[A-Za-z0-9_-]+`), 'https://shop.example.com/offer?a=1&amp;b=2')
@@ -241,7 +224,7 @@ describe('tracking at send time', () => {
     expect(created.error).toBeNull();
     await waitFor(`the broadcast at ${to}`, () => sink.messages.some((m) => m.to.includes(to)), 30_000);
     const raw = sink.messages.find((m) => m.to.includes(to))!.raw;
-    const sent = partOf(raw, 'text/html') ?? '';
+    const sent = mimePartOf(raw, 'text/html') ?? '';
     const host = `links.${domain.name}`.replaceAll('.', '\\.');
     const token = new RegExp(`<a href="https://${host}/c/([A-Za-z0-9_-]+)">News</a>`).exec(sent)?.[1];
     expect(cipher.open(token as string, 'click', `links.${domain.name}`)?.url).toBe('https://example.com/news');

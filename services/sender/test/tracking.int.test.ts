@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Kysely } from 'kysely';
 import { Resend } from 'resend';
 import {
+  dataOf,
+  mimePartOf,
   createVerifiedDomain,
   nextSecond,
   observeBroker,
@@ -94,11 +96,6 @@ afterAll(async () => {
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
 
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
-
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
 
 /**
@@ -144,7 +141,7 @@ function pathOf(kind: TrackingKind, emailId: string, url: string | null = null):
 
 /** Sends an email and waits until its recipient is delivered; returns its id and when delivery was seen. */
 async function sentAndDelivered(): Promise<{ id: string; deliveredSeenAt: number }> {
-  const { id } = ok(
+  const { id } = dataOf(
     await resend.emails.send({
       from: `Acme <hello@${domain}>`,
       to: `ok@${RCPT}`,
@@ -152,7 +149,11 @@ async function sentAndDelivered(): Promise<{ id: string; deliveredSeenAt: number
       html: '<p>Read <a href="https://example.org/pricing?plan=pro">our prices</a></p>',
     }),
   );
-  await waitFor('the email delivered', async () => ok(await resend.emails.get(id)).last_event === 'delivered', 30_000);
+  await waitFor(
+    'the email delivered',
+    async () => dataOf(await resend.emails.get(id)).last_event === 'delivered',
+    30_000,
+  );
   return { id, deliveredSeenAt: Date.now() };
 }
 
@@ -189,7 +190,7 @@ describe('the open pixel', () => {
       subject: 'Tracked',
       machine_open: false,
     });
-    await waitFor('last_event opened', async () => ok(await resend.emails.get(id)).last_event === 'opened');
+    await waitFor('last_event opened', async () => dataOf(await resend.emails.get(id)).last_event === 'opened');
 
     expect((await hit('GET', path, GMAIL_PROXY, '66.102.8.1')).status).toBe(200);
     const both = await waitForDeliveries('email.opened', id, 2);
@@ -239,7 +240,7 @@ describe('the click redirect', () => {
     });
     const at = Date.parse(String((human!.json.data.click as { timestamp: string }).timestamp));
     expect(at).toBeGreaterThanOrEqual(before - 5);
-    await waitFor('last_event clicked', async () => ok(await resend.emails.get(id)).last_event === 'clicked');
+    await waitFor('last_event clicked', async () => dataOf(await resend.emails.get(id)).last_event === 'clicked');
   });
 
   it('answers 404 and redirects nowhere for a tampered token, an open token, a non-web URL or a missing email', async () => {
@@ -304,11 +305,11 @@ describe('the click redirect', () => {
 
 describe("a broadcast's opens and clicks", () => {
   it('fill recipients?type=opened|clicked and clicked-links', async () => {
-    const segment = ok(await resend.segments.create({ name: unique('news') })).id;
+    const segment = dataOf(await resend.segments.create({ name: unique('news') })).id;
     const reader = `${unique('reader')}@${RCPT}`;
     const clicker = `${unique('clicker')}@${RCPT}`;
-    for (const email of [reader, clicker]) ok(await resend.contacts.create({ email, segments: [{ id: segment }] }));
-    const { id } = ok(
+    for (const email of [reader, clicker]) dataOf(await resend.contacts.create({ email, segments: [{ id: segment }] }));
+    const { id } = dataOf(
       await resend.broadcasts.create({
         segmentId: segment,
         from: `Acme <news@${domain}>`,
@@ -317,10 +318,10 @@ describe("a broadcast's opens and clicks", () => {
         send: true,
       }),
     );
-    await waitFor('the broadcast sent', async () => ok(await resend.broadcasts.get(id)).status === 'sent', 30_000);
+    await waitFor('the broadcast sent', async () => dataOf(await resend.broadcasts.get(id)).status === 'sent', 30_000);
     await waitFor(
       'both delivered',
-      async () => ok(await resend.broadcasts.recipients(id, { type: 'delivered' })).data.length === 2,
+      async () => dataOf(await resend.broadcasts.recipients(id, { type: 'delivered' })).data.length === 2,
       30_000,
     );
     const rows = await db
@@ -330,7 +331,7 @@ describe("a broadcast's opens and clicks", () => {
       .execute();
     const emailOf = (address: string) => rows.find((row) => row.email === address)!.email_id!;
 
-    expect(ok(await resend.broadcasts.recipients(id, { type: 'opened' })).data).toEqual([]);
+    expect(dataOf(await resend.broadcasts.recipients(id, { type: 'opened' })).data).toEqual([]);
     expect((await hit('GET', pathOf('open', emailOf(reader)), THUNDERBIRD)).status).toBe(200);
     expect((await hit('GET', pathOf('open', emailOf(reader)), THUNDERBIRD)).status).toBe(200);
     for (const url of ['https://example.org/news', 'https://example.org/news', 'https://example.org/other']) {
@@ -339,9 +340,9 @@ describe("a broadcast's opens and clicks", () => {
     await waitForDeliveries('email.clicked', emailOf(clicker), 3);
     await waitForDeliveries('email.opened', emailOf(reader), 2);
 
-    const opened = ok(await resend.broadcasts.recipients(id, { type: 'opened' })).data;
+    const opened = dataOf(await resend.broadcasts.recipients(id, { type: 'opened' })).data;
     expect(opened).toEqual([expect.objectContaining({ email: reader, count: 2 })]);
-    const clicked = ok(await resend.broadcasts.recipients(id, { type: 'clicked' })).data;
+    const clicked = dataOf(await resend.broadcasts.recipients(id, { type: 'clicked' })).data;
     expect(clicked).toEqual([
       expect.objectContaining({
         email: clicker,
@@ -366,7 +367,7 @@ async function trackingVerifiedDomain(): Promise<VerifiedDomain> {
   const verified = await createVerifiedDomain({ resend, dns, events, name: `${unique('tv')}.example.com` });
   dns.set(`links.${verified.name}`, [{ type: 'CNAME', target: 'track.postline.test' }]);
   const since = events.messages.length;
-  ok(
+  dataOf(
     await resend.domains.update({
       id: verified.id,
       openTracking: true,
@@ -395,34 +396,12 @@ async function trackingVerifiedDomain(): Promise<VerifiedDomain> {
   return verified;
 }
 
-/** The decoded body of the message's first part of `type` (quoted-printable, base64 or as it is), or undefined. */
-function partOf(raw: Buffer, type: string): string | undefined {
-  const message = raw.toString('latin1');
-  const header = new RegExp(
-    `(?:^|\\r\\n)Content-Type: ${type.replace('/', '\\/')}[^\\r]*(?:\\r\\n[ \\t][^\\r]*)*((?:\\r\\n[^\\r]+)*)\\r\\n\\r\\n`,
-    'i',
-  ).exec(message);
-  if (!header) return undefined;
-  const start = header.index + header[0].length;
-  const boundary = message.indexOf('\r\n--', start);
-  const body = message.slice(start, boundary < 0 ? message.length : boundary);
-  const encoding = /Content-Transfer-Encoding: *([\w-]+)/i.exec(header[0])?.[1]?.toLowerCase();
-  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-  if (encoding === 'quoted-printable') {
-    const bytes = body
-      .replace(/=\r\n/g, '')
-      .replace(/=([0-9A-F]{2})/g, (_all, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-    return Buffer.from(bytes, 'latin1').toString('utf8');
-  }
-  return Buffer.from(body, 'latin1').toString('utf8');
-}
-
 describe('a sent email followed by a mail client, a scanner and a reader', () => {
   it("its received pixel and link give a reader's open, a scanner's clicks and then a reader's click", async () => {
     const tracked = await trackingVerifiedDomain();
     const to = `${unique('e2e')}@${RCPT}`;
     const link = 'https://example.org/pricing?plan=pro&seats=5';
-    const { id } = ok(
+    const { id } = dataOf(
       await resend.emails.send({
         from: `Acme <hello@${tracked.name}>`,
         to,
@@ -433,13 +412,13 @@ describe('a sent email followed by a mail client, a scanner and a reader', () =>
     await waitFor(`a message to ${to}`, () => sink.messages.some((m) => m.to.includes(to)), 30_000);
     await waitFor(
       'the email delivered',
-      async () => ok(await resend.emails.get(id)).last_event === 'delivered',
+      async () => dataOf(await resend.emails.get(id)).last_event === 'delivered',
       30_000,
     );
     const deliveredSeenAt = Date.now();
 
     // What the recipient received: the link rewritten to the tracking host, the pixel added, nothing else.
-    const html = partOf(sink.messages.find((m) => m.to.includes(to))!.raw, 'text/html') ?? '';
+    const html = mimePartOf(sink.messages.find((m) => m.to.includes(to))!.raw, 'text/html') ?? '';
     const pixels = [...html.matchAll(/<img src="(https:\/\/[^/"]+\/o\/[A-Za-z0-9_-]+)"/g)].map((m) => new URL(m[1]!));
     const links = [...html.matchAll(/<a href="(https:\/\/[^/"]+\/c\/[A-Za-z0-9_-]+)">our prices<\/a>/g)].map(
       (m) => new URL(m[1]!),
@@ -495,6 +474,6 @@ describe('a sent email followed by a mail client, a scanner and a reader', () =>
     });
     const at = Date.parse(String((human[0]!.json.data.click as { timestamp: string }).timestamp));
     expect(at).toBeGreaterThanOrEqual(before - 5);
-    await waitFor('last_event clicked', async () => ok(await resend.emails.get(id)).last_event === 'clicked');
+    await waitFor('last_event clicked', async () => dataOf(await resend.emails.get(id)).last_event === 'clicked');
   });
 });

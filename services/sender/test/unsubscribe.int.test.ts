@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Resend } from 'resend';
 import {
+  dataOf,
   nextSecond,
   startSystem,
   startWebhookReceiver,
@@ -56,13 +57,8 @@ afterAll(async () => {
 let counter = 0;
 const address = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}@example.com`;
 
-function ok<T>(result: { data: T | null; error: unknown }): T {
-  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
-  return result.data;
-}
-
 async function newContact(client = resend): Promise<string> {
-  return ok(await client.contacts.create({ email: address('reader'), firstName: 'Ada' })).id;
+  return dataOf(await client.contacts.create({ email: address('reader'), firstName: 'Ada' })).id;
 }
 
 /** A recipient's link, as a broadcast of `team` to `contactId` carries it. */
@@ -71,7 +67,7 @@ function linkOf(contactId: string, team = teamId): string {
 }
 
 async function unsubscribed(contactId: string, client = resend): Promise<boolean> {
-  return ok(await client.contacts.get({ id: contactId })).unsubscribed;
+  return dataOf(await client.contacts.get({ id: contactId })).unsubscribed;
 }
 
 /** The contact.updated deliveries about one contact, each verified. */
@@ -182,7 +178,7 @@ describe('the preference page', () => {
     expect(saved.status).toBe(200);
     expect(saved.text).toContain('Your preferences have been saved.');
     expect(await unsubscribed(contactId)).toBe(true);
-    const topics = ok(await resend.contacts.topics.list({ id: contactId })).data;
+    const topics = dataOf(await resend.contacts.topics.list({ id: contactId })).data;
     expect(topics.find((t) => t.id === topic)?.subscription).toBe('opt_out');
     await receiver.waitFor('contact.updated of the form', () => updatesOf(contactId).length === 1);
 
@@ -203,7 +199,7 @@ describe('the preference page', () => {
     expect(await (await fetch(url)).text()).not.toContain(hidden);
     const answer = await post(url, new URLSearchParams({ [`topics[${hidden}]`]: 'opt_in' }));
     expect(answer.status).toBe(200);
-    const topics = ok(await resend.contacts.topics.list({ id: contactId })).data;
+    const topics = dataOf(await resend.contacts.topics.list({ id: contactId })).data;
     expect(topics.find((t) => t.id === hidden)?.subscription).toBe('opt_out');
   });
 });
@@ -238,7 +234,7 @@ describe('tokens that name nothing', () => {
     }
     expect(await unsubscribed(contactId)).toBe(false);
 
-    ok(await resend.contacts.remove({ id: contactId }));
+    dataOf(await resend.contacts.remove({ id: contactId }));
     expect((await fetch(url)).status).toBe(404);
     expect((await post(url, oneClickForm())).status).toBe(404);
     // The other team's own contact is untouched by this team's links.

@@ -1,0 +1,29 @@
+// Small readers the integration tests share: a resend SDK result's data, and a part of a received message.
+
+/** The `data` of a resend SDK result, or a thrown error naming the API error. */
+export function dataOf<T>(result: { data: T | null; error: unknown }): T {
+  if (result.error || result.data === null) throw new Error(JSON.stringify(result.error));
+  return result.data;
+}
+
+/** The decoded body of the message's first part of `type` (quoted-printable, base64 or as it is), or undefined. */
+export function mimePartOf(raw: Buffer, type: string): string | undefined {
+  const message = raw.toString('latin1');
+  const header = new RegExp(
+    `(?:^|\\r\\n)Content-Type: ${type.replace('/', '\\/')}[^\\r]*(?:\\r\\n[ \\t][^\\r]*)*((?:\\r\\n[^\\r]+)*)\\r\\n\\r\\n`,
+    'i',
+  ).exec(message);
+  if (!header) return undefined;
+  const start = header.index + header[0].length;
+  const boundary = message.indexOf('\r\n--', start);
+  const body = message.slice(start, boundary < 0 ? message.length : boundary);
+  const encoding = /Content-Transfer-Encoding: *([\w-]+)/i.exec(header[0])?.[1]?.toLowerCase();
+  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  if (encoding === 'quoted-printable') {
+    const bytes = body
+      .replace(/=\r\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_all, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    return Buffer.from(bytes, 'latin1').toString('utf8');
+  }
+  return Buffer.from(body, 'latin1').toString('utf8');
+}
