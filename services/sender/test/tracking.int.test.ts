@@ -200,6 +200,9 @@ describe('the open pixel', () => {
     const head = await hit('HEAD', path, THUNDERBIRD);
     expect(head.status).toBe(200);
     expect(head.body.length).toBe(0);
+    // A mail client shows an image with GET: the HEAD is a machine's.
+    const all = await waitForDeliveries('email.opened', id, 3);
+    expect(all.map((d) => d.json.data.machine_open).sort()).toEqual([false, true, true]);
   });
 });
 

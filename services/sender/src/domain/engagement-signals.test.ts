@@ -97,9 +97,11 @@ describe('engagement signals', () => {
     });
 
     it('click rules never flag an open', () => {
-      expect(
-        ruleOf(reader('open', { method: 'HEAD', at: later(1_000), userAgent: `${CHROME} SafeLinks` })),
-      ).toBeUndefined();
+      expect(ruleOf(reader('open', { at: later(1_000), userAgent: `${CHROME} SafeLinks` }))).toBeUndefined();
+    });
+
+    it('head-pixel: a HEAD on the pixel is a machine open', () => {
+      expect(ruleOf(reader('open', { method: 'HEAD', at: later(3_600_000) }))).toBe('head-pixel');
     });
   });
 

@@ -117,6 +117,14 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
     matches: (e) => /YahooMailProxy/i.test(e.userAgent),
   },
   {
+    name: 'head-pixel',
+    kind: 'open',
+    evidence:
+      'A mail client shows an image with GET; a HEAD on the pixel is a link checker or prefetcher asking whether ' +
+      'it exists (the same signal as a HEAD on a link: MAIL-NOTES §6, click scanners)',
+    matches: (e) => e.method === 'HEAD',
+  },
+  {
     name: 'data-centre-prefetch',
     kind: 'open',
     evidence:

@@ -139,7 +139,8 @@ export async function recordEngagements(trx: Transaction<SenderDb>, hits: readon
   }
   await insertEngagements(trx, rows);
   await enqueue(trx, events);
-  for (const [emailId, last] of lastEvents)
+  // In id order, so that two batches updating the same emails lock them in the same order (no deadlock).
+  for (const [emailId, last] of [...lastEvents].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     await setLastEvent(trx, emailId, last.kind === 'open' ? 'opened' : 'clicked');
 }
 
