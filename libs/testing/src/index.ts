@@ -9,3 +9,4 @@ export { startSystem, freePort, type System, type RunningService } from './syste
 export { startSinkMx, defaultSinkBehaviour, type SinkMx, type SinkMxOptions, type SinkMessage, type SinkReply } from './mx.ts';
 export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';
 export { dataOf, mimePartOf } from './sdk.ts';
+export { startDeliveringSystem } from './delivering-system.ts';

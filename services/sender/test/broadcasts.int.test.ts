@@ -11,15 +11,13 @@ import {
   dataOf,
   createVerifiedDomain,
   observeBroker,
-  startDnsServer,
-  startSinkMx,
-  startSystem,
   waitFor,
   type BrokerObserver,
   type DnsServer,
   type SinkMessage,
   type SinkMx,
   type System,
+  startDeliveringSystem,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -44,18 +42,10 @@ let dkimRecord: string;
 let apiKey: string;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSinkMx();
-  dns.set(RCPT, [{ type: 'MX', exchange: `mx1.${RCPT}`, priority: 10 }]);
-  dns.set(`mx1.${RCPT}`, [{ type: 'A', address: '127.0.0.1' }]);
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
+  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
     RATE_LIMIT_PER_SECOND: '1000',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    MX_DELIVERY_PORT: String(sink.port),
     PUBLIC_BASE_URL,
-  });
+  }));
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),

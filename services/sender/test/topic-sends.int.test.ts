@@ -12,9 +12,6 @@ import {
   dataOf,
   createVerifiedDomain,
   observeBroker,
-  startDnsServer,
-  startSinkMx,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   waitFor,
@@ -23,6 +20,7 @@ import {
   type ObservedMessage,
   type SinkMx,
   type System,
+  startDeliveringSystem,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -45,17 +43,9 @@ let otherResend: Resend;
 let otherDomain: string;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSinkMx();
-  dns.set(RCPT, [{ type: 'MX', exchange: `mx1.${RCPT}`, priority: 10 }]);
-  dns.set(`mx1.${RCPT}`, [{ type: 'A', address: '127.0.0.1' }]);
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
+  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
     RATE_LIMIT_PER_SECOND: '1000',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    MX_DELIVERY_PORT: String(sink.port),
-  });
+  }));
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -91,7 +81,6 @@ function unique(prefix: string): string {
 
 /** A new address at the sink's domain, never used before. */
 const address = (prefix: string) => `${unique(prefix)}@${RCPT}`;
-
 
 /** A new topic of the client's team (POST /topics). */
 async function createTopic(client: Resend, defaultSubscription: Subscription): Promise<{ id: string; name: string }> {

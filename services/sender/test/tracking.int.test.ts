@@ -13,9 +13,6 @@ import {
   createVerifiedDomain,
   nextSecond,
   observeBroker,
-  startDnsServer,
-  startSinkMx,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   waitFor,
@@ -26,6 +23,7 @@ import {
   type System,
   type VerifiedDomain,
   type WebhookReceiver,
+  startDeliveringSystem,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -56,18 +54,10 @@ let domain: string;
 const cipher = createTrackingCipher(SECRET_KEY);
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSinkMx();
-  dns.set(RCPT, [{ type: 'MX', exchange: `mx1.${RCPT}`, priority: 10 }]);
-  dns.set(`mx1.${RCPT}`, [{ type: 'A', address: '127.0.0.1' }]);
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
+  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
     RATE_LIMIT_PER_SECOND: '1000',
     PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    MX_DELIVERY_PORT: String(sink.port),
-  });
+  }));
   expect(system.env.POSTLINE_SECRET_KEY).toBe(SECRET_KEY);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
