@@ -14,6 +14,7 @@ import {
   SendScheduledEmail,
   TimerCancel,
   TimerSet,
+  UnsubscribeMail,
 } from './messages.ts';
 
 /**
@@ -24,6 +25,7 @@ export const catalog = {
   ...publicEvents,
   'internal.domain.state': DomainState,
   'internal.email.feedback': EmailFeedback,
+  'internal.contact.unsubscribe-mail': UnsubscribeMail,
   'scheduler.set-timer': TimerSet,
   'scheduler.cancel-timer': TimerCancel,
   'domain-verifier.check-domain': CheckDomain,

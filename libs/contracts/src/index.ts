@@ -46,6 +46,7 @@ export {
   SendScheduledEmail,
   ExpireSuppression,
   EmailFeedback,
+  UnsubscribeMail,
 } from './messages.ts';
 export {
   catalog,
@@ -62,6 +63,7 @@ export { SERVICE_NAMES, type ServiceName } from './services.ts';
 export {
   PUBLIC_LINK_GONE,
   PUBLIC_LINK_PATH,
+  INBOUND_LINK_PATH,
   TRACKING_LINK_PATH,
   publicLinkIdentity,
   UNSUBSCRIBE_BODY_LIMIT_BYTES,

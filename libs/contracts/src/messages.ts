@@ -139,8 +139,13 @@ export type FanOutBroadcast = z.infer<typeof FanOutBroadcast>;
  */
 export const EmailFeedback = z.object({
   email_id: z.uuid(),
-  /** The recipient the report is about. */
-  recipient: z.string().min(3).max(320),
+  /**
+   * The recipient the report is about: its address as the report names it, and/or its position in the email
+   * when the VERP address named one (a report that cannot be parsed still names its recipient that way). The
+   * position wins when both are given. At least one is present.
+   */
+  recipient: z.string().min(3).max(320).optional(),
+  recipient_position: z.number().int().nonnegative().optional(),
   kind: z.enum(['bounce', 'complaint']),
   /** For bounces: the classification of the DSN's status. */
   bounce: z
@@ -148,5 +153,20 @@ export const EmailFeedback = z.object({
     .optional(),
   /** For complaints: the ARF Feedback-Type (`abuse`, `fraud`, ...). */
   feedback_type: z.string().max(64).optional(),
+}).refine((f) => f.recipient !== undefined || f.recipient_position !== undefined, {
+  message: 'recipient or recipient_position is required',
 });
 export type EmailFeedback = z.infer<typeof EmailFeedback>;
+
+/**
+ * Internal event `internal.contact.unsubscribe-mail`: a broadcast recipient mailed the `mailto:` of an
+ * email's List-Unsubscribe (RFC 2369), received by the inbound MX at the return-path domain. `token` is the
+ * unsubscribe link token from the subject (`unsubscribe <token>`); the sender checks it as it checks the
+ * one-click link's, and a token that does not verify changes nothing.
+ */
+export const UnsubscribeMail = z.object({
+  token: z.string().min(1).max(512),
+  /** The envelope sender of the request mail, for the log only. */
+  from: z.string().max(320),
+});
+export type UnsubscribeMail = z.infer<typeof UnsubscribeMail>;

@@ -1,10 +1,16 @@
 // The public links the sender issues and the gateway serves without a key (`/share/{token}`,
-// `/downloads/{token}`, and a broadcast recipient's `/unsubscribe/{token}`). The sender signs and checks tokens; the gateway only needs to know their shape and
+// `/downloads/{token}`, the inbound-smtp's `/inbound/{token}`, and a broadcast recipient's `/unsubscribe/{token}`). The sender signs and checks tokens; the gateway only needs to know their shape and
 // which part of a token names what it links to, so that its per-link rate limit counts one email or
 // attachment once however many tokens (each with its own expiry) were issued for it.
 
 /** A token as issued: a base64url payload, a dot, a base64url tag. */
 export const PUBLIC_LINK_PATH = /^\/(share|downloads)\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
+ * A received email's download link (its raw MIME or one of its attachments), issued and checked by the
+ * inbound-smtp with the same token layout as the sender's download links.
+ */
+export const INBOUND_LINK_PATH = /^\/(inbound)\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /**
  * The payload's first 33 bytes are the link's kind, email id and attachment id (its last 6 the expiry), so
@@ -50,7 +56,7 @@ export function publicLinkIdentity(path: string): string | undefined {
   if (unsubscribe) return `unsubscribe/${unsubscribe[1]}`;
   const tracking = TRACKING_LINK_PATH.exec(path);
   if (tracking) return `${tracking[1]}/${tracking[2]!.slice(-22)}`;
-  const match = PUBLIC_LINK_PATH.exec(path);
+  const match = PUBLIC_LINK_PATH.exec(path) ?? INBOUND_LINK_PATH.exec(path);
   if (!match) return undefined;
   const token = path.slice(match[1]!.length + 2);
   return `${match[1]}/${token.slice(0, PUBLIC_LINK_IDENTITY_CHARS)}`;

@@ -7,6 +7,7 @@ export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { newId, isUuid, uuidv7Time, uuidToBytes, uuidFromBytes } from './ids/ids.ts';
 export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
+export { verpAddress, parseVerp, verpKeyOf, type VerpInput, type VerpToken } from './crypto/verp.ts';
 export {
   ApiError,
   notFound,

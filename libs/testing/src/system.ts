@@ -14,6 +14,8 @@ export type RunningService = { name: ServiceName; port: number; url: string; pro
 
 export type System = {
   apiUrl: string;
+  /** The inbound-smtp's SMTP ports on 127.0.0.1: the MX, the relay with STARTTLS, the relay with implicit TLS. */
+  smtp: { mx: number; relay: number; relayTls: number };
   services: Record<ServiceName, RunningService>;
   env: NodeJS.ProcessEnv;
   /** Runs the admin CLI against this system's database; returns its parsed JSON line. */
@@ -100,6 +102,7 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
   const database: TestDatabase = await createTestDatabase('e2e');
   const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (n) => [n, await freePort()] as const))) as Record<ServiceName, number>;
   const url = (n: ServiceName) => `http://127.0.0.1:${ports[n]}`;
+  const smtp = { mx: await freePort(), relay: await freePort(), relayTls: await freePort() };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',
@@ -116,6 +119,10 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     INBOUND_SMTP_URL: url('inbound-smtp'),
     WEBHOOK_DISPATCHER_URL: url('webhook-dispatcher'),
     DOMAIN_VERIFIER_URL: url('domain-verifier'),
+    API_GATEWAY_URL: url('api-gateway'),
+    SMTP_MX_PORT: String(smtp.mx),
+    SMTP_RELAY_PORT: String(smtp.relay),
+    SMTP_RELAY_TLS_PORT: String(smtp.relayTls),
     SHUTDOWN_TIMEOUT_MS: '5000',
     ...extraEnv,
   };
@@ -158,6 +165,11 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
 
   return {
     apiUrl: url('api-gateway'),
+    smtp: {
+      mx: Number(env.SMTP_MX_PORT),
+      relay: Number(env.SMTP_RELAY_PORT),
+      relayTls: Number(env.SMTP_RELAY_TLS_PORT),
+    },
     services,
     env,
     admin: (...args) => {

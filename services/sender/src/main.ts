@@ -1,8 +1,7 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
-import { createHash } from 'node:crypto';
 import { SEND_EMAIL_BODY } from '@postline/contracts';
-import { createOpenedCache, createSecretBox, createServiceRuntime, type Consumer } from '@postline/platform';
+import { createOpenedCache, createSecretBox, createServiceRuntime, verpKeyOf, type Consumer } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
@@ -64,8 +63,7 @@ const deliverDeps: DeliverDeps = {
   composer,
   // A domain's DKIM key is opened once per sealed value, not once per message.
   openDkimKey: createOpenedCache((sealed) => box.open(sealed), 1000),
-  // Its own key, derived: a leaked VERP tag key must not open the secret box, nor the other way round.
-  verpKey: createHash('sha256').update(`postline-verp:${config.POSTLINE_SECRET_KEY}`).digest('hex'),
+  verpKey: verpKeyOf(config.POSTLINE_SECRET_KEY),
   delayScale: config.POSTLINE_DELAY_SCALE,
   now,
   logger,

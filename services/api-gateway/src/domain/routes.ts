@@ -1,4 +1,4 @@
-import { PUBLIC_LINK_PATH, TRACKING_LINK_PATH, UNSUBSCRIBE_LINK_PATH } from '@postline/contracts';
+import { INBOUND_LINK_PATH, PUBLIC_LINK_PATH, TRACKING_LINK_PATH, UNSUBSCRIBE_LINK_PATH } from '@postline/contracts';
 
 /** The services a gateway route family is forwarded to. */
 export type Owner = 'sender' | 'inbound-smtp' | 'webhook-dispatcher' | 'domain-verifier';
@@ -23,13 +23,14 @@ export type PublicRoute = { path: RegExp; owner: Owner; methods: readonly string
 
 /**
  * Routes served without an API key, named by a signed token the owner checks (`<payload>.<tag>`,
- * base64url): a share page or an attachment download (read only), and a broadcast recipient's unsubscribe
+ * base64url): a share page or an attachment download (read only), a received email's raw MIME or attachment download (read only), and a broadcast recipient's unsubscribe
  * link (the preference page, its form and the RFC 8058 one-click POST), and an email's open pixel and
  * tracking redirects (`/o/{token}`, `/c/{token}`, on any host: each domain's tracking host is a CNAME to
  * ours). Only that shape passes, so no dot segment can reach another of the owner's routes.
  */
 const PUBLIC_ROUTES: PublicRoute[] = [
   { path: PUBLIC_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD'] },
+  { path: INBOUND_LINK_PATH, owner: 'inbound-smtp', methods: ['GET', 'HEAD'] },
   { path: UNSUBSCRIBE_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD', 'POST'] },
   { path: TRACKING_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD'] },
 ];

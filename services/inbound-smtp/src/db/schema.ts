@@ -1,7 +1,10 @@
 import type { MessagingTables } from '@postline/platform';
+import type { ReceivingTables } from './receiving-tables.ts';
+import type { ReturnPathTables } from './return-path-tables.ts';
 
 /**
- * Only the inbound-smtp's own tables, so far the outbox and inbox (received emails, attachments and raw MIME
- * join them when receiving is built); another service's tables cannot be typed here.
+ * Only the inbound-smtp's own tables: the outbox and inbox, the received emails with their attachments and
+ * raw MIME and the read model of domains (receiving-tables.ts), and the mail to return-path domains
+ * (return-path-tables.ts). Another service's tables cannot be typed here.
  */
-export type InboundDb = MessagingTables;
+export type InboundDb = MessagingTables & ReceivingTables & ReturnPathTables;

@@ -134,20 +134,25 @@ export async function pendingRecipients(trx: Transaction<SenderDb>, emailId: str
 }
 
 /**
- * Puts the email's recipient of `address` (compared without case) in `status` with its bounce class,
- * unless it is already there; returns its address and domain as kept, or undefined when nothing changed.
+ * Moves the recipient a report names (by its position in the email, or else by its address compared without
+ * case) to `complained` or `bounced` with its bounce class, unless it is there already; its address and
+ * domain as kept, or undefined when nothing changed.
  */
 export async function setRecipientFeedback(
   trx: Transaction<SenderDb>,
   emailId: string,
-  address: string,
+  recipient: { position: number } | { address: string },
   change: Pick<RecipientRow, 'bounce_type' | 'bounce_sub_type' | 'updated_at'> & { status: 'complained' | 'bounced' },
 ): Promise<{ address: string; domain: string } | undefined> {
   return trx
     .updateTable('recipients')
     .set(change)
     .where('email_id', '=', emailId)
-    .where((eb) => eb(eb.fn('lower', ['address']), '=', address.toLowerCase()))
+    .where((eb) =>
+      'position' in recipient
+        ? eb('position', '=', recipient.position)
+        : eb(eb.fn('lower', ['address']), '=', recipient.address.toLowerCase()),
+    )
     .where('status', '!=', change.status)
     .returning(['address', 'domain'])
     .executeTakeFirst();

@@ -28,7 +28,7 @@ import { CompositionError, type Composer } from '../mime/composer.ts';
 import { DkimSigningError } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
-import { verpAddress } from '../smtp/verp.ts';
+import { verpAddress } from '@postline/platform';
 import { emailEventsOf } from './email-events.ts';
 
 /** A `sender.deliver` command once made: nothing to attempt, or the result of each recipient it reached. */

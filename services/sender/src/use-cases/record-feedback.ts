@@ -24,7 +24,14 @@ export async function recordFeedback(
   const email = await findEmail(trx, teamId, feedback.email_id);
   if (!email) return;
   const next = feedback.kind === 'complaint' ? 'complained' : 'bounced';
-  const recipient = await setRecipientFeedback(trx, email.id, feedback.recipient, {
+  const named =
+    feedback.recipient_position !== undefined
+      ? { position: feedback.recipient_position }
+      : feedback.recipient !== undefined
+        ? { address: feedback.recipient }
+        : undefined;
+  if (!named) return;
+  const recipient = await setRecipientFeedback(trx, email.id, named, {
     status: next,
     bounce_type: feedback.kind === 'bounce' ? (feedback.bounce?.type ?? 'Undetermined') : null,
     bounce_sub_type: feedback.kind === 'bounce' ? (feedback.bounce?.subType ?? 'Undetermined') : null,

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * VERP return paths (MAIL-NOTES.md §2.2): `b.<email id hex>.<recipient index | x>.<tag>@<return path>`, where
@@ -66,4 +66,12 @@ function tag(key: string, hex: string, index: string, domain: string): string {
     value &= (1 << bits) - 1;
   }
   return out;
+}
+
+/**
+ * The VERP tag key of a deployment: derived from POSTLINE_SECRET_KEY, so that a leaked tag key opens no
+ * secret box, nor the other way round. The sender tags with it; the inbound MX checks bounces with it.
+ */
+export function verpKeyOf(secretKey: string): string {
+  return createHash('sha256').update(`postline-verp:${secretKey}`).digest('hex');
 }
