@@ -11,8 +11,18 @@ const config = loadConfig();
 const runtime = createServiceRuntime<InboundDb>({ service: 'inbound-smtp', schema: SCHEMA, config });
 const { logger, metrics } = runtime;
 const inboundMetrics = createInboundMetrics(metrics.registry);
+// One certificate for the MX's STARTTLS and both relay listeners.
 const tls = await loadTlsCredentials(config, logger);
 void inboundMetrics;
 void tls;
 
-await runtime.start({ routes: (app) => app.use(internalRoutes()) });
+// relay:begin (the relay's wiring)
+// relay:end
+
+await runtime.start({
+  routes: (app) => app.use(internalRoutes()),
+  parts: [
+    // relay:parts:begin
+    // relay:parts:end
+  ],
+});
