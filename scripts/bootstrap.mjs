@@ -116,9 +116,12 @@ const tasks = {
   // The whole suite: types, lint, then every jest project.
   test: ['node', ['scripts/test.ts', ...rest]],
   admin: ['node', ['services/api-gateway/src/admin/cli.ts', ...rest]],
+  // The API fuzzer's long run (npm test runs a short one): FUZZ_RUNS requests, 100,000 unless set.
+  fuzz: ['node', ['scripts/test.ts', 'tests/fuzz']],
   migrate: ['node', ['scripts/migrate.ts', ...rest]],
   setup: ['true', []],
 };
+if (task === 'fuzz') env.FUZZ_RUNS ??= '100000';
 const chosen = tasks[task];
 if (!chosen) {
   log(`unknown task ${task}; one of ${Object.keys(tasks).join(', ')}`);
