@@ -9,7 +9,6 @@ import { infraFromEnv } from './infra.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-
 export type RunningService = { name: ServiceName; port: number; url: string; process: ChildProcess; output: string[] };
 
 export type System = {
@@ -17,6 +16,12 @@ export type System = {
   /** The inbound-smtp's SMTP ports on 127.0.0.1: the MX, the relay with STARTTLS, the relay with implicit TLS. */
   smtp: { mx: number; relay: number; relayTls: number };
   services: Record<ServiceName, RunningService>;
+  /**
+   * The further replicas `startSystem`'s `replicas` option asked for, each on its own ports (the
+   * inbound-smtp's SMTP ports too). The gateway forwards to the first replica of each owner; the others
+   * share the work through the broker, as replicas behind a Service would.
+   */
+  replicas: RunningService[];
   env: NodeJS.ProcessEnv;
   /** Runs the admin CLI against this system's database; returns its parsed JSON line. */
   admin: (...args: string[]) => Record<string, string>;
@@ -97,10 +102,15 @@ async function waitReady(url: string, child: ChildProcess, output: string[], tim
  * The whole system as real processes (`node services/<svc>/src/main.ts`), on a fresh database, a unique
  * broker prefix and a unique Redis prefix, each service on a free port. For end-to-end tests.
  */
-export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<System> {
+export async function startSystem(
+  extraEnv: NodeJS.ProcessEnv = {},
+  opts: { replicas?: Partial<Record<ServiceName, number>> } = {},
+): Promise<System> {
   const infra = infraFromEnv();
   const database: TestDatabase = await createTestDatabase('e2e');
-  const ports = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (n) => [n, await freePort()] as const))) as Record<ServiceName, number>;
+  const ports = Object.fromEntries(
+    await Promise.all(SERVICE_NAMES.map(async (n) => [n, await freePort()] as const)),
+  ) as Record<ServiceName, number>;
   const url = (n: ServiceName) => `http://127.0.0.1:${ports[n]}`;
   const smtp = { mx: await freePort(), relay: await freePort(), relayTls: await freePort() };
   const env: NodeJS.ProcessEnv = {
@@ -127,25 +137,50 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
     ...extraEnv,
   };
   for (const name of SERVICE_NAMES) {
-    const r = spawnSync(process.execPath, [join(ROOT, 'services', name, 'src', 'migrate.ts')], { env, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(ROOT, 'services', name, 'src', 'migrate.ts')], {
+      env,
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`migrate ${name} failed: ${r.stderr}`);
   }
   const services = {} as Record<ServiceName, RunningService>;
-  const spawnService = (name: ServiceName) => {
+  const spawnProcess = (name: ServiceName, port: number, overrides: NodeJS.ProcessEnv = {}): RunningService => {
     const output: string[] = [];
     const child = spawn(process.execPath, [join(ROOT, 'services', name, 'src', 'main.ts')], {
-      env: { ...env, HTTP_PORT: String(ports[name]) },
+      env: { ...env, HTTP_PORT: String(port), ...overrides },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.on('data', (d: Buffer) => output.push(d.toString()));
     child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
-    services[name] = { name, port: ports[name], url: url(name), process: child, output };
+    return { name, port, url: `http://127.0.0.1:${port}`, process: child, output };
+  };
+  const spawnService = (name: ServiceName) => {
+    services[name] = spawnProcess(name, ports[name]);
   };
   for (const name of SERVICE_NAMES) spawnService(name);
+  const replicas: RunningService[] = [];
+  for (const name of SERVICE_NAMES) {
+    for (let i = 1; i < (opts.replicas?.[name] ?? 1); i++) {
+      const port = await freePort();
+      const own: NodeJS.ProcessEnv =
+        name === 'api-gateway'
+          ? { API_PORT: String(port) }
+          : name === 'inbound-smtp'
+            ? {
+                SMTP_MX_PORT: String(await freePort()),
+                SMTP_RELAY_PORT: String(await freePort()),
+                SMTP_RELAY_TLS_PORT: String(await freePort()),
+              }
+            : {};
+      replicas.push(spawnProcess(name, port, own));
+    }
+  }
   try {
-    await Promise.all(SERVICE_NAMES.map((n) => waitReady(services[n].url, services[n].process, services[n].output, 30_000)));
+    await Promise.all(
+      [...Object.values(services), ...replicas].map((s) => waitReady(s.url, s.process, s.output, 30_000)),
+    );
   } catch (err) {
-    for (const s of Object.values(services)) s.process.kill('SIGKILL');
+    for (const s of [...Object.values(services), ...replicas]) s.process.kill('SIGKILL');
     await database.drop();
     throw err;
   }
@@ -171,9 +206,14 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
       relayTls: Number(env.SMTP_RELAY_TLS_PORT),
     },
     services,
+    replicas,
     env,
     admin: (...args) => {
-      const r = spawnSync(process.execPath, [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args], { env, encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args],
+        { env, encoding: 'utf8' },
+      );
       if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
       return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
     },
@@ -193,6 +233,15 @@ export async function startSystem(extraEnv: NodeJS.ProcessEnv = {}): Promise<Sys
       await waitReady(services[name].url, services[name].process, services[name].output, 30_000);
     },
     async stop() {
+      for (const replica of replicas) {
+        const child = replica.process;
+        if (child.exitCode !== null || child.signalCode !== null) continue;
+        for (const queue of await reportedQueues([replica.url], String(env.BROKER_PREFIX))) queues.add(queue);
+        await new Promise((resolve) => {
+          child.once('exit', resolve);
+          child.kill('SIGTERM');
+        });
+      }
       await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
       await database.drop();
       await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), [...queues]);
