@@ -118,10 +118,13 @@ const tasks = {
   admin: ['node', ['services/api-gateway/src/admin/cli.ts', ...rest]],
   // The API fuzzer's long run (npm test runs a short one): FUZZ_RUNS requests, 100,000 unless set.
   fuzz: ['node', ['scripts/test.ts', 'tests/fuzz']],
+  // The chaos suite's full run (npm test runs a short one): every fault in turn under a steady stream.
+  chaos: ['node', ['scripts/test.ts', 'tests/chaos/faults.test.ts']],
   migrate: ['node', ['scripts/migrate.ts', ...rest]],
   setup: ['true', []],
 };
 if (task === 'fuzz') env.FUZZ_RUNS ??= '100000';
+if (task === 'chaos') env.CHAOS ??= 'full';
 const chosen = tasks[task];
 if (!chosen) {
   log(`unknown task ${task}; one of ${Object.keys(tasks).join(', ')}`);

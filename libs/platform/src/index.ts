@@ -8,6 +8,8 @@ export { listenChannel, type ChannelListener, type ListenOptions } from './db/li
 export { newId, isUuid, uuidv7Time, uuidToBytes, uuidFromBytes } from './ids/ids.ts';
 export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
 export { verpAddress, parseVerp, verpKeyOf, type VerpInput, type VerpToken } from './crypto/verp.ts';
+export { classifyReply, parseEnhancedCode, expiredDeferralSubType, type BounceClass } from './mail/bounce-classification.ts';
+export { createLinkSigner, linkUrl, LINK_PATHS, type Link, type LinkKind, type LinkSigner } from './crypto/public-links.ts';
 export {
   ApiError,
   notFound,
@@ -44,6 +46,7 @@ export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys,
 export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } from './broker/batcher.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
+export { peekDeadLetters, describeDeadLetter, DEAD_HEADERS, type DeadLetter } from './broker/dead-letters.ts';
 export { DEFAULT_RETRY_POLICY, RETRY_COUNT_HEADER, decideFailure, tierFor, type RetryPolicy, type DeadReason } from './broker/retry-policy.ts';
 export { exchangeNames, consumerQueueNames, declareConsumerQueues, deadQueueName, topicMatches, DELIVERY_LIMIT, type Binding, type ExchangeKind, type ExchangeNames, type ConsumerQueueNames } from './broker/topology.ts';
 export { brokerMetrics, type BrokerMetrics } from './broker/metrics.ts';

@@ -230,26 +230,81 @@ describe('consumer', () => {
     });
     await started(consumer);
 
-    // One batch: a, a again (same id) and b. The batch fails; each is handled on its own: a and b with the
-    // results prepared for them, and the copy of a is a duplicate whose result is discarded.
+    // One batch: a, a again (same id) and b. The copy of a arrives while a waits for its batch, so it shares
+    // a's prepare. The batch fails; each is handled on its own: a and b with the results prepared for them,
+    // and the copy of a is a duplicate whose shared result is left to the copy that prepared it.
+    const shared = () => metricValue(metrics.registry, 'broker_shared_prepares_total', { consumer: 'svc.discard-batch' });
     const a = deliveredEnvelope();
     const b = deliveredEnvelope();
     await publish(a, a.id);
     await publish(a, a.id);
     await publish(b, b.id);
     await waitFor('a and b', async () => (await effects('discard-batch')) === 2);
-    await waitFor('the duplicate discarded', () => discarded.length === 1);
+    await waitFor('both copies of a settled', async () => (await outcomes('discard-batch', 'duplicate')) === 1);
     expect(handledOne.map((p) => p.id).sort()).toEqual([a.id, b.id].sort());
-    expect(discarded[0]!.id).toBe(a.id);
-    expect(prepares).toBe(3);
+    expect(prepares).toBe(2);
+    expect(await shared()).toBe(1);
+    expect(discarded).toEqual([]);
 
-    // A batch that commits discards its duplicate too.
+    // A copy that comes once the first has settled is prepared again; its batch commits and discards it.
     const c = deliveredEnvelope();
     await publish(c, c.id);
-    await publish(c, c.id);
     await waitFor('c', async () => (await effects('discard-batch')) === 3);
-    await waitFor('the second duplicate discarded', () => discarded.length === 2);
-    expect(discarded[1]!.id).toBe(c.id);
+    await waitFor('c settled', async () => (await outcomes('discard-batch', 'ok')) === 3);
+    await publish(c, c.id);
+    await waitFor('the duplicate discarded', () => discarded.length === 1);
+    expect(discarded[0]!.id).toBe(c.id);
+    expect(prepares).toBe(4);
+  });
+
+  it('shares the prepare still in flight with a redelivered copy after the connection dies: one effect, both settled', async () => {
+    const target = new URL(fx.amqpUrl);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    const url = new URL(fx.amqpUrl);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+
+    let prepares = 0;
+    let entered: () => void = () => undefined;
+    const inPrepare = new Promise<void>((resolve) => (entered = resolve));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const handled: number[] = [];
+    await started(
+      deliveredConsumer<number>('shared-prepare', {
+        broker: viaProxy,
+        prefetch: 4,
+        retry: TIERS,
+        // The effect that must not repeat (an SMTP transaction): slow, and still running when the channel dies.
+        prepare: async () => {
+          const n = ++prepares;
+          entered();
+          await gate;
+          return n;
+        },
+        handle: async (message, trx, n) => {
+          handled.push(n);
+          await recordEffect('shared-prepare')(message, trx, undefined);
+        },
+      }),
+    );
+    const shared = () => metricValue(metrics.registry, 'broker_shared_prepares_total', { consumer: 'svc.shared-prepare' });
+    const envelope = deliveredEnvelope();
+    await publish(envelope, envelope.id);
+    await inPrepare;
+
+    // The broker requeues the unacked delivery and hands it back once the consumer is connected again.
+    await proxy.cut();
+    await waitFor('the consumer connection to drop', () => !viaProxy.isConnected());
+    await proxy.restore();
+    await waitFor('the redelivered copy to join the prepare in flight', async () => (await shared()) === 1);
+    release();
+
+    await waitFor('the effect to commit', async () => (await effects('shared-prepare')) === 1);
+    await waitFor('the work queue to be empty', async () => (await queueDepth(broker, `${fx.prefix}.svc.shared-prepare`)) === 0);
+    expect(prepares).toBe(1);
+    expect(handled).toEqual([1]);
+    await proxy.close();
   });
 
   it('runs what the handler returns once its transaction has committed, and not for a duplicate', async () => {

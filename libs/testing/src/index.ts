@@ -10,3 +10,5 @@ export { startSinkMx, defaultSinkBehaviour, type SinkMx, type SinkMxOptions, typ
 export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';
 export { dataOf, mimePartOf } from './sdk.ts';
 export { startDeliveringSystem } from './delivering-system.ts';
+export { createReceivingDomain, openRawSmtp, rcptReply, startBareMx, type ReceivingDomain, type RawSmtp, type SmtpReply } from './inbound.ts';
+export { startTcpProxy, type TcpProxy, type CutMode } from './tcp-proxy.ts';

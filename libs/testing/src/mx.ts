@@ -28,7 +28,8 @@ export type SinkMxOptions = {
   maxRecipients?: number;
 };
 
-export type SinkMessage = { from: string; to: string[]; raw: Buffer; secure: boolean };
+/** A message the sink took; `at` is when its 250 was given (ms since the epoch). */
+export type SinkMessage = { from: string; to: string[]; raw: Buffer; secure: boolean; at: number };
 
 export type SinkMx = {
   host: string;
@@ -126,7 +127,7 @@ export async function startSinkMx(options: SinkMxOptions = {}): Promise<SinkMx> 
           return;
         }
         const from = session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address;
-        messages.push({ from, to, raw: Buffer.concat(chunks), secure: session.secure });
+        messages.push({ from, to, raw: Buffer.concat(chunks), secure: session.secure, at: Date.now() });
         waits.notify();
         callback(null, '2.0.0 Queued');
       });

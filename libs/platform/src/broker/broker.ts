@@ -15,7 +15,10 @@ export type BrokerOptions = {
   metrics?: Pick<Metrics, 'registry'>;
   /** Shown in the RabbitMQ management UI. */
   connectionName?: string;
-  /** Reconnect backoff doubles from `minMs` up to `maxMs` (with jitter). Defaults 200 ms and 10 s. */
+  /**
+   * Reconnect backoff doubles from `minMs` up to `maxMs` (with jitter). Defaults 200 ms and 2 s: a service is
+   * back within about 2 s of the broker's return, and a connect attempt every 2 s costs the broker nothing.
+   */
   reconnect?: { minMs?: number; maxMs?: number };
   /** A publish not confirmed within this time counts as failed (the outbox keeps the row). Default 10 s. */
   publishTimeoutMs?: number;
@@ -87,7 +90,7 @@ export function createBroker(opts: BrokerOptions): Broker {
   const exchanges = exchangeNames(opts.prefix);
   const metrics = opts.metrics ? brokerMetrics(opts.metrics.registry) : undefined;
   const minMs = opts.reconnect?.minMs ?? 200;
-  const maxMs = opts.reconnect?.maxMs ?? 10_000;
+  const maxMs = opts.reconnect?.maxMs ?? 2_000;
   const publishTimeoutMs = opts.publishTimeoutMs ?? 10_000;
   const url = new URL(opts.url);
   if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(opts.heartbeatSeconds ?? 10));

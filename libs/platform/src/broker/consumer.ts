@@ -6,7 +6,7 @@ import type { Logger } from '../logger/logger.ts';
 import { createAcker, type Acker } from './acks.ts';
 import { createBatcher, type Batcher } from './batcher.ts';
 import type { Broker, Setup } from './broker.ts';
-import { queueDepth } from './dead-letters.ts';
+import { DEAD_HEADERS, queueDepth, REDRIVEN_AT_HEADER } from './dead-letters.ts';
 import {
   checkRetryPolicy,
   decideFailure,
@@ -136,6 +136,8 @@ type Ready<Prepared> = {
   prepared: Prepared;
   attempt: number;
   settled: (outcome: Outcome) => void;
+  /** Whether this copy ran the prepare (false: it shares the prepare of a copy in flight). */
+  owner: boolean;
 };
 
 /**
@@ -209,16 +211,27 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     consumerTag = reply.consumerTag;
   };
 
+  /**
+   * The prepares of this process not settled yet, by message id (lower-case). A second copy of a message
+   * whose first copy is still being prepared or recorded here (the broker redelivered it after a lost
+   * channel, or an outbox published it again after a lost commit) waits for that prepare and shares its
+   * result instead of repeating its effect (an SMTP transaction, a webhook POST): the inbox then records
+   * one of the two and acks both. Held from the prepare's start until its copy settles.
+   */
+  const preparing = new Map<string, Promise<Prepared>>();
+
   async function deliver(ch: Channel, msg: ConsumeMessage): Promise<void> {
     inFlight++;
     const started = performance.now();
     let outcome: Outcome = 'requeued';
+    const release: { run?: () => void } = {};
     try {
-      outcome = await handleDelivery(ch, msg);
+      outcome = await handleDelivery(ch, msg, release);
     } catch (err) {
       log.error({ err }, 'consumer failed to settle a message; requeueing');
       settle(ch, msg, 'requeue');
     } finally {
+      release.run?.();
       metrics?.handleDuration.observe({ consumer: consumerId, outcome }, (performance.now() - started) / 1000);
       inFlight--;
       if (inFlight === 0) onIdle?.();
@@ -235,7 +248,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       })
     : undefined;
 
-  async function handleDelivery(ch: Channel, msg: ConsumeMessage): Promise<Outcome> {
+  async function handleDelivery(ch: Channel, msg: ConsumeMessage, release: { run?: () => void }): Promise<Outcome> {
     const attempt = retryCount(msg) + 1;
     const decoded = decode(msg);
     if (!decoded.ok) {
@@ -244,15 +257,32 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     }
     const message = decoded.message;
     let prepared: Prepared;
+    // Only the copy that ran the prepare discards its result; a copy sharing it leaves it alone.
+    let owner = true;
     try {
-      prepared = (opts.prepare
-        ? await opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered || attempt > 1 })
-        : undefined) as Prepared;
+      if (!opts.prepare) prepared = undefined as Prepared;
+      else {
+        const key = message.id.toLowerCase();
+        const running = preparing.get(key);
+        if (running) {
+          owner = false;
+          metrics?.sharedPrepares.inc({ consumer: consumerId });
+          log.info({ message_id: message.id, type: message.type }, 'a copy of a message in flight here; sharing its prepare');
+          prepared = await running;
+        } else {
+          const prepare = opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered || attempt > 1 });
+          preparing.set(key, prepare);
+          release.run = () => {
+            if (preparing.get(key) === prepare) preparing.delete(key);
+          };
+          prepared = await prepare;
+        }
+      }
     } catch (err) {
       return fail(ch, msg, message, attempt, err);
     }
-    if (!batcher) return commitOne(ch, msg, message, prepared, attempt);
-    return new Promise<Outcome>((settled) => batcher.add({ ch, msg, message, prepared, attempt, settled }));
+    if (!batcher) return commitOne(ch, msg, message, prepared, attempt, 0, owner);
+    return new Promise<Outcome>((settled) => batcher.add({ ch, msg, message, prepared, attempt, settled, owner }));
   }
 
   /**
@@ -271,7 +301,16 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
    * One message in its own transaction: inbox row, handler, commit, ack, after-commit work. A failed
    * transaction is tried again after each of `recordRetriesMs` (unless the consumer is stopping).
    */
-  async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, prepared: Prepared, attempt: number, retry = 0): Promise<Outcome> {
+  async function commitOne(
+    ch: Channel,
+    msg: ConsumeMessage,
+    message: Message,
+    prepared: Prepared,
+    attempt: number,
+    retry = 0,
+    owner = true,
+  ): Promise<Outcome> {
+    const discard = (result: Prepared) => owner && discardPrepared(result);
     try {
       const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
@@ -285,7 +324,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       runAfter(after.run, message.id);
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
-      if (await recordAgain(err, retry, 1)) return commitOne(ch, msg, message, prepared, attempt, retry + 1);
+      if (await recordAgain(err, retry, 1)) return commitOne(ch, msg, message, prepared, attempt, retry + 1, owner);
       discard(prepared);
       return fail(ch, msg, message, attempt, err);
     }
@@ -340,7 +379,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       if (await recordAgain(err, retry, items.length)) return commitBatch(items, retry + 1);
       if (items.length === 1) {
         const [item] = items as [Ready<Prepared>];
-        discard(item.prepared);
+        discard(item);
         item.settled(await fail(item.ch, item.msg, item.message, item.attempt, err));
         return;
       }
@@ -349,19 +388,26 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       // A batch that used up its record retries with the database down gives its messages none of their own;
       // otherwise each gets its own, all at once, so that no message waits out the others' retries unacked.
       const spent = isDatabaseUnavailable(err) ? retry : 0;
-      await Promise.all(items.map(async (item) => item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt, spent))));
+      await Promise.all(
+        items.map(async (item) => item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt, spent, item.owner))),
+      );
       return;
     }
     metrics?.batchSize.observe({ consumer: consumerId }, items.length);
     for (const item of items) {
       settle(item.ch, item.msg, 'ack');
-      if (!fresh.has(item)) discard(item.prepared);
+      if (!fresh.has(item)) discard(item);
       item.settled(fresh.has(item) ? 'ok' : 'duplicate');
     }
     runAfter(after.run);
   }
 
-  function discard(prepared: Prepared): void {
+  /** Discards a batch item's prepared result, when that copy ran the prepare. */
+  function discard(item: Ready<Prepared>): void {
+    if (item.owner) discardPrepared(item.prepared);
+  }
+
+  function discardPrepared(prepared: Prepared): void {
     try {
       opts.discard?.(prepared);
     } catch (err) {
@@ -400,11 +446,18 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     reason: DeadReason,
     error: string,
   ): Promise<Outcome> {
+    const headers: Record<string, unknown> = msg.properties.headers ?? {};
+    const now = new Date().toISOString();
+    const earlierDeaths = Number(headers[DEAD_HEADERS.count]);
     const moved = await moveTo(ch, msg, queues.dead, {
       [RETRY_COUNT_HEADER]: attempt - 1,
-      'x-dead-reason': reason,
-      'x-dead-error': error.slice(0, 500),
-      'x-dead-at': new Date().toISOString(),
+      [DEAD_HEADERS.reason]: reason,
+      [DEAD_HEADERS.error]: error.slice(0, 500),
+      [DEAD_HEADERS.at]: now,
+      // A redriven message that dies again keeps its first death and counts this one.
+      [DEAD_HEADERS.firstAt]: typeof headers[DEAD_HEADERS.firstAt] === 'string' ? headers[DEAD_HEADERS.firstAt] : now,
+      [DEAD_HEADERS.count]: (Number.isInteger(earlierDeaths) && earlierDeaths > 0 ? earlierDeaths : 0) + 1,
+      ...(typeof headers[REDRIVEN_AT_HEADER] === 'string' ? { [REDRIVEN_AT_HEADER]: headers[REDRIVEN_AT_HEADER] } : {}),
     });
     if (moved) metrics?.deadLettered.inc({ consumer: consumerId, reason });
     return moved ? 'dead_lettered' : 'requeued';

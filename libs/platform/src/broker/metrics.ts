@@ -17,6 +17,8 @@ export type BrokerMetrics = {
   batchFallbacks: Counter<'consumer'>;
   /** Records of a prepared result tried again after their transaction failed (`recordRetriesMs`). */
   recordRetries: Counter<'consumer'>;
+  /** Copies of a message that shared the prepare of a copy still in flight in the same process. */
+  sharedPrepares: Counter<'consumer'>;
   /** Registers a queue whose depth is read on every scrape; returns the function that removes it. */
   watchQueue(source: QueueSource): () => void;
   watchOutbox(source: OutboxSource): () => void;
@@ -118,6 +120,12 @@ export function brokerMetrics(registry: Registry): BrokerMetrics {
     recordRetries: new Counter({
       name: 'broker_record_retries_total',
       help: 'Transactions recording a prepared result (a delivery made) tried again after they failed',
+      labelNames: ['consumer'] as const,
+      registers,
+    }),
+    sharedPrepares: new Counter({
+      name: 'broker_shared_prepares_total',
+      help: 'Copies of a message (a redelivery, an outbox publishing again) that shared the prepare of a copy in flight instead of repeating it',
       labelNames: ['consumer'] as const,
       registers,
     }),

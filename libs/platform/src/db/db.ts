@@ -11,7 +11,18 @@ export type DbOptions = {
   schema: string;
   max?: number;
   applicationName?: string;
+  /**
+   * How long a caller waits for a connection (the pool busy, or the database unreachable: a connect that
+   * hangs, a network that drops packets) before the query fails as unavailable, which the HTTP edge answers
+   * 503. Default 5 s.
+   */
+  connectionTimeoutMs?: number;
+  /** Where a lost connection is reported; without one it is dropped silently (the next query reports it). */
+  logger?: Logger;
 };
+
+/** DbOptions.connectionTimeoutMs when not given. */
+export const DB_CONNECTION_TIMEOUT_MS = 5_000;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
@@ -26,11 +37,27 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? opts.schema,
     options: `-c search_path=${opts.schema}`,
+    connectionTimeoutMillis: opts.connectionTimeoutMs ?? DB_CONNECTION_TIMEOUT_MS,
+    // Finds a dead idle connection (the peer gone without a FIN) instead of handing it out.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
-  // An idle client that errors (server restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  watchConnectionErrors(pool, opts.logger);
   pool.on('connect', prepareMarkedStatements);
   return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), pool };
+}
+
+/**
+ * A lost database connection is an outage to ride out, never a crash. node-postgres emits 'error' on a
+ * client whose connection breaks while no query runs on it; the pool listens only on its idle clients, so
+ * one checked out (a transaction between statements, kysely holding it) would throw the error at the
+ * process. Every client gets a listener of its own from its first connect: the client is then unusable,
+ * its next query fails as unavailable, and the pool drops it on release instead of reusing it.
+ */
+function watchConnectionErrors(pool: pg.Pool, logger: Logger | undefined): void {
+  const lost = (err: Error) => logger?.warn({ err: err.message }, 'database connection lost');
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
 }
 
 /**
@@ -110,7 +137,9 @@ export async function ensureDatabase(url: string): Promise<void> {
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`unsupported database name ${name}`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
+  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: DB_CONNECTION_TIMEOUT_MS });
+  // A connection lost between statements fails the next one; the event itself must not crash the command.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [name]);

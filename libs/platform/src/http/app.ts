@@ -75,11 +75,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     const checks: Record<string, boolean> = {};
     await Promise.all(
       Object.entries(opts.readiness).map(async ([name, check]) => {
-        try {
-          checks[name] = await check();
-        } catch {
-          checks[name] = false;
-        }
+        checks[name] = await withinDeadline(check, READINESS_TIMEOUT_MS);
       }),
     );
     const ready = !shuttingDown && Object.values(checks).every(Boolean);
@@ -102,6 +98,19 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       shuttingDown = true;
     },
   };
+}
+
+/** A dependency check that has not answered by then counts as down, so /readyz never hangs on one. */
+const READINESS_TIMEOUT_MS = 2_000;
+
+async function withinDeadline(check: ReadinessCheck, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([Promise.resolve().then(check).then(Boolean, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** express.json with the usual limit, and for the large-body routes their own limit behind their slots. */

@@ -140,7 +140,9 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
         failures++;
         log.error({ err }, 'outbox relay pass failed');
       }
-      if (!more && !stopping) await wakeup.sleep(failures > 0 ? Math.min(pollMs * 2 ** failures, 30_000) : pollMs);
+      // After failures (the database down) the pause grows, up to 5 s: the backlog of an outage goes out
+      // within seconds of its end, and the LISTEN reconnecting wakes the loop sooner.
+      if (!more && !stopping) await wakeup.sleep(failures > 0 ? Math.min(pollMs * 2 ** failures, 5_000) : pollMs);
     }
   }
 
@@ -171,7 +173,6 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
         onNotification: signal,
         onListening: signal, // rows may have been committed while nobody was listening
         retryMs: pollMs,
-        maxRetryMs: 30_000,
       });
     },
     async stop() {

@@ -49,7 +49,7 @@ export function createServiceRuntime<DB>(opts: {
   const { config, service } = opts;
   const logger = createLogger({ service, level: config.LOG_LEVEL });
   const metrics = createMetrics(service);
-  const { db } = createDb<DB>({ url: config.DATABASE_URL, schema: opts.schema, applicationName: service });
+  const { db } = createDb<DB>({ url: config.DATABASE_URL, schema: opts.schema, applicationName: service, logger });
   const broker = createBroker({ url: config.AMQP_URL, prefix: config.BROKER_PREFIX, logger, metrics, connectionName: service });
   const relay = createOutboxRelay({
     db,

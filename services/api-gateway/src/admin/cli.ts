@@ -3,6 +3,8 @@
 //   npm run admin -- team disable --team ID               → {"team_id":"…","access_enabled":false}
 //   npm run admin -- team enable --team ID                → {"team_id":"…","access_enabled":true}
 //   npm run admin -- team set-rate-limit --team ID --per-second N
+//   npm run admin -- dead-letters list | show | redrive  (admin/dead-letters.ts)
+// Each command writes JSON lines on stdout; a usage error exits 2, any other failure 1.
 import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, isUuid, newId } from '@postline/platform';
 import { loadConfig, SCHEMA } from '../config.ts';
@@ -10,24 +12,40 @@ import { migrate } from '../db/migrate.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
 import { issueApiKey } from '../use-cases/api-keys.ts';
-
-class UsageError extends Error {}
+import { DEAD_LETTERS_USAGE, deadLetters, UsageError, type Line } from './dead-letters.ts';
 
 const USAGE = `usage:
   team create --name NAME
   team disable --team ID
   team enable --team ID
-  team set-rate-limit --team ID --per-second N`;
+  team set-rate-limit --team ID --per-second N
+${DEAD_LETTERS_USAGE}`;
 
-async function main(argv: string[]): Promise<Record<string, unknown>> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { name: { type: 'string' }, team: { type: 'string' }, 'per-second': { type: 'string' } },
-  });
+async function main(argv: string[]): Promise<Line[]> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        team: { type: 'string' },
+        'per-second': { type: 'string' },
+        queue: { type: 'string' },
+        limit: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  }
+  const { positionals, values } = parsed;
   const [noun, verb] = positionals;
+  if (noun === 'dead-letters') return deadLetters(verb, values, process.env);
   if (noun !== 'team' || !verb) throw new UsageError(USAGE);
+  return [await team(verb, values)];
+}
 
+async function team(verb: string, values: { name?: string; team?: string; 'per-second'?: string }): Promise<Line> {
   const config = loadConfig();
   await ensureDatabase(config.DATABASE_URL);
   const { db } = createDb<GatewayDb>({ url: config.DATABASE_URL, schema: SCHEMA, max: 1 });
@@ -69,7 +87,7 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
 }
 
 try {
-  process.stdout.write(`${JSON.stringify(await main(process.argv.slice(2)))}\n`);
+  for (const line of await main(process.argv.slice(2))) process.stdout.write(`${JSON.stringify(line)}\n`);
 } catch (err) {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = err instanceof UsageError ? 2 : 1;

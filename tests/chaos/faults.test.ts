@@ -1,0 +1,38 @@
+// The chaos suite (tests/chaos/chaos.ts): a mixed stream of mail through the six services as separate
+// processes while each fault strikes in turn. `npm test` runs the short variant (a lighter stream, shorter
+// cuts and pauses); `npm run chaos` runs the full one (CHAOS=full) and prints the report that README quotes.
+import { describe, expect, it } from '@jest/globals';
+import { describeReport, runChaos, type ChaosOptions } from './chaos.ts';
+
+const FULL: ChaosOptions = { rate: 40, cutMs: 15_000, settleMs: 10_000 };
+const SHORT: ChaosOptions = { rate: 15, cutMs: 4_000, settleMs: 2_500 };
+const full = process.env.CHAOS === 'full';
+
+describe('the chaos suite', () => {
+  it(
+    'loses nothing and hangs no request through kills, SIGTERMs, dependency cuts and a whole-system restart',
+    async () => {
+      const report = await runChaos(full ? FULL : SHORT);
+      process.stderr.write(`\n[chaos] ${full ? 'full' : 'short'} run\n${describeReport(report)}\n`);
+      if (report.mxDuplicates.length + report.webhookDuplicates.length > 0) {
+        process.stderr.write(`[chaos] duplicates: ${JSON.stringify({ mx: report.mxDuplicates, webhooks: report.webhookDuplicates })}\n`);
+      }
+
+      expect(report.unexpectedExits).toEqual([]);
+      expect(report.refused).toEqual([]);
+      expect(report.abandoned).toBe(0);
+      expect(report.accepted).toBeGreaterThan(0);
+      // Nothing lost, nothing stuck.
+      expect(report.notFinal).toEqual([]);
+      expect(report.notDelivered).toEqual([]);
+      expect(report.eventsMissing).toEqual([]);
+      expect(report.queuesNotEmpty).toEqual([]);
+      // Every answer within 10 s; every service ready within 5 s of each fault's end.
+      expect(report.slowestAnswerMs).toBeLessThanOrEqual(10_000);
+      for (const fault of report.faults) expect({ fault: fault.name, ready: fault.readyAfterMs <= 5_000 }).toEqual({ fault: fault.name, ready: true });
+      // An event is emitted once, whatever is redelivered.
+      expect(report.doubleEvents).toEqual([]);
+    },
+    full ? 1_800_000 : 400_000,
+  );
+});
