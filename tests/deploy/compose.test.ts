@@ -130,6 +130,13 @@ describe('docker-compose.yml', () => {
     ]);
   });
 
+  it('gives inbound-smtp the gateway for its SMTP relay, and no SMTP certificate unless the shell names one', () => {
+    const env = compose.services['inbound-smtp']?.environment ?? {};
+    expect(env.API_GATEWAY_URL).toBe(`http://api-gateway:${HTTP_PORTS['api-gateway']}`);
+    // Unset (null): a self-signed pair generated at start.
+    expect(env).toMatchObject({ SMTP_TLS_CERT: null, SMTP_TLS_KEY: null });
+  });
+
   it('points the gateway at each owner by its compose name and HTTP port', () => {
     const env = compose.services['api-gateway']?.environment ?? {};
     expect(env).toMatchObject({

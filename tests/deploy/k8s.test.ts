@@ -17,6 +17,7 @@ import {
   findObject,
   loadYamlFile,
   onlyContainer,
+  readRepoFile,
   renderKustomize,
   resolveContainerPort,
   type K8sObject,
@@ -181,6 +182,22 @@ describe('k8s base', () => {
     expect([...published.values()]).not.toContain(HTTP_PORTS['inbound-smtp']);
   });
 
+  it('mounts the optional SMTP certificate Secret read-only where the README points SMTP_TLS_CERT/SMTP_TLS_KEY', () => {
+    const d = deployment('inbound-smtp');
+    const container = onlyContainer(d);
+    const volume = d.spec?.template.spec?.volumes?.find((v) => v.secret?.secretName === 'postline-smtp-tls');
+    // Optional: without the Secret the pod starts, with a self-signed certificate.
+    expect(volume?.secret?.optional).toBe(true);
+    const mount = container.volumeMounts?.find((m) => m.name === volume?.name);
+    expect(mount?.readOnly).toBe(true);
+    const readme = readRepoFile('k8s/README.md');
+    expect(readme).toContain(`SMTP_TLS_CERT=${mount?.mountPath}/tls.crt`);
+    expect(readme).toContain(`SMTP_TLS_KEY=${mount?.mountPath}/tls.key`);
+    // The base leaves them unset: pointing at files of a Secret that may not exist would stop the pod.
+    const env = containerEnv(container, objects, [secret]);
+    expect(env.has('SMTP_TLS_CERT') || env.has('SMTP_TLS_KEY')).toBe(false);
+  });
+
   it('has a migration Job running SERVICE=migrate with the same image, config and Secret', () => {
     const job = findObject<IJob>(objects, 'Job', 'postline-migrate');
     const containers = job.spec?.template.spec?.containers ?? [];
@@ -247,6 +264,15 @@ describe('k8s base', () => {
         expect(ingressAllowed(policies, gateway, pod(name), HTTP_PORTS[name])).toBe(true);
       },
     );
+
+    it('lets inbound-smtp reach the API port of the gateway (the SMTP relay submits through it), even past a narrowed public rule', () => {
+      const inbound: Peer = { kind: 'pod', labels: pod('inbound-smtp').labels };
+      const port = HTTP_PORTS['api-gateway'];
+      expect(ingressAllowed(policies, inbound, pod('api-gateway'), port)).toBe(true);
+      const narrowed = policies.filter((p) => p.metadata?.name !== 'api-gateway-public');
+      expect(ingressAllowed(narrowed, inbound, pod('api-gateway'), port)).toBe(true);
+      expect(ingressAllowed(narrowed, neighbour, pod('api-gateway'), port)).toBe(false);
+    });
 
     it('opens nothing else: no other port of any Postline pod is reachable from outside', () => {
       for (const name of SERVICES) {

@@ -30,7 +30,11 @@ const LISTEN_PORT_VARS = ['API_PORT', 'HTTP_PORT', 'SMTP_MX_PORT', 'SMTP_RELAY_P
 /** Of those, the ones reachable from outside (compose publishes them). */
 const PUBLIC_PORT_VARS = ['API_PORT', 'SMTP_MX_PORT', 'SMTP_RELAY_PORT', 'SMTP_RELAY_TLS_PORT'];
 /** Read by the code but deliberately left unset in k8s, where unset means the default. */
-const UNSET_IN_K8S: Record<string, string> = { DNS_SERVERS: 'unset means the cluster resolvers' };
+const UNSET_IN_K8S: Record<string, string> = {
+  DNS_SERVERS: 'unset means the cluster resolvers',
+  SMTP_TLS_CERT: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
+  SMTP_TLS_KEY: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
+};
 /**
  * The runtime contract (ARCHITECTURE.md) plus SERVICE (deploy/entrypoint.sh): names compose and k8s may
  * set before any service reads them. Anything else set there must be read by some service.

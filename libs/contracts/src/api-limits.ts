@@ -21,3 +21,29 @@ export const SEND_EMAIL_BODY = {
   limitBytes: 128 * 1024 * 1024,
   maxConcurrent: 2,
 } as const;
+
+/**
+ * POST /emails with `Content-Type: message/rfc822` (what the SMTP relay submits): the message's raw bytes,
+ * at most 40 MB (the reference's limit on an email with its attachments after encoding), its envelope in
+ * the Postline-Envelope-* headers. Read whole by the gateway (the idempotency hash covers the bytes) and by
+ * the sender, a few at a time per process.
+ */
+export const RAW_EMAIL_BODY = {
+  method: 'POST',
+  path: '/emails',
+  type: 'message/rfc822',
+  limitBytes: 40 * 1024 * 1024,
+  maxConcurrent: 4,
+} as const;
+
+/** The envelope of a raw email: MAIL FROM (may be empty) and the RCPT TO addresses, comma-separated. */
+export const ENVELOPE_FROM_HEADER = 'postline-envelope-from';
+export const ENVELOPE_TO_HEADER = 'postline-envelope-to';
+
+/** Headers of a raw email meant for Postline only, removed before it is delivered (with Bcc). */
+export const RELAY_ONLY_HEADERS = [
+  'x-postline-tags',
+  'x-resend-tags',
+  'resend-idempotency-key',
+  'postline-idempotency-key',
+] as const;

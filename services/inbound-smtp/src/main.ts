@@ -1,11 +1,22 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts: the domain read model's consumer, the MX, the relay listeners.
-import { createServiceRuntime } from '@postline/platform';
+import { createLinkSigner, createServiceRuntime, verpKeyOf } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
+import { createDomainStateConsumer } from './consumers/domain-state.ts';
+import { findDomainsForHost } from './db/receiving-domains.ts';
 import type { InboundDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createInboundMetrics } from './metrics.ts';
+import { createDomainCache } from './smtp/mx-domains.ts';
+import { createAuthenticator, parseMessage } from './smtp/mx-message.ts';
+import { createMxServer } from './smtp/mx-server.ts';
+import { createRelayGateway } from './smtp/relay-gateway.ts';
+import { createRelayServers } from './smtp/relay-server.ts';
 import { loadTlsCredentials } from './smtp/tls.ts';
+import { receiveMessage } from './use-cases/receive-message.ts';
+
+/** How long the MX trusts what it read of a domain: a verification change shows within this. */
+const DOMAIN_CACHE_MS = 2000;
 
 const config = loadConfig();
 const runtime = createServiceRuntime<InboundDb>({ service: 'inbound-smtp', schema: SCHEMA, config });
@@ -13,16 +24,59 @@ const { logger, metrics } = runtime;
 const inboundMetrics = createInboundMetrics(metrics.registry);
 // One certificate for the MX's STARTTLS and both relay listeners.
 const tls = await loadTlsCredentials(config, logger);
-void inboundMetrics;
-void tls;
+const { db, broker } = runtime;
+const now = () => new Date();
 
-// relay:begin (the relay's wiring)
-// relay:end
+// The MX: RCPT domains through a cache of a few seconds over the read model the domain-state consumer keeps.
+const receiving = {
+  db,
+  parse: parseMessage,
+  authenticate: createAuthenticator({
+    servers: config.DNS_SERVERS,
+    timeoutMs: config.DNS_TIMEOUT_MS,
+    mta: config.INBOUND_MX_HOST,
+  }),
+  verpKey: verpKeyOf(config.POSTLINE_SECRET_KEY),
+  mxHost: config.INBOUND_MX_HOST,
+  logger,
+};
+const mx = createMxServer({
+  port: config.SMTP_MX_PORT,
+  hostName: config.INBOUND_MX_HOST,
+  tls,
+  domains: createDomainCache((host) => findDomainsForHost(db, host), { ttlMs: DOMAIN_CACHE_MS }),
+  receive: (message) => receiveMessage(receiving, message),
+  metrics: inboundMetrics,
+  logger,
+  limits: { closeTimeoutMs: config.SHUTDOWN_TIMEOUT_MS / 2 },
+  now,
+});
+const domainState = createDomainStateConsumer({ broker, db, logger });
+const receivedEmails = {
+  db,
+  now,
+  links: createLinkSigner(config.POSTLINE_SECRET_KEY),
+  publicBaseUrl: config.PUBLIC_BASE_URL,
+};
+
+// The SMTP relay: an API client of the gateway (AUTH checked and each message submitted through it).
+const relay = createRelayServers({
+  ports: { starttls: config.SMTP_RELAY_PORT, implicitTls: config.SMTP_RELAY_TLS_PORT },
+  hostName: config.INBOUND_MX_HOST,
+  tls,
+  gateway: createRelayGateway({ baseUrl: config.API_GATEWAY_URL }),
+  metrics: inboundMetrics,
+  logger,
+  limits: { closeTimeoutMs: config.SHUTDOWN_TIMEOUT_MS / 2 },
+  now,
+});
 
 await runtime.start({
-  routes: (app) => app.use(internalRoutes()),
+  routes: (app) => app.use(internalRoutes(receivedEmails)),
+  // Parts stop in reverse: the relay and the MX first (letting transactions in flight commit), then the consumer.
   parts: [
-    // relay:parts:begin
-    // relay:parts:end
+    { name: 'internal.domain.state', start: () => domainState.start(), stop: () => domainState.stop() },
+    mx,
+    relay,
   ],
 });

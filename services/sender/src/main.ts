@@ -1,11 +1,12 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
 import { SEND_EMAIL_BODY } from '@postline/contracts';
-import { createOpenedCache, createSecretBox, createServiceRuntime, verpKeyOf, type Consumer } from '@postline/platform';
+import { createLinkSigner, createOpenedCache, createSecretBox, createServiceRuntime, verpKeyOf, type Consumer } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
 import { createFeedbackConsumer } from './consumers/feedback.ts';
+import { createUnsubscribeMailConsumer } from './consumers/unsubscribe-mail.ts';
 import { createExpireSuppressionConsumer } from './consumers/expire-suppression.ts';
 import { createImportContactsConsumer } from './consumers/import-contacts.ts';
 import { createSendScheduledConsumer } from './consumers/send-scheduled.ts';
@@ -14,7 +15,6 @@ import { createBroadcastScheduledSendConsumer } from './consumers/broadcast-sche
 import { createAttemptLoader } from './db/attempts.ts';
 import { waitingRecipients } from './db/recipients.ts';
 import type { SenderDb } from './db/schema.ts';
-import { createLinkSigner } from './domain/links.ts';
 import { createTrackingCipher } from './domain/tracking-links.ts';
 import { createUnsubscribeSigner } from './domain/unsubscribe-links.ts';
 import { internalRoutes } from './http/routes.ts';
@@ -49,6 +49,7 @@ const mta = createMta({
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
   logger,
 });
+senderMetrics.watchDeliveriesInFlight(() => mta.inFlight());
 
 const composer = createComposerPool({ threads: defaultComposerThreads(), logger });
 // Messages being composed and sent hold at most this much memory, whatever DELIVERY_CONCURRENCY is.
@@ -90,6 +91,7 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
   { consumes: 'sender.send-scheduled', consumer: createSendScheduledConsumer({ broker, db, logger }) },
   { consumes: 'sender.expire-suppression', consumer: createExpireSuppressionConsumer({ broker, db, logger, now }) },
   { consumes: 'internal.email.feedback', consumer: createFeedbackConsumer({ broker, db, logger, now }) },
+  { consumes: 'internal.contact.unsubscribe-mail', consumer: createUnsubscribeMailConsumer({ broker, db, logger, now, unsubscribeLinks }) },
   { consumes: 'sender.import-contacts', consumer: createImportContactsConsumer({ broker, db, logger, now }) },
   { consumes: 'sender.send-broadcast', consumer: createBroadcastScheduledSendConsumer({ broker, db, logger }) },
   {

@@ -7,6 +7,8 @@ export type SenderMetrics = {
   accepted: Counter<'kind'>;
   /** One delivery attempt that went to SMTP: its recipients' results and its duration (DeliverDeps.observe). */
   observeAttempt: (results: readonly RecipientResult[], seconds: number) => void;
+  /** Reports the deliveries under way on every scrape (the MTA's count). */
+  watchDeliveriesInFlight: (count: () => number) => void;
 };
 
 /**
@@ -51,8 +53,18 @@ export function createSenderMetrics(registry: Metrics['registry'], waitingRecipi
     labelNames: ['status'] as const,
     registers,
   });
+  let deliveriesInFlight = () => 0;
+  new Gauge({
+    name: 'smtp_deliveries_in_flight',
+    help: 'Delivery attempts (SMTP transactions) under way in this process: what a crash now could deliver twice',
+    registers,
+    collect() {
+      this.set(deliveriesInFlight());
+    },
+  });
   return {
     accepted,
+    watchDeliveriesInFlight: (count) => void (deliveriesInFlight = count),
     observeAttempt: (attemptResults, seconds) => {
       attemptDuration.observe(seconds);
       for (const result of attemptResults) results.inc({ outcome: result.kind });

@@ -376,6 +376,7 @@ describe('attemptDelivery of a message that cannot be made', () => {
   const logged: unknown[] = [];
   const refusingMta: Mta = {
     deliver: () => Promise.reject(new Error('nothing unsigned or unbuilt may reach the MTA')),
+    inFlight: () => 0,
     close: () => Promise.resolve(),
   };
 

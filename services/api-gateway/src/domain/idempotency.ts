@@ -1,4 +1,5 @@
 import { IDEMPOTENCY_KEY_LIFETIME_MS } from '@postline/contracts';
+import { createHash } from 'node:crypto';
 import { sha256Hex } from '@postline/platform';
 
 /** How long a claimed key is kept, in the seconds the claim query takes. */
@@ -25,6 +26,22 @@ export function canonicalJson(value: unknown): string {
 export function requestHash(method: string, path: string, body: unknown, batchMode?: string): string {
   const mode = batchMode?.toLowerCase() === 'permissive' ? ' permissive' : '';
   return sha256Hex(`${method.toUpperCase()} ${path}${mode}\n${canonicalJson(body)}`);
+}
+
+/**
+ * The same for a raw email (message/rfc822): method, path, its envelope headers and its bytes as sent
+ * (hashed as they are, never turned into a string or JSON).
+ */
+export function rawRequestHash(
+  method: string,
+  path: string,
+  envelope: { from: string; to: string },
+  bytes: Buffer,
+): string {
+  return createHash('sha256')
+    .update(`${method.toUpperCase()} ${path} message/rfc822\n${JSON.stringify([envelope.from, envelope.to])}\n`)
+    .update(bytes)
+    .digest('hex');
 }
 
 /** 1–256 characters, as the reference allows. */

@@ -49,10 +49,30 @@ export function normalizePath(path: string): string {
   return trimmed === '' ? '/' : trimmed;
 }
 
-/** The only routes a sending_access key may call. */
+/** The sending routes: POST /emails (JSON or a raw message/rfc822 message) and /emails/batch. */
 export function isSendingRoute(method: string, path: string): boolean {
   const p = normalizePath(path);
   return method === 'POST' && (p === '/emails' || p === '/emails/batch');
+}
+
+/** The SMTP relay's check of an API key at AUTH (the gateway answers it itself). */
+export const RELAY_CREDENTIALS_PATH = '/relay/credentials';
+
+export function isRelayCredentialsRoute(method: string, path: string): boolean {
+  return (method === 'GET' || method === 'HEAD') && normalizePath(path) === RELAY_CREDENTIALS_PATH;
+}
+
+/** The only routes a sending_access key may call: the sending routes and the relay's key check. */
+export function isSendingAccessRoute(method: string, path: string): boolean {
+  return isSendingRoute(method, path) || isRelayCredentialsRoute(method, path);
+}
+
+/**
+ * Routes the per-team rate limit does not count: the relay's key check, made once per SMTP session (the
+ * relay limits failed AUTH attempts per client address itself; the submissions that follow are counted).
+ */
+export function isRateLimitExempt(method: string, path: string): boolean {
+  return isRelayCredentialsRoute(method, path);
 }
 
 export function isIdempotentRoute(method: string, path: string): boolean {

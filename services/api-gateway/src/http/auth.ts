@@ -3,7 +3,7 @@ import { ApiError, sha256Hex } from '@postline/platform';
 import type { KeyWithTeam } from '../db/api-keys.ts';
 import { bearerToken } from '../domain/api-key-token.ts';
 import { keyProblem } from '../domain/key-access.ts';
-import { isSendingRoute } from '../domain/routes.ts';
+import { isSendingAccessRoute } from '../domain/routes.ts';
 import type { AuthContext } from './context.ts';
 
 export type AuthDeps = {
@@ -16,7 +16,8 @@ export type AuthDeps = {
 
 /**
  * No key → 401 missing_api_key; unknown, revoked or expired key, or a team without access → 403
- * invalid_api_key; a sending_access key outside the sending routes → 401 restricted_api_key.
+ * invalid_api_key; a sending_access key outside the sending routes (and the relay's key check) → 401
+ * restricted_api_key.
  */
 export function authenticate(deps: AuthDeps): RequestHandler {
   return async (req, res, next) => {
@@ -26,7 +27,7 @@ export function authenticate(deps: AuthDeps): RequestHandler {
     const now = deps.now();
     const problem = keyProblem(key, now);
     if (problem || !key) throw new ApiError(403, 'invalid_api_key', problem ?? 'API key is invalid');
-    if (key.permission === 'sending_access' && !isSendingRoute(req.method, req.path)) {
+    if (key.permission === 'sending_access' && !isSendingAccessRoute(req.method, req.path)) {
       throw new ApiError(401, 'restricted_api_key', 'This API key is restricted to only send emails');
     }
     const auth: AuthContext = { teamId: key.team_id, keyId: key.id, permission: key.permission, domainId: key.domain_id };

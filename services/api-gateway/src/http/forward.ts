@@ -4,8 +4,11 @@ import type { Request, RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import {
   CONTACT_IMPORT_BODY_LIMIT_BYTES,
+  ENVELOPE_FROM_HEADER,
+  ENVELOPE_TO_HEADER,
   PUBLIC_LINK_GONE,
   publicLinkIdentity,
+  RAW_EMAIL_BODY,
   UNSUBSCRIBE_BODY_LIMIT_BYTES,
   unsubscribeLinkTeam,
 } from '@postline/contracts';
@@ -14,6 +17,7 @@ import { normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } fro
 import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
+import { rawEmailOf } from './raw-email.ts';
 
 const PASS_HEADERS = ['x-batch-validation', 'x-resend-batch-validation', 'user-agent', 'x-request-id'];
 const FORWARD_TIMEOUT_MS = 30_000;
@@ -91,10 +95,23 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
       const value = req.header(name);
       if (value) headers[name] = value;
     }
-    const streamed = streamedBody(req);
+    const raw = rawEmailOf(res);
+    const streamed = raw ? undefined : streamedBody(req);
     const hasBody = !['GET', 'HEAD'].includes(req.method) && (req.method !== 'DELETE' || req.body !== undefined);
-    if (streamed) Object.assign(headers, streamed.headers);
-    else if (hasBody) headers['content-type'] = 'application/json';
+    let body: Buffer | Readable | string | undefined;
+    if (raw) {
+      // A raw email goes on as it came, with its envelope (read whole by rawEmailBody).
+      headers['content-type'] = RAW_EMAIL_BODY.type;
+      headers[ENVELOPE_FROM_HEADER] = raw.envelopeFrom;
+      headers[ENVELOPE_TO_HEADER] = raw.envelopeTo;
+      body = raw.bytes;
+    } else if (streamed) {
+      Object.assign(headers, streamed.headers);
+      body = streamed.body;
+    } else if (hasBody) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.body ?? {});
+    }
 
     let answer: Forwarded;
     deps.hooks?.onForwarding?.(res);
@@ -104,7 +121,7 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
         dispatcher: agent,
         method: req.method as 'GET',
         headers,
-        body: streamed ? streamed.body : hasBody ? JSON.stringify(req.body ?? {}) : undefined,
+        body,
       });
       const contentType = response.headers['content-type'];
       answer = {

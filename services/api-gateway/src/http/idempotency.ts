@@ -3,13 +3,14 @@ import type { Kysely } from 'kysely';
 import { ApiError, type Logger } from '@postline/platform';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../db/idempotency.ts';
 import type { GatewayDb } from '../db/schema.ts';
-import { IDEMPOTENCY_TTL_SECONDS, requestHash, validIdempotencyKey } from '../domain/idempotency.ts';
+import { IDEMPOTENCY_TTL_SECONDS, rawRequestHash, requestHash, validIdempotencyKey } from '../domain/idempotency.ts';
 import { isIdempotentRoute, normalizePath } from '../domain/routes.ts';
 import { authOf, heldOf, type HeldKey } from './context.ts';
 import { sendForwarded, type ForwardHooks } from './forward.ts';
+import { rawEmailOf } from './raw-email.ts';
 
 /**
- * `Idempotency-Key` on POST /emails and /emails/batch, per team, kept 24 hours: the same key and body
+ * `Idempotency-Key` on POST /emails (JSON or raw) and /emails/batch, per team, kept 24 hours: the same key and body
  * replay the stored response byte for byte; another body → 409 invalid_idempotent_request; the same key
  * still in flight → 409 concurrent_idempotent_requests.
  */
@@ -21,7 +22,10 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
       throw new ApiError(400, 'invalid_idempotency_key', 'The key must be between 1-256 chars.');
     }
     const { teamId } = authOf(res);
-    const hash = requestHash(req.method, normalizePath(req.path), req.body, req.header('x-batch-validation') ?? req.header('x-resend-batch-validation'));
+    const raw = rawEmailOf(res);
+    const hash = raw
+      ? rawRequestHash(req.method, normalizePath(req.path), { from: raw.envelopeFrom, to: raw.envelopeTo }, raw.bytes)
+      : requestHash(req.method, normalizePath(req.path), req.body, req.header('x-batch-validation') ?? req.header('x-resend-batch-validation'));
     const claim = await claimIdempotencyKey(deps.db, { teamId, key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
     if (claim.kind === 'claimed') {
       const held: HeldKey = { teamId, key, hash, claimId: claim.claimId, forwarded: false, settled: false };

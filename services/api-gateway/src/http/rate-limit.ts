@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { ApiError, type Logger } from '@postline/platform';
+import { isRateLimitExempt } from '../domain/routes.ts';
 import { createWindowCounter, type WindowCount } from '../redis/window-counter.ts';
 import { authOf } from './context.ts';
 
@@ -18,10 +19,12 @@ const resetSecondsOf = (outcome: WindowCount) => Math.max(1, Math.ceil(outcome.r
  * the default) and sets `ratelimit-limit`, `ratelimit-remaining`, `ratelimit-reset` and
  * `ratelimit-policy` on every response; over the limit → 429 rate_limit_exceeded with `retry-after`.
  * If Redis is unreachable the request goes through (counters are allowed to be lost) and /readyz says so.
+ * The relay's key check (isRateLimitExempt) is neither counted nor limited.
  */
 export function rateLimit(deps: RateLimitDeps): RequestHandler {
   const count = createWindowCounter(deps.redis, deps.logger);
-  return async (_req, res, next) => {
+  return async (req, res, next) => {
+    if (isRateLimitExempt(req.method, req.path)) return next();
     const { teamId } = authOf(res);
     const limit = (res.locals.rateLimit as number | null | undefined) ?? deps.defaultPerSecond;
     const outcome = await count(`${deps.prefix}:ratelimit:${teamId}`);

@@ -3,8 +3,9 @@ import { newId } from '@postline/platform';
 import { loggableJson } from '../domain/scrub.ts';
 import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
 import { loggedResponseBody, maybeAuthOf, setLoggedResponseBody } from './context.ts';
+import { rawEmailSummaryOf } from './raw-email.ts';
 
-/** Captures every authenticated API request (scrubbed bodies) for GET /logs once the response is sent. */
+/** Captures every authenticated API request (scrubbed bodies, a raw email's summary) for GET /logs once the response is sent. */
 export function requestLogger(writer: RequestLogWriter): RequestHandler {
   return (req, res, next) => {
     const json = res.json.bind(res);
@@ -23,7 +24,8 @@ export function requestLogger(writer: RequestLogWriter): RequestHandler {
         method: req.method,
         response_status: res.statusCode,
         user_agent: req.header('user-agent') ?? null,
-        request_body: loggableJson(req.body),
+        // A raw email is summarised (type, size, envelope): the message itself is never logged.
+        request_body: loggableJson(rawEmailSummaryOf(res) ?? req.body),
         response_body: loggableJson(loggedResponseBody(res)),
       });
     });

@@ -7,6 +7,8 @@ import { apiKeyRoutes, type ApiKeyDeps } from './api-keys.ts';
 import { forwardToOwners } from './forward.ts';
 import { idempotency, idempotencyHooks } from './idempotency.ts';
 import { logRoutes } from './logs.ts';
+import { rawEmailBody } from './raw-email.ts';
+import { relayRoutes } from './relay.ts';
 
 export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged'> & {
   db: Kysely<GatewayDb>;
@@ -15,12 +17,14 @@ export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged'> & {
 };
 
 /**
- * The routes behind authentication: idempotency keys held for POST /emails, the gateway's own families
- * (/api-keys, /logs), then every other family forwarded to its owner.
+ * The routes behind authentication: a raw email's body read, idempotency keys held for POST /emails, the gateway's own families
+ * (/api-keys, /logs, the relay's key check), then every other family forwarded to its owner.
  */
 export function mountRoutes(app: Express, deps: RouteDeps): void {
+  app.use(rawEmailBody());
   app.use(idempotency({ db: deps.db }));
   app.use(apiKeyRoutes({ db: deps.db, domainExists: deps.domainExists, onKeysChanged: deps.onKeysChanged }));
   app.use(logRoutes({ db: deps.db }));
+  app.use(relayRoutes());
   app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }) }));
 }

@@ -157,3 +157,29 @@ export async function setRecipientFeedback(
     .returning(['address', 'domain'])
     .executeTakeFirst();
 }
+
+/** The MIME of raw emails to write with their emails (in the accept's transaction). */
+export type RawMimeRow = { email_id: string; mime: Buffer };
+
+/** Writes raw emails' MIME and flags their emails raw, in one statement. */
+export async function insertRawEmails(trx: Transaction<SenderDb>, rows: readonly RawMimeRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`with m as (insert into raw_emails (email_id, mime)
+      select * from unnest(${rows.map((row) => row.email_id)}::uuid[], ${rows.map((row) => row.mime)}::bytea[])
+      returning email_id)
+    update emails set raw = true where id in (select email_id from m)`.execute(trx);
+}
+
+/**
+ * Whether a loaded email (a row read with `e.*` or selectAll, as loadAttempts reads it) is a raw one, whose
+ * MIME is in raw_emails. The `raw` column is not in EmailsTable (see RawEmailsTable).
+ */
+export function isRawEmail(email: EmailRow): boolean {
+  return (email as EmailRow & { raw?: unknown }).raw === true;
+}
+
+/** A raw email's MIME as stored at accept; undefined when it has none. */
+export async function findRawMime(db: Kysely<SenderDb>, emailId: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('raw_emails').select('mime').where('email_id', '=', emailId).executeTakeFirst();
+  return row?.mime;
+}

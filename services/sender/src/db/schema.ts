@@ -89,6 +89,16 @@ export type EmailAttachmentsTable = {
   content: Buffer;
 };
 
+/**
+ * The MIME of a raw email (POST /emails with message/rfc822), as it is delivered before DKIM signing. Its
+ * email row has `raw = true` (a column kept out of EmailsTable: every EmailRow written elsewhere is a
+ * composed one and leaves it to its default; read it with isRawEmail).
+ */
+export type RawEmailsTable = {
+  email_id: string;
+  mime: Buffer;
+};
+
 export type RecipientStatus =
   | 'pending'
   | 'deferred'
@@ -290,6 +300,7 @@ export type SenderDb = MessagingTables & {
   sending_domains: SendingDomainsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;
+  raw_emails: RawEmailsTable;
   recipients: RecipientsTable;
   accepted_requests: AcceptedRequestsTable;
   suppressions: SuppressionsTable;

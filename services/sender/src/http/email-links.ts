@@ -1,8 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
-import { parseInput, route, TEAM_HEADER, teamOf } from '@postline/platform';
-import { LINK_PATHS } from '../domain/links.ts';
+import { LINK_PATHS, parseInput, route, TEAM_HEADER, teamOf } from '@postline/platform';
 import {
   getAttachmentLink,
   listAttachmentLinks,

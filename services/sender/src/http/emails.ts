@@ -1,8 +1,10 @@
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, PaginationQuery, RAW_EMAIL_BODY } from '@postline/contracts';
 import {
+  ApiError,
+  createSlots,
   IDEMPOTENCY_HASH_HEADER,
   IDEMPOTENCY_HEADER,
   KEY_DOMAIN_HEADER,
@@ -18,6 +20,7 @@ import {
 import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { EmailRow, SenderDb, Tag } from '../db/schema.ts';
 import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
+import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
 import { checkEmailId, getEmail, pageOfEmails } from '../use-cases/read-emails.ts';
 import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';
 
@@ -31,12 +34,33 @@ export type EmailRouteDeps = {
   singles: SingleAccepts;
 };
 
-/** `/emails` as in API-REFERENCE.md §1; the team comes from the gateway's header. */
+/**
+ * `/emails` as in API-REFERENCE.md §1; the team comes from the gateway's header. POST /emails takes a JSON
+ * body, or with `Content-Type: message/rfc822` a raw email and its envelope headers (the SMTP relay's).
+ */
 export function emailRoutes(deps: EmailRouteDeps): Router {
   const router = Router();
+  const rawSlots = createSlots(RAW_EMAIL_BODY.maxConcurrent);
   route(router, '/emails', {
     post: async (req, res) => {
       const teamId = teamOf(res);
+      if (req.is(RAW_EMAIL_BODY.type) === RAW_EMAIL_BODY.type) {
+        const release = await rawSlots.acquire();
+        try {
+          const body = await acceptRawEmail(deps, {
+            teamId,
+            raw: await readRawBody(req),
+            envelope: { from: req.header(ENVELOPE_FROM_HEADER), to: req.header(ENVELOPE_TO_HEADER) },
+            idempotencyKey: idempotencyKeyOf(req, teamId),
+            keyDomainId: keyDomain(req),
+          });
+          deps.accepted.inc({ kind: 'raw' });
+          res.json(body);
+        } finally {
+          release();
+        }
+        return;
+      }
       const body = await acceptEmail(deps, {
         teamId,
         body: req.body,
@@ -104,6 +128,30 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     },
   });
   return router;
+}
+
+/** A raw email's bytes, at most RAW_EMAIL_BODY.limitBytes (the gateway's limit too), else 413. */
+async function readRawBody(req: Request): Promise<Buffer> {
+  // The rest of the body is never read: the connection is closed after the answer.
+  const tooLarge = () =>
+    new ApiError(
+      413,
+      'validation_error',
+      `The request body is too large: a raw email may be at most ${RAW_EMAIL_BODY.limitBytes / 1024 / 1024} MB.`,
+      {
+        connection: 'close',
+      },
+    );
+  const length = req.header('content-length');
+  if (length !== undefined && Number(length) > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, bytes);
 }
 
 // The reference documents ISO 8601 here; natural language is accepted as on create.

@@ -293,6 +293,7 @@ export function createMta(options: MtaOptions): Mta {
       void running.finally(() => inFlight.delete(running));
       return running;
     },
+    inFlight: () => inFlight.size,
     async close() {
       closed = true;
       const sessions = pool.close(closeTimeoutMs);

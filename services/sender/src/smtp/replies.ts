@@ -1,6 +1,6 @@
 // Replies for recipients: the table of the replies the MTA makes up itself, and the outcome of a recipient
 // from a server's reply or from one of ours.
-import { classifyReply, parseEnhancedCode } from '../domain/bounce-classification.ts';
+import { classifyReply, parseEnhancedCode } from '@postline/platform';
 import type { RecipientOutcome } from './types.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { BounceClass } from '../domain/bounce-classification.ts';
+import type { BounceClass } from '@postline/platform';
 
 /**
  * One recipient's outcome of one delivery attempt. `code`/`enhanced` are the SMTP reply code and RFC 3463
@@ -36,5 +36,7 @@ export type DeliveryRequest = {
 export type Mta = {
   /** Never throws for the destination's behaviour; returns one outcome per recipient, in order. */
   deliver: (request: DeliveryRequest) => Promise<RecipientOutcome[]>;
+  /** Deliveries (SMTP transactions, with their MX lookups) under way now. */
+  inFlight: () => number;
   close: () => Promise<void>;
 };

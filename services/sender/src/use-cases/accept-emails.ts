@@ -14,7 +14,13 @@ import {
   type OutboxMessage,
 } from '@postline/platform';
 import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
-import { insertAcceptedEmails, type AcceptedRows, type PositionedRecipient } from '../db/emails.ts';
+import {
+  insertAcceptedEmails,
+  insertRawEmails,
+  type AcceptedRows,
+  type PositionedRecipient,
+  type RawMimeRow,
+} from '../db/emails.ts';
 import type { EmailRow, SenderDb, SendingDomainRow } from '../db/schema.ts';
 import { findSendingDomains, type DomainLookup } from '../db/sending-domains.ts';
 import {
@@ -214,7 +220,18 @@ export function checkSender(
 }
 
 /** An email to accept: its request, its sending domain, and the topic it is sent under (topic_id), read. */
-export type Accepted = { request: EmailRequest; domain: SendingDomainRow; topic?: TopicSubscriptions | undefined };
+export type Accepted = {
+  request: EmailRequest;
+  domain: SendingDomainRow;
+  topic?: TopicSubscriptions | undefined;
+  raw?: RawAccepted;
+};
+
+/**
+ * What a raw email (message/rfc822) brings besides its request: the id its prepared MIME names in its
+ * Message-ID, its recipients (the envelope's, not the request's to, cc and bcc), its Message-ID and the MIME.
+ */
+export type RawAccepted = { id: string; recipients: string[]; messageId: string; mime: Buffer };
 
 /**
  * Stores the emails and queues their work, and returns the response body `respond` builds from their ids.
@@ -234,13 +251,16 @@ export async function acceptEmails<Body>(
   const { rows, topicSuppressed } = acceptedRows(input.emails, input.now);
   const body = respond(rows.emails.map((email) => email.id));
   const claim = claimIdempotencyKey(idempotencyKey, body, input.now);
+  const rawMime: RawMimeRow[] = input.emails.flatMap(({ raw }) => (raw ? [{ email_id: raw.id, mime: raw.mime }] : []));
   const written =
-    topicSuppressed.length === 0
+    topicSuppressed.length === 0 && rawMime.length === 0
       ? await insertAcceptedEmails(db, rows, claim)
-      : // The accept statement writes every recipient pending: those a topic keeps out are marked in its commit.
+      : // The accept statement writes every recipient pending: those a topic keeps out are marked in its
+        // commit, and a raw email's MIME is written with it.
         await db.transaction().execute(async (trx) => {
           const inserted = await insertAcceptedEmails(trx, rows, claim);
-          if (inserted) await markTopicSuppressed(trx, topicSuppressed, input.now);
+          if (inserted && topicSuppressed.length > 0) await markTopicSuppressed(trx, topicSuppressed, input.now);
+          if (inserted) await insertRawEmails(trx, rawMime);
           return inserted;
         });
   if (written || idempotencyKey === undefined) return body;
@@ -269,10 +289,10 @@ function acceptedRows(
   accepted: readonly Accepted[],
   now: Date,
 ): { rows: AcceptedRows; topicSuppressed: TopicSuppressedRecipient[] } {
-  const addressesOfEmail = accepted.map(({ request }) => envelopeRecipients(request));
+  const addressesOfEmail = accepted.map(({ request, raw }) => raw?.recipients ?? envelopeRecipients(request));
   const optOutsOfEmail = accepted.map(({ topic }, i) => topicOptOuts(topic, addressesOfEmail[i] as string[]));
-  const emails: EmailRow[] = accepted.map(({ request, domain }, i) => {
-    const id = newId();
+  const emails: EmailRow[] = accepted.map(({ request, domain, raw }, i) => {
+    const id = raw?.id ?? newId();
     const scheduled = request.scheduledAt !== null;
     // A send that skips some recipients at once has their email.suppressed as its last event so far.
     const sentEvent = (optOutsOfEmail[i] as TopicOptOut[]).length > 0 ? 'suppressed' : 'sent';
@@ -292,7 +312,7 @@ function acceptedRows(
       text: request.text,
       headers: request.headers,
       tags: request.tags,
-      message_id: `<${id}@${request.fromDomain}>`,
+      message_id: raw?.messageId ?? `<${id}@${request.fromDomain}>`,
       status: scheduled ? 'scheduled' : 'queued',
       last_event: scheduled ? 'scheduled' : sentEvent,
       scheduled_at: request.scheduledAt,

@@ -8,6 +8,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { timerMessage, type Logger, type OutboxMessage } from '@postline/platform';
 import { addSuppressions } from './suppressions.ts';
 import { enqueueAttemptMessages, loadAttachments, loadAttempts, type AttemptLoader } from '../db/attempts.ts';
+import { findRawMime, isRawEmail } from '../db/emails.ts';
 import { addRecipientState, countRecentBounces, recipientStateColumns, updateRecipientStates } from '../db/recipients.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from '../db/schema.ts';
 import {
@@ -25,7 +26,7 @@ import { rewriteForTracking } from '../domain/tracking-rewrite.ts';
 import { UNSUBSCRIBE_PATH } from '../domain/unsubscribe-links.ts';
 import { composeInputOf, type ComposeInput } from '../mime/compose.ts';
 import { CompositionError, type Composer } from '../mime/composer.ts';
-import { DkimSigningError } from '../mime/dkim.ts';
+import { createDkimSigner, DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
 import { verpAddress } from '@postline/platform';
@@ -59,7 +60,12 @@ export type DeliverDeps = {
    * links are never rewritten). Without it, nothing is tracked.
    */
   tracking?: { cipher: TrackingCipher; publicBaseUrl: string };
+  /** Signs a raw email's stored MIME (mime/dkim.ts); default: one signer shared by this module's callers. */
+  signRaw?: DkimSigner;
 };
+
+/** The signer of raw emails when the deps name none: one, so that its opened keys are kept across attempts. */
+const sharedRawSigner = createDkimSigner();
 
 /** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
 export type DeliverCommand = { team_id: string | null; data: { email_id: string; domain: string; recipients: number[]; attempt: number } };
@@ -82,11 +88,14 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
 
   const toSend = recipients.filter((_, i) => results[i] === undefined);
   if (toSend.length > 0) {
-    const release = await deps.budget?.reserve(messageFootprint(email, loaded.attachmentBytes));
+    // A raw email's MIME is read before its share of the budget, which its size sets.
+    const rawMime = isRawEmail(email) ? await findRawMime(deps.db, email.id) : undefined;
+    const footprint = rawMime ? messageFootprint({ html: null, text: null }, rawMime.length) : messageFootprint(email, loaded.attachmentBytes);
+    const release = await deps.budget?.reserve(footprint);
     const started = process.hrtime.bigint();
     let outcomes: RecipientOutcome[] | { unsendable: string };
     try {
-      outcomes = await composeAndSend(deps, email, sending, toSend, loaded.hasAttachments);
+      outcomes = await (isRawEmail(email) ? signAndSendRaw(deps, email, rawMime, sending, toSend) : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments));
     } catch (err) {
       // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
       // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
@@ -133,6 +142,31 @@ async function composeAndSend(
   const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
   const raw = await deps.composer.compose(input, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  return deliverSigned(deps, email, sending, recipients, raw);
+}
+
+/**
+ * Signs a raw email's stored MIME (the client's message as prepared at accept: no composing, no tracking
+ * rewrite) with the domain's key, as a composed one is signed, and sends it to `recipients` in one SMTP
+ * transaction from the same VERP address. A raw email without its MIME cannot be made (CompositionError).
+ */
+async function signAndSendRaw(
+  deps: DeliverDeps,
+  email: EmailRow,
+  mime: Buffer | undefined,
+  sending: SendingDomainRow,
+  recipients: RecipientRow[],
+): Promise<RecipientOutcome[]> {
+  if (!mime) throw new CompositionError(`The raw email ${email.id} has no stored MIME.`);
+  const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
+  const sign = deps.signRaw ?? sharedRawSigner;
+  // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
+  const raw = await sign(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  return deliverSigned(deps, email, sending, recipients, raw);
+}
+
+/** Sends a signed message to `recipients` in one SMTP transaction, from the email's VERP address. */
+function deliverSigned(deps: DeliverDeps, email: EmailRow, sending: SendingDomainRow, recipients: RecipientRow[], raw: Buffer): Promise<RecipientOutcome[]> {
   const single = recipients.length === 1 ? (recipients[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({
     domain: (recipients[0] as RecipientRow).domain,

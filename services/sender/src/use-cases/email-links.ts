@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
 import { PUBLIC_LINK_GONE } from '@postline/contracts';
-import { isUuid, notFound } from '@postline/platform';
+import { isUuid, linkUrl, notFound, type LinkSigner } from '@postline/platform';
 import {
   assignAttachmentIds,
   findAttachment,
@@ -14,7 +14,7 @@ import {
 import { findSharedEmail } from '../db/emails.ts';
 import type { SenderDb } from '../db/schema.ts';
 import { attachmentContentType, attachmentFilename } from '../mime/compose.ts';
-import { DOWNLOAD_LINK_TTL_MS, linkUrl, parseShareTtl, type LinkSigner } from '../domain/links.ts';
+import { DOWNLOAD_LINK_TTL_MS, parseShareTtl } from '../domain/links.ts';
 import { refusalError } from './refusal-error.ts';
 
 export type EmailLinkDeps = {

@@ -3,8 +3,8 @@
 // the topics the contact may see and applies its choices. Every change is the contacts' own
 // (applySubscriptionChoices: one transaction, contact.updated through the outbox); a GET changes nothing.
 import type { Kysely, Transaction } from 'kysely';
-import { PUBLIC_LINK_GONE } from '@postline/contracts';
-import { notFound } from '@postline/platform';
+import { PUBLIC_LINK_GONE, type UnsubscribeMail } from '@postline/contracts';
+import { notFound, type Logger } from '@postline/platform';
 import { findContact } from '../db/contacts.ts';
 import type { ContactRow, SenderDb } from '../db/schema.ts';
 import { listTopicsOfContact, type ContactTopicRow } from '../db/topics.ts';
@@ -40,6 +40,29 @@ export async function unsubscribeOneClick(deps: UnsubscribeDeps, link: Unsubscri
     const contact = await requireContact(trx, link, { forUpdate: true });
     await applySubscriptionChoices(trx, deps.now(), link.teamId, contact, { unsubscribed: true, topics: [] });
   });
+}
+
+/**
+ * The `mailto:` of List-Unsubscribe (RFC 2369), mailed to the team's return-path domain and passed on by
+ * the inbound MX: the token is verified as openUnsubscribeLink verifies the link's, and the effect is the
+ * one-click's, in the consumer's transaction. A token that does not verify, names another team than the
+ * return path's, or a contact since deleted changes nothing: it is logged (never the token, which unlocks
+ * the contact's subscriptions) and the message is done with, never retried.
+ */
+export async function unsubscribeByMail(
+  trx: Transaction<SenderDb>,
+  deps: { now: () => Date; unsubscribeLinks: UnsubscribeSigner; logger: Logger },
+  teamId: string,
+  request: UnsubscribeMail,
+): Promise<void> {
+  const link = deps.unsubscribeLinks.verify(request.token);
+  const contact = link?.teamId === teamId ? await findContact(trx, teamId, { id: link.contactId }, { forUpdate: true }) : undefined;
+  if (!contact) {
+    const reason = !link ? 'token does not verify' : link.teamId !== teamId ? "another team's token" : 'contact deleted';
+    deps.logger.info({ teamId, from: request.from, reason }, 'unsubscribe mail changed nothing');
+    return;
+  }
+  await applySubscriptionChoices(trx, deps.now(), teamId, contact, { unsubscribed: true, topics: [] });
 }
 
 /**

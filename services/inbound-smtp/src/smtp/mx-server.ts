@@ -1,0 +1,244 @@
+// The inbound MX (SMTP_MX_PORT; port 25 in production): smtp-server with the policy in its hooks. No AUTH
+// (it takes mail only for our domains, so it is never a relay), STARTTLS offered, SIZE announced and
+// enforced, a cap on recipients, idle and whole-session time limits, a cap on sessions per client address.
+// A message is answered 250 only once everything it causes is committed (MAIL-NOTES.md §8.4, §9).
+import { domainToASCII } from 'node:url';
+import {
+  SMTPServer,
+  type SMTPServerAddress,
+  type SMTPServerDataStream,
+  type SMTPServerOptions,
+  type SMTPServerSession,
+} from 'smtp-server';
+import type { Logger } from '@postline/platform';
+import { normalizeLineEndings } from '../domain/line-endings.ts';
+import { routeRecipient, type RecipientRoute } from '../domain/recipient-routing.ts';
+import type { InboundMetrics } from '../metrics.ts';
+import type { IncomingMessage, Received } from '../use-cases/receive-message.ts';
+import type { DomainLookup } from './mx-domains.ts';
+import { MX_REPLIES, smtpReply } from './mx-replies.ts';
+import type { TlsCredentials } from './tls.ts';
+
+export type MxLimits = {
+  /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it). */
+  maxMessageBytes: number;
+  /** Recipients per transaction (452 4.5.3 past it; RFC 5321 asks servers to take at least 100, 50 is our API's cap). */
+  maxRecipients: number;
+  /** A session whose client says nothing for this long is closed (421). */
+  idleTimeoutMs: number;
+  /** A session is closed after this long whatever it does (a client trickling bytes holds nothing forever). */
+  sessionTimeoutMs: number;
+  /** Sessions open at once from one client address (more: 421 4.7.0 at connect). */
+  maxSessionsPerIp: number;
+  /** How long stop() lets open sessions finish before closing them (421). */
+  closeTimeoutMs: number;
+};
+
+export const DEFAULT_MX_LIMITS: MxLimits = {
+  maxMessageBytes: 40 * 1024 * 1024,
+  maxRecipients: 50,
+  idleTimeoutMs: 60_000,
+  sessionTimeoutMs: 10 * 60_000,
+  maxSessionsPerIp: 20,
+  closeTimeoutMs: 5_000,
+};
+
+export type MxServerDeps = {
+  port: number;
+  /** INBOUND_MX_HOST: named in the greeting and in our replies. */
+  hostName: string;
+  tls: TlsCredentials;
+  /** The live domains named by a host or whose return path it is (cached: see mx-domains.ts). */
+  domains: DomainLookup;
+  receive: (message: IncomingMessage) => Promise<Received>;
+  metrics: InboundMetrics;
+  logger: Logger;
+  limits?: Partial<MxLimits>;
+  now?: () => Date;
+};
+
+/** Options smtp-server 3.21 takes that its type declarations do not list yet. */
+type EnforcedLimits = { maxRecipients: number; rejectOversized: boolean };
+
+/** The part of an smtp-server connection (its public `connections` set) the session time limit needs. */
+type OpenConnection = { id: string; send: (code: number, text: string) => void; close: () => void };
+
+export function createMxServer(deps: MxServerDeps): {
+  name: string;
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+} {
+  const limits = { ...DEFAULT_MX_LIMITS, ...deps.limits };
+  const now = deps.now ?? (() => new Date());
+  const { logger, metrics } = deps;
+  const sessionsByIp = new Map<string, number>();
+  /** Sessions counted at connect (a refused one is not), with their whole-session timer. */
+  const counted = new Map<string, { ip: string; timer: NodeJS.Timeout }>();
+  /** Where each RCPT of a transaction goes, decided at RCPT (an address object lives as long as its transaction). */
+  const routes = new WeakMap<SMTPServerAddress, RecipientRoute>();
+
+  const options: SMTPServerOptions & EnforcedLimits = {
+    name: deps.hostName,
+    key: deps.tls.key,
+    cert: deps.tls.cert,
+    disabledCommands: ['AUTH'],
+    // smtp-server hides them by default; our replies carry them (550 5.1.1, 451 4.3.0, 452 4.5.3, 552 5.3.4).
+    hideENHANCEDSTATUSCODES: false,
+    authOptional: true,
+    size: limits.maxMessageBytes,
+    rejectOversized: true,
+    maxRecipients: limits.maxRecipients,
+    socketTimeout: limits.idleTimeoutMs,
+    closeTimeout: limits.closeTimeoutMs,
+    // The client's address is what we log and check; a PTR lookup per connection would only slow the greeting.
+    disableReverseLookup: true,
+    logger: false,
+    onConnect(session, callback) {
+      const ip = session.remoteAddress;
+      const open = sessionsByIp.get(ip) ?? 0;
+      if (open >= limits.maxSessionsPerIp) {
+        logger.info({ ip, open }, 'MX session refused: too many from this address');
+        return callback(MX_REPLIES.tooManySessions(ip, limits.maxSessionsPerIp));
+      }
+      sessionsByIp.set(ip, open + 1);
+      const timer = setTimeout(() => cutSession(session.id), limits.sessionTimeoutMs).unref();
+      counted.set(session.id, { ip, timer });
+      metrics.sessions.inc({ listener: 'mx' });
+      callback();
+    },
+    onClose(session) {
+      const entry = counted.get(session.id);
+      if (!entry) return;
+      counted.delete(session.id);
+      clearTimeout(entry.timer);
+      const open = (sessionsByIp.get(entry.ip) ?? 1) - 1;
+      if (open > 0) sessionsByIp.set(entry.ip, open);
+      else sessionsByIp.delete(entry.ip);
+      metrics.sessions.dec({ listener: 'mx' });
+    },
+    onRcptTo(address, _session, callback) {
+      routeOf(address).then(
+        (route) => {
+          if (route.kind !== 'refused') {
+            routes.set(address, route);
+            return callback();
+          }
+          const host = hostOf(address.address);
+          const refusal =
+            route.reason === 'not-receiving'
+              ? MX_REPLIES.notReceiving
+              : route.reason === 'not-a-return-path-mailbox'
+                ? MX_REPLIES.noSuchMailbox
+                : MX_REPLIES.noSuchDomain;
+          callback(host ? refusal(address.address, host, deps.hostName) : MX_REPLIES.badAddress(address.address));
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'MX recipient lookup failed');
+          callback(MX_REPLIES.lookupFailed());
+        },
+      );
+    },
+    onData(stream, session, callback) {
+      readMessage(stream).then(
+        (raw) => {
+          if (!raw) {
+            metrics.messages.inc({ listener: 'mx', outcome: 'rejected' });
+            return callback(MX_REPLIES.tooLarge(limits.maxMessageBytes));
+          }
+          store(raw, session).then(
+            (id) => {
+              metrics.messages.inc({ listener: 'mx', outcome: 'accepted' });
+              callback(null, MX_REPLIES.accepted(id));
+            },
+            (err: unknown) => {
+              logger.error({ err, ip: session.remoteAddress }, 'MX could not store a message: answered 451');
+              metrics.messages.inc({ listener: 'mx', outcome: 'deferred' });
+              callback(MX_REPLIES.storeFailed());
+            },
+          );
+        },
+        // The client went away mid-message (or the session limit cut it): nobody is left to answer.
+        (err: unknown) => callback(err instanceof Error ? err : smtpReply(451, 'Message not received in full')),
+      );
+    },
+  };
+  const server = new SMTPServer(options);
+  server.on('error', (err) => logger.warn({ err }, 'MX connection error'));
+
+  async function routeOf(address: SMTPServerAddress): Promise<RecipientRoute> {
+    const at = address.address.lastIndexOf('@');
+    if (at <= 0) return { kind: 'refused', reason: 'unknown' };
+    const host = domainToASCII(address.address.slice(at + 1).toLowerCase());
+    if (!host) return { kind: 'refused', reason: 'unknown' };
+    return routeRecipient(address.address.slice(0, at), host, await deps.domains(host));
+  }
+
+  /** The message's bytes, or undefined once past the size limit (the rest is read and dropped). */
+  function readMessage(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        if (stream.sizeExceeded) return;
+        chunks.push(chunk);
+        bytes += chunk.length;
+      });
+      stream.once('error', reject);
+      stream.once('end', () => resolve(stream.sizeExceeded ? undefined : Buffer.concat(chunks, bytes)));
+    });
+  }
+
+  /** Records the message; the id of its (first) received email, if it became one. */
+  async function store(received: Buffer, session: SMTPServerSession): Promise<string | undefined> {
+    const byTeam = new Map<string, string[]>();
+    const returnPath: IncomingMessage['returnPath'] = [];
+    for (const address of session.envelope.rcptTo) {
+      const route = routes.get(address);
+      if (route?.kind === 'received') byTeam.set(route.teamId, [...(byTeam.get(route.teamId) ?? []), address.address]);
+      else if (route?.kind === 'return-path')
+        returnPath.push({ address: address.address, teamId: route.teamId, returnPath: route.returnPath });
+    }
+    const mailFrom = session.envelope.mailFrom;
+    const result = await deps.receive({
+      raw: normalizeLineEndings(received),
+      session: {
+        ip: session.remoteAddress,
+        helo: session.hostNameAppearsAs ?? '',
+        mailFrom: mailFrom ? mailFrom.address : '',
+      },
+      received: [...byTeam].map(([teamId, addresses]) => ({ teamId, addresses })),
+      returnPath,
+      receivedAt: now(),
+    });
+    for (const outcome of result.returnPathOutcomes) metrics.returnPathMail.inc({ outcome });
+    return result.emailIds[0];
+  }
+
+  function cutSession(id: string): void {
+    for (const connection of server.connections as Set<OpenConnection>) {
+      if (connection.id !== id) continue;
+      logger.info({ session: id }, 'MX session closed: whole-session time limit');
+      connection.send(MX_REPLIES.sessionTooLong.code, MX_REPLIES.sessionTooLong.text);
+      connection.close();
+    }
+  }
+
+  return {
+    name: 'mx',
+    start: () =>
+      new Promise<void>((resolve, reject) => {
+        server.server.once('error', reject);
+        server.listen(deps.port, () => {
+          server.server.off('error', reject);
+          logger.info({ port: deps.port, host: deps.hostName }, 'MX listening');
+          resolve();
+        });
+      }),
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function hostOf(address: string): string | undefined {
+  const at = address.lastIndexOf('@');
+  return at > 0 ? address.slice(at + 1) : undefined;
+}

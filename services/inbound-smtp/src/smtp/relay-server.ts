@@ -1,0 +1,331 @@
+// The SMTP relay (authenticated submission): smtp-server on SMTP_RELAY_PORT with STARTTLS (587 in
+// production) and on SMTP_RELAY_TLS_PORT with implicit TLS (465), the policy in its hooks. AUTH PLAIN or
+// LOGIN only over TLS (smtp-server answers 538 before STARTTLS), username `postline` or `resend`, the
+// password an API key the gateway checks; without AUTH, MAIL, RCPT and DATA get 530, so it is never an
+// open relay. Each message goes to the gateway as POST /emails (message/rfc822) and the client gets the
+// gateway's verdict: 250 only when the gateway answered 200 (MAIL-NOTES.md §8.4, §9).
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import type { Logger } from '@postline/platform';
+import { RAW_EMAIL_BODY } from '@postline/contracts';
+import { normalizeLineEndings } from '../domain/line-endings.ts';
+import { createAuthFailureLimit } from '../domain/relay-auth-limit.ts';
+import { envelopeAddressProblem, idempotencyKeyOf, isRelayUsername, looksLikeApiKey } from '../domain/relay-message.ts';
+import {
+  credentialsVerdict,
+  RELAY_REPLIES,
+  submissionReply,
+  type GatewayAnswer,
+  type RelayOutcome,
+  type RelayReply,
+} from '../domain/relay-replies.ts';
+import type { InboundMetrics } from '../metrics.ts';
+import type { RelayGateway } from './relay-gateway.ts';
+import type { TlsCredentials } from './tls.ts';
+
+export type RelayLimits = {
+  /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it): the gateway's raw limit. */
+  maxMessageBytes: number;
+  /** Recipients per message (452 4.5.3 past it): POST /emails's limit. */
+  maxRecipients: number;
+  /** A session whose client says nothing for this long is closed (421). */
+  idleTimeoutMs: number;
+  /** A session ends after this long (after the message in flight, if any), so none is held forever. */
+  sessionTimeoutMs: number;
+  /** Sessions open at once from one client address, on both ports together (more: 421 4.7.0 at connect). */
+  maxSessionsPerIp: number;
+  /** AUTH failures from one client (IPv6: its /64) within `authFailureWindowMs` that lock it out. */
+  maxAuthFailures: number;
+  authFailureWindowMs: number;
+  /** How long a locked-out client's AUTH is refused (421 4.7.0) without asking the gateway. */
+  authLockoutMs: number;
+  /** How long stop() lets messages in flight finish before closing their sessions (421). */
+  closeTimeoutMs: number;
+};
+
+export const DEFAULT_RELAY_LIMITS: RelayLimits = {
+  maxMessageBytes: RAW_EMAIL_BODY.limitBytes,
+  maxRecipients: 50,
+  idleTimeoutMs: 60_000,
+  sessionTimeoutMs: 30 * 60_000,
+  maxSessionsPerIp: 20,
+  maxAuthFailures: 10,
+  authFailureWindowMs: 5 * 60_000,
+  authLockoutMs: 5 * 60_000,
+  closeTimeoutMs: 5_000,
+};
+
+export type RelayServerDeps = {
+  ports: { starttls: number; implicitTls: number };
+  /** Named in the greeting (INBOUND_MX_HOST: the certificate's name). */
+  hostName: string;
+  tls: TlsCredentials;
+  gateway: RelayGateway;
+  metrics: InboundMetrics;
+  logger: Logger;
+  limits?: Partial<RelayLimits>;
+  now?: () => Date;
+};
+
+/** The part of an smtp-server connection (its public `connections` set) the relay closes sessions with. */
+type OpenConnection = { id: string; send: (code: number, text: string) => void; close: () => void };
+
+/** A session the relay counted at connect: its address, its time limit, and what it is doing now. */
+type Session = { ip: string; timer: NodeJS.Timeout; inFlight: boolean; endAfterMessage: boolean };
+
+const asError = (reply: RelayReply) => Object.assign(new Error(reply.text), { responseCode: reply.code });
+
+export function createRelayServers(deps: RelayServerDeps): {
+  name: string;
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+} {
+  const limits = { ...DEFAULT_RELAY_LIMITS, ...deps.limits };
+  const now = deps.now ?? (() => new Date());
+  const { logger, metrics, gateway } = deps;
+  const authLimit = createAuthFailureLimit({
+    maxFailures: limits.maxAuthFailures,
+    windowMs: limits.authFailureWindowMs,
+    lockoutMs: limits.authLockoutMs,
+  });
+  const sessionsByIp = new Map<string, number>();
+  const sessions = new Map<string, Session>();
+  /** The API key each authenticated session gave, kept here rather than in session.user, which smtp-server logs. */
+  const apiKeys = new Map<string, string>();
+  let stopping = false;
+
+  const options: SMTPServerOptions = {
+    name: deps.hostName,
+    key: deps.tls.key,
+    cert: deps.tls.cert,
+    authMethods: ['PLAIN', 'LOGIN'],
+    authRequiredMessage: RELAY_REPLIES.authRequired,
+    // Our replies carry their own enhanced codes (see domain/relay-replies.ts); the envelope travels in
+    // HTTP headers, so no SMTPUTF8 addresses; DSN and REQUIRETLS requests are not carried further.
+    hideENHANCEDSTATUSCODES: true,
+    hideSMTPUTF8: true,
+    hideDSN: true,
+    hideREQUIRETLS: true,
+    size: limits.maxMessageBytes,
+    socketTimeout: limits.idleTimeoutMs,
+    closeTimeout: limits.closeTimeoutMs,
+    disableReverseLookup: true,
+    logger: false,
+    onConnect(session, callback) {
+      const ip = session.remoteAddress;
+      if (stopping) return callback(asError(RELAY_REPLIES.shuttingDown));
+      const open = sessionsByIp.get(ip) ?? 0;
+      if (open >= limits.maxSessionsPerIp) {
+        logger.info({ ip, open }, 'relay session refused: too many from this address');
+        return callback(asError(RELAY_REPLIES.tooManySessions(ip, limits.maxSessionsPerIp)));
+      }
+      sessionsByIp.set(ip, open + 1);
+      const timer = setTimeout(
+        () => endSession(session.id, RELAY_REPLIES.sessionTooLong),
+        limits.sessionTimeoutMs,
+      ).unref();
+      sessions.set(session.id, { ip, timer, inFlight: false, endAfterMessage: false });
+      metrics.sessions.inc({ listener: 'relay' });
+      callback();
+    },
+    onClose(session) {
+      apiKeys.delete(session.id);
+      const entry = sessions.get(session.id);
+      if (!entry) return;
+      sessions.delete(session.id);
+      clearTimeout(entry.timer);
+      const open = (sessionsByIp.get(entry.ip) ?? 1) - 1;
+      if (open > 0) sessionsByIp.set(entry.ip, open);
+      else sessionsByIp.delete(entry.ip);
+      metrics.sessions.dec({ listener: 'relay' });
+    },
+    onAuth(auth, session, callback) {
+      const ip = session.remoteAddress;
+      if (authLimit.lockedOut(ip, now())) {
+        metrics.authFailures.inc();
+        callback(asError(RELAY_REPLIES.authLockedOut(ip)));
+        return void setImmediate(() => closeSession(session.id));
+      }
+      const refuse = () => {
+        metrics.authFailures.inc();
+        if (authLimit.recordFailure(ip, now()))
+          logger.warn({ ip }, 'relay AUTH locked out for this client: too many failures');
+        callback(asError(RELAY_REPLIES.badCredentials));
+      };
+      const password = auth.password ?? '';
+      if (!isRelayUsername(auth.username ?? '') || !looksLikeApiKey(password)) return refuse();
+      gateway.checkCredentials(password).then(
+        (answer) => {
+          const verdict = credentialsVerdict(answer);
+          if (verdict.kind === 'refused') return refuse();
+          if (verdict.kind === 'unavailable') {
+            logger.warn({ ip, answer: describe(answer) }, 'relay AUTH could not be checked: answered 454');
+            return callback(asError(RELAY_REPLIES.authUnavailable));
+          }
+          // A client gone while the gateway answered leaves no key behind (onClose has run).
+          if (!sessions.has(session.id)) return callback(asError(RELAY_REPLIES.authUnavailable));
+          apiKeys.set(session.id, password);
+          callback(null, { user: { username: auth.username, permission: verdict.permission } });
+        },
+        () => callback(asError(RELAY_REPLIES.authUnavailable)),
+      );
+    },
+    onMailFrom(address, _session, callback) {
+      callback(addressRefusal(address.address));
+    },
+    onRcptTo(address, session, callback) {
+      const refusal = addressRefusal(address.address);
+      if (refusal) return callback(refusal);
+      const rcptTo = session.envelope.rcptTo;
+      const known = rcptTo.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
+      if (!known && rcptTo.length >= limits.maxRecipients)
+        return callback(asError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)));
+      callback();
+    },
+    onData(stream, session, callback) {
+      const entry = sessions.get(session.id);
+      if (entry) entry.inFlight = true;
+      const answer = (reply: RelayReply, outcome: RelayOutcome | undefined, closeAfter = false) => {
+        if (outcome) metrics.messages.inc({ listener: 'relay', outcome });
+        if (reply.code === 250) callback(null, reply.text);
+        else callback(asError(reply));
+        if (entry) entry.inFlight = false;
+        if (closeAfter || stopping || entry?.endAfterMessage) {
+          const farewell = closeAfter
+            ? undefined
+            : stopping
+              ? RELAY_REPLIES.shuttingDown
+              : RELAY_REPLIES.sessionTooLong;
+          setImmediate(() => endSession(session.id, farewell));
+        }
+      };
+      readMessage(stream).then(
+        (received) => {
+          const raw = received && normalizeLineEndings(received);
+          if (!raw || raw.length > limits.maxMessageBytes)
+            return answer(RELAY_REPLIES.tooLarge(limits.maxMessageBytes), 'rejected');
+          submit(raw, session).then(
+            (reply) => answer(reply, reply.outcome, reply.closeAfter),
+            (err: unknown) => {
+              logger.error({ err }, 'relay could not submit a message: answered 451');
+              answer(RELAY_REPLIES.submitFailed, 'deferred');
+            },
+          );
+        },
+        // The client went away mid-message (or its session was cut): nobody is left to answer.
+        () => answer(RELAY_REPLIES.notReceived, undefined),
+      );
+    },
+  };
+
+  const servers = [
+    { port: deps.ports.starttls, server: new SMTPServer({ ...options, secure: false }), label: 'STARTTLS' },
+    { port: deps.ports.implicitTls, server: new SMTPServer({ ...options, secure: true }), label: 'implicit TLS' },
+  ];
+  for (const { server } of servers) server.on('error', (err) => logger.warn({ err }, 'relay connection error'));
+
+  async function submit(raw: Buffer, session: SMTPServerSession) {
+    const apiKey = apiKeys.get(session.id);
+    // smtp-server lets no DATA through without AUTH; a session without a key here is a bug, never a 250.
+    if (!apiKey) return { ...RELAY_REPLIES.submitFailed, outcome: 'deferred' as const, closeAfter: false };
+    const idempotency = idempotencyKeyOf(raw);
+    if (!idempotency.ok) return { ...RELAY_REPLIES.badIdempotencyKey, outcome: 'rejected' as const, closeAfter: false };
+    const mailFrom = session.envelope.mailFrom;
+    const answer = await gateway.submit({
+      apiKey,
+      raw,
+      envelopeFrom: mailFrom ? mailFrom.address : '',
+      envelopeTo: session.envelope.rcptTo.map((r) => r.address),
+      idempotencyKey: idempotency.key,
+    });
+    const reply = submissionReply(answer);
+    if (reply.outcome === 'deferred')
+      logger.warn(
+        { ip: session.remoteAddress, answer: describe(answer) },
+        `relay message deferred: answered ${reply.code}`,
+      );
+    return reply;
+  }
+
+  function addressRefusal(address: string): Error | null {
+    const problem = envelopeAddressProblem(address);
+    if (problem === 'non-ascii') return asError(RELAY_REPLIES.nonAsciiAddress(address));
+    if (problem === 'comma') return asError(RELAY_REPLIES.unusableAddress(address));
+    return null;
+  }
+
+  /** The message's bytes, or undefined once past the size limit (the rest is read and dropped). */
+  function readMessage(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        if (stream.sizeExceeded) return;
+        chunks.push(chunk);
+        bytes += chunk.length;
+      });
+      stream.once('error', reject);
+      stream.once('end', () => resolve(stream.sizeExceeded ? undefined : Buffer.concat(chunks, bytes)));
+    });
+  }
+
+  function connectionOf(id: string): OpenConnection | undefined {
+    for (const { server } of servers) {
+      for (const connection of server.connections as Set<OpenConnection>) if (connection.id === id) return connection;
+    }
+    return undefined;
+  }
+
+  function closeSession(id: string, farewell?: RelayReply): void {
+    const connection = connectionOf(id);
+    if (!connection) return;
+    if (farewell) connection.send(farewell.code, farewell.text);
+    connection.close();
+  }
+
+  /** Ends a session now, or once its message in flight is answered. */
+  function endSession(id: string, farewell?: RelayReply): void {
+    const entry = sessions.get(id);
+    if (entry?.inFlight) {
+      entry.endAfterMessage = true;
+      return;
+    }
+    closeSession(id, farewell);
+  }
+
+  return {
+    name: 'relay',
+    async start() {
+      for (const { port, server, label } of servers) {
+        await new Promise<void>((resolve, reject) => {
+          server.server.once('error', reject);
+          server.listen(port, () => {
+            server.server.off('error', reject);
+            logger.info({ port, tls: label }, 'SMTP relay listening');
+            resolve();
+          });
+        });
+      }
+    },
+    async stop() {
+      stopping = true;
+      // Stop accepting; sessions with a message in flight end once it is answered, idle ones now; what is
+      // still open after closeTimeoutMs gets smtp-server's 421.
+      const closed = servers.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve())));
+      for (const id of [...sessions.keys()]) endSession(id, RELAY_REPLIES.shuttingDown);
+      await Promise.all(closed);
+      await gateway.close();
+    },
+  };
+}
+
+/** A gateway answer for the log: its status and error name, never a key or the message. */
+function describe(answer: GatewayAnswer): Record<string, unknown> {
+  if (answer.kind === 'failed') return { failed: answer.reason };
+  let name: unknown;
+  try {
+    name = (JSON.parse(answer.body) as { name?: unknown }).name;
+  } catch {
+    name = undefined;
+  }
+  return { status: answer.status, name };
+}
