@@ -69,7 +69,8 @@ export type FaultRecord = {
   readyAfterMs: number;
 };
 
-export type Duplicate = { what: string; copies: number; cause: string };
+/** A message or webhook received more than once: how many copies, the gap between the first two, its fault. */
+export type Duplicate = { what: string; copies: number; gapMs: number; cause: string };
 
 export type ChaosReport = {
   seconds: number;
@@ -302,9 +303,15 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
   };
 }
 
-/** The fault's window, for telling which fault a duplicate came from (copies land a few seconds after). */
-function causeOf(at: number, faults: FaultRecord[]): string {
-  const fault = faults.find((f) => at >= f.startedAt && at <= f.endedAt + f.readyAfterMs + 15_000);
+/**
+ * The fault a duplicate came from: the one whose window (its start until every service was ready again)
+ * overlaps the span from a second before the first copy to the second copy. None: it happened under load
+ * alone.
+ */
+function causeOf(ats: number[], faults: FaultRecord[]): string {
+  const from = (ats[0] as number) - 1_000;
+  const to = ats[1] as number;
+  const fault = faults.find((f) => from <= f.endedAt + f.readyAfterMs && to >= f.startedAt);
   return fault ? fault.name : 'no fault';
 }
 
@@ -462,7 +469,7 @@ async function quiesceAndReport(
   const { notDelivered, eventsMissing } = missing();
   const mxDuplicates: Duplicate[] = [];
   for (const [pair, ats] of deliveredPairs()) {
-    if (ats.length > 1) mxDuplicates.push({ what: pair, copies: ats.length, cause: causeOf(ats[1] as number, run.faults) });
+    if (ats.length > 1) mxDuplicates.push({ what: pair, copies: ats.length, gapMs: (ats[1] as number) - (ats[0] as number), cause: causeOf(ats, run.faults) });
   }
   const byWebhookId = new Map<string, number[]>();
   const byEvent = new Map<string, Set<string>>();
@@ -474,10 +481,10 @@ async function quiesceAndReport(
   }
   const webhookDuplicates = [...byWebhookId]
     .filter(([, ats]) => ats.length > 1)
-    .map(([id, ats]) => ({ what: id, copies: ats.length, cause: causeOf(ats[1] as number, run.faults) }));
+    .map(([id, ats]) => ({ what: id, copies: ats.length, gapMs: (ats[1] as number) - (ats[0] as number), cause: causeOf(ats, run.faults) }));
   const doubleEvents = [...byEvent]
     .filter(([, webhookIds]) => webhookIds.size > 1)
-    .map(([event, webhookIds]) => ({ what: event, copies: webhookIds.size, cause: 'emitted twice' }));
+    .map(([event, webhookIds]) => ({ what: event, copies: webhookIds.size, gapMs: 0, cause: 'emitted twice' }));
 
   return {
     seconds: Math.round(run.seconds),
@@ -488,7 +495,8 @@ async function quiesceAndReport(
     refused: run.stats.refused,
     slowestAnswerMs: run.stats.slowestAnswerMs,
     faults: run.faults,
-    unexpectedExits: run.unexpectedExits,
+    // A copy: the harness's own stop, after this report, is no exit to report.
+    unexpectedExits: [...run.unexpectedExits],
     notFinal: await notFinalNow(),
     notDelivered,
     eventsMissing,

@@ -151,6 +151,12 @@ export const EmailFeedback = z.object({
   bounce: z
     .object({ type: BounceType, subType: BounceSubType, message: z.string(), diagnosticCode: z.array(z.string()) })
     .optional(),
+  /**
+   * For bounces: whether the report's status says the address itself is at fault (no such mailbox, disabled),
+   * so that it joins the suppression list, as a refusal at our own delivery would; false for a failure about
+   * the message or our sending (a policy refusal, 5.1.7/5.1.8, content). Absent: a Permanent bounce does.
+   */
+  suppress: z.boolean().optional(),
   /** For complaints: the ARF Feedback-Type (`abuse`, `fraud`, ...). */
   feedback_type: z.string().max(64).optional(),
 }).refine((f) => f.recipient !== undefined || f.recipient_position !== undefined, {

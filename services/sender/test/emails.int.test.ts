@@ -219,6 +219,24 @@ describe('feedback after delivery (from the inbound MX)', () => {
     await eventFor('email.delivered', marker);
     expect(eventsOf(id).filter((t) => t === 'email.bounced')).toHaveLength(1);
   });
+
+  it('a permanent bounce report that does not blame the address (suppress: false) bounces without suppressing', async () => {
+    const to = `${unique('looped')}@${RCPT}`;
+    const id = await sendOk({ to });
+    await eventFor('email.delivered', id);
+    events.publishEvent('internal.email.feedback', teamIdOf(), {
+      email_id: id,
+      recipient: to,
+      kind: 'bounce',
+      suppress: false,
+      bounce: { type: 'Permanent', subType: 'General', message: 'looping', diagnosticCode: ['x-qmail; looping (#5.4.6)'] },
+    });
+    await eventFor('email.bounced', id);
+    // A later send to the address is made, not suppressed.
+    const next = await sendOk({ to });
+    await eventFor('email.delivered', next);
+    expect(events.messages.some((m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to)).toBe(false);
+  });
 });
 
 describe('repeated transient bounces', () => {

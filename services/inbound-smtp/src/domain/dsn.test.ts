@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { classifyDsnFailure, effectiveAction, parseDeliveryStatus } from './dsn.ts';
+import { classifyDsnFailure, dsnFailureSuppresses, effectiveAction, parseDeliveryStatus } from './dsn.ts';
 import { findReport, parseMime } from './multipart-report.ts';
 
 const statusOf = (name: string) => {
@@ -120,5 +120,23 @@ describe('classifyDsnFailure', () => {
     const bounce = classifyDsnFailure(status, diagnostic);
     expect(bounce).toMatchObject({ type, subType, diagnosticCode: diagnostic ? [diagnostic] : [] });
     expect(bounce.message).toMatch(/^The recipient's mail system /);
+  });
+});
+
+describe('dsnFailureSuppresses', () => {
+  it.each([
+    ['5.1.1', 'smtp; 550 5.1.1 <a@b>: User unknown', true],
+    ['5.1.2', null, true],
+    ['5.0.0', 'smtp; 550 5.1.1 No such user', true],
+    // Failures about our sending or the message: permanent, but the address stays deliverable.
+    ['5.1.7', 'smtp; 550 5.1.7 Invalid sender address', false],
+    ['5.1.8', 'smtp; 553 5.1.8 Sender domain does not exist', false],
+    ['5.7.1', 'smtp; 550 5.7.1 Message rejected as spam', false],
+    ['5.4.6', null, false],
+    ['5.2.2', 'smtp; 552 5.2.2 Mailbox full', false],
+    ['4.4.7', 'smtp; 550 5.1.1 gone', false],
+    [null, null, false],
+  ] as const)('Status %s, %s → %s', (status, diagnostic, suppress) => {
+    expect(dsnFailureSuppresses(status, diagnostic)).toBe(suppress);
   });
 });

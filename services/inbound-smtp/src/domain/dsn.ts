@@ -2,7 +2,7 @@
 // part, and how a failed recipient's Status and Diagnostic-Code are filed, with the same classification as
 // our own MTA's replies (MAIL-NOTES.md §1.8), so a bounce that comes back later is filed as one at RCPT.
 import type { EmailFeedback } from '@postline/contracts';
-import { classifyReply } from '@postline/platform';
+import { classifyReply, type BounceClass } from '@postline/platform';
 import { headerValue, parseHeaderBlock, type MimeHeader } from './multipart-report.ts';
 
 export type DsnAction = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded';
@@ -91,6 +91,26 @@ export function effectiveAction(recipient: DsnRecipient): DsnAction | null {
  * it as they do for our own replies. Neither present: Undetermined.
  */
 export function classifyDsnFailure(status: string | null, diagnosticCode: string | null): FeedbackBounce {
+  const filed = fileDsnFailure(status, diagnosticCode);
+  const type = filed?.type ?? 'Undetermined';
+  return {
+    type,
+    subType: filed?.subType ?? 'Undetermined',
+    message: BOUNCE_MESSAGES[type],
+    diagnosticCode: diagnosticCode ? [diagnosticCode] : [],
+  };
+}
+
+/**
+ * Whether a failed recipient's status and diagnostic say the address itself is at fault, so that it joins
+ * the suppression list (the classification's `suppress`, as for a refusal at our own delivery).
+ */
+export function dsnFailureSuppresses(status: string | null, diagnosticCode: string | null): boolean {
+  return fileDsnFailure(status, diagnosticCode)?.suppress ?? false;
+}
+
+/** The classification of a DSN failure; undefined when neither its status nor its diagnostic has a code. */
+function fileDsnFailure(status: string | null, diagnosticCode: string | null): BounceClass | undefined {
   const text = diagnosticCode ? diagnosticText(diagnosticCode) : '';
   const replyCode = /^([245]\d\d)(?=[\s-]|$)/.exec(text)?.[1];
   let code: number | undefined;
@@ -99,14 +119,7 @@ export function classifyDsnFailure(status: string | null, diagnosticCode: string
   // A generic status (x.0.0, Exim's for every failure) says no more than its class: the reply's own
   // enhanced code or text decides the subtype, as it does for a reply without one.
   const enhanced = status && !status.endsWith('.0.0') ? status : null;
-  const filed = code === undefined ? undefined : classifyReply(code, enhanced, text);
-  const type = filed?.type ?? 'Undetermined';
-  return {
-    type,
-    subType: filed?.subType ?? 'Undetermined',
-    message: BOUNCE_MESSAGES[type],
-    diagnosticCode: diagnosticCode ? [diagnosticCode] : [],
-  };
+  return code === undefined ? undefined : classifyReply(code, enhanced, text);
 }
 
 /** The `message` of a bounce reported after acceptance, by its type. */

@@ -40,8 +40,8 @@ describe('every fixture, with LF and with CRLF line ends', () => {
       'bounce',
       2,
       [
-        { recipient: 'alice@example.net', kind: 'bounce', bounce: bounce('Permanent', 'General') },
-        { recipient: 'Bob@Example.net', kind: 'bounce', bounce: bounce('Transient', 'MailboxFull') },
+        { recipient: 'alice@example.net', kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: true },
+        { recipient: 'Bob@Example.net', kind: 'bounce', bounce: bounce('Transient', 'MailboxFull'), suppress: false },
       ],
     ],
     ['postfix-delayed.eml', V0, 'delayed', 1, []],
@@ -50,21 +50,21 @@ describe('every fixture, with LF and with CRLF line ends', () => {
       V2,
       'bounce',
       3,
-      [{ recipient_position: 2, kind: 'bounce', bounce: bounce('Transient', 'ContentRejected') }],
+      [{ recipient_position: 2, kind: 'bounce', bounce: bounce('Transient', 'ContentRejected'), suppress: false }],
     ],
     [
       'gmail-failed.eml',
       V0,
       'bounce',
       1,
-      [{ recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General') }],
+      [{ recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: true }],
     ],
     [
       'outlook-failed.eml',
       VX4,
       'bounce',
       4,
-      [{ recipient: 'erin@contoso.com', kind: 'bounce', bounce: bounce('Permanent', 'NoEmail') }],
+      [{ recipient: 'erin@contoso.com', kind: 'bounce', bounce: bounce('Permanent', 'NoEmail'), suppress: true }],
     ],
     // Feedback loops send to the address they are enrolled with: the VERP address is inside the report.
     [
@@ -88,9 +88,10 @@ describe('every fixture, with LF and with CRLF line ends', () => {
       'bounce',
       2,
       [
-        { recipient: 'henry@example.com', kind: 'bounce', bounce: bounce('Permanent', 'General') },
-        { recipient: 'ivy@nohost.example.com', kind: 'bounce', bounce: bounce('Permanent', 'NoEmail') },
-        { recipient: 'jack@example.com', kind: 'bounce', bounce: bounce('Permanent', 'General') },
+        { recipient: 'henry@example.com', kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: true },
+        { recipient: 'ivy@nohost.example.com', kind: 'bounce', bounce: bounce('Permanent', 'NoEmail'), suppress: true },
+        // A routing loop (5.4.6) is no fault of the address: it bounces without joining the suppression list.
+        { recipient: 'jack@example.com', kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: false },
       ],
     ],
     ['auto-reply.eml', V0, 'ignored', 1, []],
@@ -99,7 +100,7 @@ describe('every fixture, with LF and with CRLF line ends', () => {
       V0,
       'bounce',
       1,
-      [{ recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General') }],
+      [{ recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: true }],
     ],
     // A report whose parts were lost: a bounce by its subject, but the VERP address names no recipient.
     ['truncated-report.eml', VX4, 'unmatched', 4, []],
@@ -246,7 +247,7 @@ describe('what is not acted on', () => {
 
   it('one message for a position named by several failed recipients', () => {
     expect(decide(fixture('postfix-failed.eml'), V0).feedback).toEqual([
-      { email_id: EMAIL(1), recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General') },
+      { email_id: EMAIL(1), recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: true },
     ]);
   });
 

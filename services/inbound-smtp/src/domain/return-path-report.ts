@@ -5,7 +5,7 @@
 import type { EmailFeedback, UnsubscribeMail } from '@postline/contracts';
 import { parseVerp } from '@postline/platform';
 import { isComplaint, parseFeedbackReport, type FeedbackReport } from './arf.ts';
-import { effectiveAction, classifyDsnFailure, parseDeliveryStatus, type DeliveryStatus } from './dsn.ts';
+import { effectiveAction, classifyDsnFailure, dsnFailureSuppresses, parseDeliveryStatus, type DeliveryStatus } from './dsn.ts';
 import { decodeWords, findReport, firstText, headerValue, parseMime } from './multipart-report.ts';
 import {
   domainOf,
@@ -177,6 +177,7 @@ export function decideReturnPathMail(
           .map((entry) => ({
             address: entry.originalRecipient ?? entry.finalRecipient,
             bounce: classifyDsnFailure(entry.status, entry.diagnosticCode),
+            suppress: dsnFailureSuppresses(entry.status, entry.diagnosticCode),
           }))
       : report.bounce.kind === 'failed'
         ? report.bounce.recipients
@@ -189,12 +190,12 @@ export function decideReturnPathMail(
     if (delayed) return decision('delayed', emailId, [], 'delivery delayed');
     return decision('ignored', emailId, [], report.kind === 'dsn' ? 'no failed recipient' : 'not a bounce');
   }
-  const bounces = failed.flatMap(({ address, bounce }) => {
+  const bounces = failed.flatMap(({ address, bounce, suppress }) => {
     const who = named(address);
-    return who ? [{ who, bounce }] : [];
+    return who ? [{ who, bounce, suppress }] : [];
   });
   const feedback = uniqueBy(bounces, ({ who }) => key(who)).map(
-    ({ who, bounce }): EmailFeedback => ({ email_id: emailId, ...who, kind: 'bounce', bounce }),
+    ({ who, bounce, suppress }): EmailFeedback => ({ email_id: emailId, ...who, kind: 'bounce', bounce, suppress }),
   );
   if (feedback.length === 0) return decision('unmatched', emailId, [], 'bounce names no recipient');
   return decision(

@@ -6,7 +6,7 @@ import { classifyReply } from '@postline/platform';
 import { BOUNCE_MESSAGES, type FeedbackBounce } from './dsn.ts';
 
 export type TextBounce =
-  | { kind: 'failed'; recipients: { address: string | null; bounce: FeedbackBounce }[] }
+  | { kind: 'failed'; recipients: { address: string | null; bounce: FeedbackBounce; suppress: boolean }[] }
   | { kind: 'delayed' }
   | { kind: 'not-a-bounce' };
 
@@ -57,10 +57,10 @@ export function readTextBounce(message: TextMessage): TextBounce {
   if (paragraphs.length > 0) {
     return {
       kind: 'failed',
-      recipients: paragraphs.map(({ address, reason }) => ({ address, bounce: classifyText(reason) })),
+      recipients: paragraphs.map(({ address, reason }) => ({ address, ...classifyText(reason) })),
     };
   }
-  return { kind: 'failed', recipients: [{ address: null, bounce: classifyText(text) }] };
+  return { kind: 'failed', recipients: [{ address: null, ...classifyText(text) }] };
 }
 
 /** qmail's paragraphs: `<address>:` on a line of its own, then the reason, up to an empty line. */
@@ -74,8 +74,11 @@ function qmailRecipients(text: string): { address: string; reason: string }[] {
   return out;
 }
 
-/** The classification of the first SMTP reply (or bare enhanced status) in a text; Undetermined without one. */
-function classifyText(text: string): FeedbackBounce {
+/**
+ * The classification of the first SMTP reply (or bare enhanced status) in a text, and whether it suppresses
+ * the address; Undetermined (no suppression) without one.
+ */
+function classifyText(text: string): { bounce: FeedbackBounce; suppress: boolean } {
   for (const line of text.split(/\r?\n/)) {
     const reply = REPLY.exec(line);
     const status = reply ? reply[2] : STATUS.exec(line)?.[1];
@@ -83,14 +86,18 @@ function classifyText(text: string): FeedbackBounce {
     const code = reply ? Number(reply[1]) : Number(status![0]) * 100;
     const filed = classifyReply(code, status ? normalise(status) : null, line);
     const diagnostic = line.trim().slice(0, 1000);
-    return {
+    const bounce: FeedbackBounce = {
       type: filed.type,
       subType: filed.subType,
       message: BOUNCE_MESSAGES[filed.type],
       diagnosticCode: [reply && diagnostic.startsWith(reply[1]!) ? `smtp; ${diagnostic}` : diagnostic],
     };
+    return { bounce, suppress: filed.suppress };
   }
-  return { type: 'Undetermined', subType: 'Undetermined', message: BOUNCE_MESSAGES.Undetermined, diagnosticCode: [] };
+  return {
+    bounce: { type: 'Undetermined', subType: 'Undetermined', message: BOUNCE_MESSAGES.Undetermined, diagnosticCode: [] },
+    suppress: false,
+  };
 }
 
 function normalise(status: string): string {

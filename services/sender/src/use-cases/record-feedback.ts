@@ -11,7 +11,8 @@ import { addSuppressions } from './suppressions.ts';
 
 /**
  * A complaint → `email.complained` and the address joins the suppression list (origin `complaint`, as SES
- * does for every complaint); a bounce report → `email.bounced`, and a permanent one suppresses the address.
+ * does for every complaint); a bounce report → `email.bounced`, and one whose status blames the address
+ * itself (no such mailbox, not a policy or content refusal) suppresses it.
  * A report repeated (the same message redelivered, or the same report twice) does nothing the second time,
  * since it only applies to a recipient not already in that state.
  */
@@ -52,8 +53,11 @@ export async function recordFeedback(
   ]);
   await setLastEvent(trx, email.id, next);
 
+  // A bounce suppresses when its status blames the address itself (the inbound MX's classification); a
+  // report without that verdict, when it is permanent.
   const suppress =
-    recipient.domain !== SANDBOX_DOMAIN && (feedback.kind === 'complaint' || bounce.type === 'Permanent');
+    recipient.domain !== SANDBOX_DOMAIN &&
+    (feedback.kind === 'complaint' || (feedback.suppress ?? bounce.type === 'Permanent'));
   if (suppress) {
     await addSuppressions(
       trx,
