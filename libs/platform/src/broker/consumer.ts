@@ -136,9 +136,15 @@ type Ready<Prepared> = {
   prepared: Prepared;
   attempt: number;
   settled: (outcome: Outcome) => void;
-  /** Whether this copy ran the prepare (false: it shares the prepare of a copy in flight). */
-  owner: boolean;
+  /** The prepare this copy holds, shared with the other copies of its message in flight here. */
+  share: Share<Prepared>;
 };
+
+/**
+ * One prepare and the copies of its message holding it. Its result is discarded once the last copy has
+ * settled, unless one of them was handled: a result some handler saw is never discarded.
+ */
+type Share<Prepared> = { result: Promise<Prepared>; prepared?: Prepared; copies: number; handled: boolean };
 
 /**
  * A typed, idempotent consumer on its own quorum queue with delay-tier retries and a dead-letter queue.
@@ -216,9 +222,10 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
    * whose first copy is still being prepared or recorded here (the broker redelivered it after a lost
    * channel, or an outbox published it again after a lost commit) waits for that prepare and shares its
    * result instead of repeating its effect (an SMTP transaction, a webhook POST): the inbox then records
-   * one of the two and acks both. Held from the prepare's start until its copy settles.
+   * one of the two and acks both. Held from the prepare's start until its copy settles. Only with an inbox:
+   * a consumer without one would record both copies, so its own records must tell them apart instead.
    */
-  const preparing = new Map<string, Promise<Prepared>>();
+  const preparing = new Map<string, Share<Prepared>>();
 
   async function deliver(ch: Channel, msg: ConsumeMessage): Promise<void> {
     inFlight++;
@@ -256,33 +263,38 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       return deadLetter(ch, msg, attempt, 'invalid', decoded.error);
     }
     const message = decoded.message;
+    let share: Share<Prepared>;
     let prepared: Prepared;
-    // Only the copy that ran the prepare discards its result; a copy sharing it leaves it alone.
-    let owner = true;
     try {
-      if (!opts.prepare) prepared = undefined as Prepared;
-      else {
-        const key = message.id.toLowerCase();
-        const running = preparing.get(key);
-        if (running) {
-          owner = false;
-          metrics?.sharedPrepares.inc({ consumer: consumerId });
-          log.info({ message_id: message.id, type: message.type }, 'a copy of a message in flight here; sharing its prepare');
-          prepared = await running;
-        } else {
-          const prepare = opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered || attempt > 1 });
-          preparing.set(key, prepare);
+      const key = message.id.toLowerCase();
+      const running = useInbox ? preparing.get(key) : undefined;
+      if (running) {
+        running.copies++;
+        share = running;
+        metrics?.sharedPrepares.inc({ consumer: consumerId });
+        log.info({ message_id: message.id, type: message.type }, 'a copy of a message in flight here; sharing its prepare');
+      } else {
+        const result = (
+          opts.prepare
+            ? opts.prepare(message as Message<MatchingKeys<P>>, { redelivered: msg.fields.redelivered || attempt > 1 })
+            : Promise.resolve(undefined)
+        ) as Promise<Prepared>;
+        const created: Share<Prepared> = { result, copies: 1, handled: false };
+        share = created;
+        if (useInbox && opts.prepare) {
+          preparing.set(key, created);
           release.run = () => {
-            if (preparing.get(key) === prepare) preparing.delete(key);
+            if (preparing.get(key) === created) preparing.delete(key);
           };
-          prepared = await prepare;
         }
       }
+      prepared = await share.result;
+      share.prepared = prepared;
     } catch (err) {
       return fail(ch, msg, message, attempt, err);
     }
-    if (!batcher) return commitOne(ch, msg, message, prepared, attempt, 0, owner);
-    return new Promise<Outcome>((settled) => batcher.add({ ch, msg, message, prepared, attempt, settled, owner }));
+    if (!batcher) return commitOne(ch, msg, message, share, attempt);
+    return new Promise<Outcome>((settled) => batcher.add({ ch, msg, message, prepared, attempt, settled, share }));
   }
 
   /**
@@ -301,16 +313,8 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
    * One message in its own transaction: inbox row, handler, commit, ack, after-commit work. A failed
    * transaction is tried again after each of `recordRetriesMs` (unless the consumer is stopping).
    */
-  async function commitOne(
-    ch: Channel,
-    msg: ConsumeMessage,
-    message: Message,
-    prepared: Prepared,
-    attempt: number,
-    retry = 0,
-    owner = true,
-  ): Promise<Outcome> {
-    const discard = (result: Prepared) => owner && discardPrepared(result);
+  async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, share: Share<Prepared>, attempt: number, retry = 0): Promise<Outcome> {
+    const prepared = share.prepared as Prepared;
     try {
       const after: { run?: void | (() => void) } = {};
       const fresh = await opts.db.transaction().execute(async (trx) => {
@@ -320,12 +324,12 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         return true;
       });
       settle(ch, msg, 'ack');
-      if (!fresh) discard(prepared);
+      settleCopy(share, fresh);
       runAfter(after.run, message.id);
       return fresh ? 'ok' : 'duplicate';
     } catch (err) {
-      if (await recordAgain(err, retry, 1)) return commitOne(ch, msg, message, prepared, attempt, retry + 1, owner);
-      discard(prepared);
+      if (await recordAgain(err, retry, 1)) return commitOne(ch, msg, message, share, attempt, retry + 1);
+      settleCopy(share, false);
       return fail(ch, msg, message, attempt, err);
     }
   }
@@ -379,7 +383,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       if (await recordAgain(err, retry, items.length)) return commitBatch(items, retry + 1);
       if (items.length === 1) {
         const [item] = items as [Ready<Prepared>];
-        discard(item);
+        settleCopy(item.share, false);
         item.settled(await fail(item.ch, item.msg, item.message, item.attempt, err));
         return;
       }
@@ -389,27 +393,29 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       // otherwise each gets its own, all at once, so that no message waits out the others' retries unacked.
       const spent = isDatabaseUnavailable(err) ? retry : 0;
       await Promise.all(
-        items.map(async (item) => item.settled(await commitOne(item.ch, item.msg, item.message, item.prepared, item.attempt, spent, item.owner))),
+        items.map(async (item) => item.settled(await commitOne(item.ch, item.msg, item.message, item.share, item.attempt, spent))),
       );
       return;
     }
     metrics?.batchSize.observe({ consumer: consumerId }, items.length);
     for (const item of items) {
       settle(item.ch, item.msg, 'ack');
-      if (!fresh.has(item)) discard(item);
+      settleCopy(item.share, fresh.has(item));
       item.settled(fresh.has(item) ? 'ok' : 'duplicate');
     }
     runAfter(after.run);
   }
 
-  /** Discards a batch item's prepared result, when that copy ran the prepare. */
-  function discard(item: Ready<Prepared>): void {
-    if (item.owner) discardPrepared(item.prepared);
-  }
-
-  function discardPrepared(prepared: Prepared): void {
+  /**
+   * One copy of a message is done with its prepared result (`handled`: a handler saw it). The result is
+   * discarded once every copy holding it is done and none was handled: no handler will see it.
+   */
+  function settleCopy(share: Share<Prepared>, handled: boolean): void {
+    share.copies--;
+    if (handled) share.handled = true;
+    if (share.copies > 0 || share.handled) return;
     try {
-      opts.discard?.(prepared);
+      opts.discard?.(share.prepared as Prepared);
     } catch (err) {
       log.error({ err }, 'discarding a prepared result failed');
     }
