@@ -99,6 +99,11 @@ export type ChaosReport = {
   doubleEvents: Duplicate[];
   /** Deliveries (SMTP transactions to the MX) in flight when each `kill sender` struck, by the sender's gauge. */
   inFlightAtSenderKills: number;
+  /**
+   * Attempts made again after the process holding their claim died mid-attempt (smtp_deliveries_retaken_total,
+   * summed over every sender process of the run): the bound on MX duplicates.
+   */
+  retakenDeliveries: number;
 };
 
 const RCPT = 'chaos-rcpt.test';
@@ -333,6 +338,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const faults: FaultRecord[] = [];
   let inFlightAtSenderKills = 0;
+  // The sender's counter of retaken attempts, read before each fault that ends its process and at the end.
+  let retakenDeliveries = 0;
+  const readRetaken = async () =>
+    (retakenDeliveries += await metricSum(h.system.services.sender.url, 'smtp_deliveries_retaken_total').catch(() => 0));
 
   const stream = startStream(h, options.rate, log);
   try {
@@ -343,7 +352,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const [kind, target] = name.split(' ') as [string, string];
       if (kind === 'kill' || kind === 'term') {
         const service = target as ServiceName;
-        if (service === 'sender') inFlightAtSenderKills += kind === 'kill' ? await metricSum(h.system.services.sender.url, 'smtp_deliveries_in_flight').catch(() => 0) : 0;
+        if (service === 'sender') {
+          if (kind === 'kill') inFlightAtSenderKills += await metricSum(h.system.services.sender.url, 'smtp_deliveries_in_flight').catch(() => 0);
+          await readRetaken();
+        }
         expected.add(h.system.services[service].process);
         if (kind === 'kill') await h.system.kill(service);
         else await h.system.terminate(service);
@@ -362,6 +374,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         faults.push({ name, startedAt, endedAt, readyAfterMs: await untilAllReady(h.system) });
       } else {
         // The whole system: every service stopped gracefully, then started again.
+        await readRetaken();
         for (const service of SERVICE_NAMES) expected.add(h.system.services[service].process);
         await Promise.all(SERVICE_NAMES.map((service) => h.system.terminate(service)));
         const endedAt = Date.now();
@@ -378,7 +391,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   log(`stream stopped: ${stream.stats.accepted} emails accepted in ${stream.stats.requests} requests (${stream.stats.retries} retries)`);
 
   try {
-    return await quiesceAndReport(h, {
+    const report = await quiesceAndReport(h, {
       sent: [...stream.sent.values()].filter((s) => s.id !== undefined),
       stats: stream.stats,
       faults,
@@ -387,6 +400,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       inFlightAtSenderKills,
       log,
     });
+    await readRetaken();
+    return { ...report, retakenDeliveries };
   } finally {
     await stopHarness(h);
   }
@@ -405,7 +420,7 @@ async function quiesceAndReport(
     inFlightAtSenderKills: number;
     log: (line: string) => void;
   },
-): Promise<ChaosReport> {
+): Promise<Omit<ChaosReport, 'retakenDeliveries'>> {
   const ids = run.sent.map((s) => s.id as string);
   const notFinalNow = async () => {
     const { rows } = await h.direct.query<{ email_id: string }>(
@@ -520,7 +535,7 @@ export function describeReport(report: ChaosReport): string {
     `slowest answer ${report.slowestAnswerMs} ms`,
     ...report.faults.map((f) => `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after`),
     `not final ${report.notFinal.length}, not delivered ${report.notDelivered.length}, events missing ${report.eventsMissing.length}, queues not empty ${report.queuesNotEmpty.length}, unexpected exits ${report.unexpectedExits.length}`,
-    `MX duplicates: ${byCause(report.mxDuplicates)} (deliveries in flight at the sender's kills: ${report.inFlightAtSenderKills})`,
+    `MX duplicates: ${byCause(report.mxDuplicates)} (deliveries in flight at the sender's kills: ${report.inFlightAtSenderKills}; attempts retaken from a dead sender: ${report.retakenDeliveries})`,
     `webhook duplicates (same webhook-id): ${byCause(report.webhookDuplicates)}`,
     `events emitted twice: ${report.doubleEvents.length}`,
   ].join('\n');

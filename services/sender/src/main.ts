@@ -18,6 +18,7 @@ import type { SenderDb } from './db/schema.ts';
 import { createTrackingCipher } from './domain/tracking-links.ts';
 import { createUnsubscribeSigner } from './domain/unsubscribe-links.ts';
 import { internalRoutes } from './http/routes.ts';
+import { createDeliveryClaims } from './jobs/delivery-claims.ts';
 import { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
 import { createSenderMetrics } from './metrics.ts';
 import { createComposerPool, defaultComposerThreads } from './mime/composer.ts';
@@ -58,6 +59,9 @@ const box = createSecretBox(config.POSTLINE_SECRET_KEY);
 // Seals the open and click tracking links written into sent html (and opens them where they are served).
 const trackingCipher = createTrackingCipher(config.POSTLINE_SECRET_KEY);
 
+// Each SMTP transaction is claimed before it starts, so that a copy of its command elsewhere waits for it.
+const deliveryClaims = createDeliveryClaims({ db, now, logger });
+
 const deliverDeps: DeliverDeps = {
   db,
   mta,
@@ -74,6 +78,8 @@ const deliverDeps: DeliverDeps = {
   budget: createByteBudget(MESSAGE_MEMORY_BYTES),
   observe: senderMetrics.observeAttempt,
   tracking: { cipher: trackingCipher, publicBaseUrl: config.PUBLIC_BASE_URL },
+  claims: deliveryClaims,
+  onRetaken: () => senderMetrics.retaken.inc(),
 };
 
 // Each consumer with what it consumes, its name in logs. DELIVERY_CONCURRENCY=0: no `sender.deliver`
@@ -129,6 +135,8 @@ await runtime.start({
   parts: [
     { name: 'mta', start: () => undefined, stop: () => mta.close() },
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
+    // Stops after the consumers, once every attempt under way is over: then gives up its claims.
+    deliveryClaims.part,
     createIdempotencyPrune({ db, now, logger }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({

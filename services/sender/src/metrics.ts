@@ -7,6 +7,8 @@ export type SenderMetrics = {
   accepted: Counter<'kind'>;
   /** One delivery attempt that went to SMTP: its recipients' results and its duration (DeliverDeps.observe). */
   observeAttempt: (results: readonly RecipientResult[], seconds: number) => void;
+  /** An attempt made again after the process holding its claim died: its message may have gone out twice. */
+  retaken: Counter;
   /** Reports the deliveries under way on every scrape (the MTA's count). */
   watchDeliveriesInFlight: (count: () => number) => void;
 };
@@ -62,8 +64,14 @@ export function createSenderMetrics(registry: Metrics['registry'], waitingRecipi
       this.set(deliveriesInFlight());
     },
   });
+  const retaken = new Counter({
+    name: 'smtp_deliveries_retaken_total',
+    help: 'Delivery attempts made again after the process holding their claim died mid-attempt (the recipient may get the message twice)',
+    registers,
+  });
   return {
     accepted,
+    retaken,
     watchDeliveriesInFlight: (count) => void (deliveriesInFlight = count),
     observeAttempt: (attemptResults, seconds) => {
       attemptDuration.observe(seconds);

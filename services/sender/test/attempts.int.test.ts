@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb, createSecretBox, newId } from '@postline/platform';
-import { createTestDatabase, sequentialScans, type TestDatabase } from '@postline/testing';
+import { createTestDatabase, sequentialScans, waitFor, type TestDatabase } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import { pruneAcceptedRequests } from '../src/db/accepted-requests.ts';
 import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
@@ -20,6 +20,7 @@ import { createInProcessComposer } from '../src/mime/composer.ts';
 import type { Mta } from '../src/smtp/types.ts';
 import { acceptEmails } from '../src/use-cases/accept-emails.ts';
 import { applyDomainState } from '../src/use-cases/apply-domain-state.ts';
+import { createDeliveryClaims, type DeliveryClaims } from '../src/jobs/delivery-claims.ts';
 import { attemptDelivery, recordAttempts, type DeliverDeps, type DeliveryAttempt } from '../src/use-cases/deliver-emails.ts';
 import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/use-cases/suppressions.ts';
 
@@ -461,5 +462,102 @@ describe('on a table that grew after its statements were first planned, and was 
     } finally {
       await one.destroy();
     }
+  });
+});
+
+describe('delivery claims: one SMTP transaction per attempt across processes', () => {
+  const box = createSecretBox('0'.repeat(64));
+  const silent = { warn: () => undefined, error: () => undefined, info: () => undefined } as never;
+  const STALE_MS = 600;
+  let sending: SendingDomainRow;
+  const running: DeliveryClaims[] = [];
+
+  beforeAll(async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    sending = {
+      ...domain,
+      domain_id: newId(),
+      team_id: newId(),
+      name: 'claims.test',
+      dkim_private_key_encrypted: box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+    };
+    await db.insertInto('sending_domains').values(sending).execute();
+  });
+
+  afterAll(async () => {
+    for (const claims of running) await claims.part.stop();
+  });
+
+  /** A sender process: its own claims (refreshed while it runs) and an MTA that answers when told. */
+  function process(name: string) {
+    const claims = createDeliveryClaims({ db, now: () => new Date(), logger: silent, staleMs: STALE_MS });
+    claims.part.start();
+    running.push(claims);
+    const calls: string[] = [];
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const mta: Mta = {
+      deliver: async (request) => {
+        calls.push(name);
+        await answered;
+        return request.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, code: 250, response: '2.0.0 OK', mx: 'mx.far.test' }));
+      },
+      inFlight: () => 0,
+      close: () => Promise.resolve(),
+    };
+    let held = 0;
+    let retaken = 0;
+    const processDeps: DeliverDeps = {
+      ...deps(),
+      mta,
+      logger: silent,
+      claims: { claim: async (c) => { const r = await claims.claim(c); if (r.kind === 'held') held++; return r; }, release: claims.release },
+      heldPollMs: 50,
+      onRetaken: () => retaken++,
+    };
+    return { claims, calls, answer, deps: processDeps, held: () => held, retaken: () => retaken };
+  }
+
+  async function acceptOne(): Promise<string> {
+    const request = parsed({ from: 'hi@claims.test', to: ['someone@far.test'], subject: 'Claims', text: 'Hi' }, { now, batch: false });
+    const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain: sending }], now }, (ids) => ids);
+    return id as string;
+  }
+
+  const command = (id: string) => ({ team_id: sending.team_id, data: { email_id: id, domain: 'far.test', recipients: [0], attempt: 1 } });
+
+  it('a copy of the command in a second process waits for the transaction of the first and sends nothing', async () => {
+    const id = await acceptOne();
+    const a = process('a');
+    const b = process('b');
+    const first = attemptDelivery(a.deps, command(id));
+    await waitFor('the first transaction under way', () => a.calls.length === 1);
+    const copy = attemptDelivery(b.deps, command(id));
+    // The first process keeps its claim fresh well past the stale time: the copy keeps waiting.
+    await waitFor('the copy to find the claim held for three stale times', () => b.held() * 50 > 3 * STALE_MS, 10_000);
+    expect(b.calls).toEqual([]);
+
+    a.answer();
+    const made = await first;
+    await db.transaction().execute((trx) => recordAttempts(a.deps, trx, [made]));
+    expect(await copy).toEqual({ kind: 'skip' });
+    expect(b.calls).toEqual([]);
+    expect(b.retaken()).toBe(0);
+  });
+
+  it('a copy takes over the claim of a process that died mid-transaction once it is stale, sends again and counts it', async () => {
+    const id = await acceptOne();
+    // A process that claimed the attempt and died (SIGKILL): nothing refreshes its claim, no outcome comes.
+    const dead = createDeliveryClaims({ db, now: () => new Date(), logger: silent, staleMs: STALE_MS });
+    expect(await dead.claim({ emailId: id, firstPosition: 0, attempt: 1 })).toEqual({ kind: 'claimed', retaken: false });
+
+    const b = process('b');
+    b.answer();
+    const made = await attemptDelivery(b.deps, command(id));
+    expect(made).toMatchObject({ kind: 'attempted', results: [{ kind: 'delivered' }] });
+    // It waited while the claim was fresh, then sent once, counted as an attempt whose first outcome is unknown.
+    expect(b.held()).toBeGreaterThan(0);
+    expect(b.calls).toEqual(['b']);
+    expect(b.retaken()).toBe(1);
   });
 });

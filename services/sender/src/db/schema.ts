@@ -296,7 +296,11 @@ export type BroadcastRecipientsTable = {
   id: string;
 };
 
+/** An SMTP transaction recorded before it starts, by the process making it (db/delivery-claims.ts). */
+export type DeliveryClaimsTable = { email_id: string; first_position: number; attempt: number; instance_id: string; claimed_at: Date };
+
 export type SenderDb = MessagingTables & {
+  delivery_claims: DeliveryClaimsTable;
   sending_domains: SendingDomainsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;

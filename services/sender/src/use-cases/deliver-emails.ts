@@ -7,9 +7,10 @@
 import type { Kysely, Transaction } from 'kysely';
 import { timerMessage, type Logger, type OutboxMessage } from '@postline/platform';
 import { addSuppressions } from './suppressions.ts';
-import { enqueueAttemptMessages, loadAttachments, loadAttempts, type AttemptLoader } from '../db/attempts.ts';
+import { enqueueAttemptMessages, loadAttachments, loadAttempts, type AttemptLoader, type LoadedAttempt } from '../db/attempts.ts';
 import { findRawMime, isRawEmail } from '../db/emails.ts';
 import { addRecipientState, countRecentBounces, recipientStateColumns, updateRecipientStates } from '../db/recipients.ts';
+import type { ClaimResult, DeliveryClaim } from '../db/delivery-claims.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from '../db/schema.ts';
 import {
   attemptEffects,
@@ -62,6 +63,15 @@ export type DeliverDeps = {
   tracking?: { cipher: TrackingCipher; publicBaseUrl: string };
   /** Signs a raw email's stored MIME (mime/dkim.ts); default: one signer shared by this module's callers. */
   signRaw?: DkimSigner;
+  /**
+   * Records each SMTP transaction before it starts (jobs/delivery-claims.ts): `held` while another live
+   * process makes the same attempt. Without it, attempts are made unrecorded (tests of one process).
+   */
+  claims?: { claim: (claim: DeliveryClaim) => Promise<ClaimResult>; release: (claim: DeliveryClaim) => void };
+  /** How long a copy waits between looks at an attempt another live process holds. Default 1 s. */
+  heldPollMs?: number;
+  /** Counts an attempt made again after the process holding it died (its message may have gone out). */
+  onRetaken?: () => void;
 };
 
 /** The signer of raw emails when the deps name none: one, so that its opened keys are kept across attempts. */
@@ -74,9 +84,40 @@ export type DeliverCommand = { team_id: string | null; data: { email_id: string;
 export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand): Promise<DeliveryAttempt> {
   const { email_id: emailId, domain, recipients: positions, attempt } = command.data;
   if (!command.team_id) return { kind: 'skip' };
-  const query = { teamId: command.team_id, emailId, positions, attempt, now: deps.now() };
-  const loaded = deps.loadAttempt ? await deps.loadAttempt(query) : (await loadAttempts(deps.db, [query]))[0];
+  const query = { teamId: command.team_id, emailId, positions, attempt };
+  const load = async () => {
+    const at = { ...query, now: deps.now() };
+    return deps.loadAttempt ? await deps.loadAttempt(at) : (await loadAttempts(deps.db, [at]))[0];
+  };
+  const loaded = await load();
   if (!loaded) return { kind: 'skip' };
+  const claims = deps.claims;
+  if (!claims || domain === SANDBOX_DOMAIN) return attemptLoaded(deps, command, loaded);
+  // The attempt is recorded before its SMTP transaction. Another live process making the same attempt (a copy
+  // of this command redelivered to it) has its outcome coming: wait for it, and make the attempt only if
+  // that process dies first. A claim taken from a dead process is an attempt whose outcome is unknown.
+  const claim = { emailId, firstPosition: positions[0] ?? 0, attempt };
+  let current: LoadedAttempt | undefined = loaded;
+  for (;;) {
+    const claimed = await claims.claim(claim);
+    if (claimed.kind === 'claimed') {
+      if (claimed.retaken) deps.onRetaken?.();
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, deps.heldPollMs ?? 1_000));
+    current = await load();
+    if (!current) return { kind: 'skip' };
+  }
+  try {
+    return await attemptLoaded(deps, command, current);
+  } finally {
+    claims.release(claim);
+  }
+}
+
+/** Makes the attempt of a loaded command (its SMTP transaction unless nothing is left to send). */
+async function attemptLoaded(deps: DeliverDeps, command: DeliverCommand, loaded: LoadedAttempt): Promise<DeliveryAttempt> {
+  const { email_id: emailId, domain, attempt } = command.data;
   const { email, recipients, sending, suppressed } = loaded;
   const done = (results: RecipientResult[]): DeliveryAttempt => ({ kind: 'attempted', email, recipients, results, attempt, domain });
   if (!sending?.sending_verified) return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));

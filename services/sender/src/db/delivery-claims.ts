@@ -1,0 +1,58 @@
+// Delivery claims (migration 202612041000_delivery_claims): an SMTP transaction recorded before it starts.
+import { sql, type Kysely } from 'kysely';
+import type { SenderDb } from './schema.ts';
+
+/** One delivery attempt: an email, the first recipient position of its command, the attempt number. */
+export type DeliveryClaim = { emailId: string; firstPosition: number; attempt: number };
+
+export type ClaimResult =
+  /** This process holds the claim: make the attempt. `retaken`: from a process that stopped holding it. */
+  | { kind: 'claimed'; retaken: boolean }
+  /** Another process holds it and keeps it fresh: its outcome is coming. */
+  | { kind: 'held' };
+
+/**
+ * Claims a delivery attempt for `instanceId`: a new claim, one this process holds already, or one not kept
+ * fresh since `staleBefore` (its process died, or gave the attempt up without recording it, so whether its
+ * message went out is unknown). One statement.
+ */
+export async function claimDelivery(
+  db: Kysely<SenderDb>,
+  claim: DeliveryClaim,
+  instanceId: string,
+  now: Date,
+  staleBefore: Date,
+): Promise<ClaimResult> {
+  const { rows } = await sql<{ previous: string | null }>`with previous as (
+      select instance_id from delivery_claims
+      where email_id = ${claim.emailId} and first_position = ${claim.firstPosition} and attempt = ${claim.attempt}
+    )
+    insert into delivery_claims as c (email_id, first_position, attempt, instance_id, claimed_at)
+    values (${claim.emailId}, ${claim.firstPosition}, ${claim.attempt}, ${instanceId}, ${now})
+    on conflict (email_id, first_position, attempt) do update set instance_id = excluded.instance_id, claimed_at = excluded.claimed_at
+      where c.instance_id = excluded.instance_id or c.claimed_at < ${staleBefore}
+    returning (select instance_id from previous)::text as previous`.execute(db);
+  const [row] = rows;
+  if (!row) return { kind: 'held' };
+  return { kind: 'claimed', retaken: row.previous !== null && row.previous !== instanceId };
+}
+
+/** Keeps this process's claims of attempts under way fresh. */
+export async function refreshClaims(db: Kysely<SenderDb>, instanceId: string, claims: readonly DeliveryClaim[], now: Date): Promise<void> {
+  if (claims.length === 0) return;
+  await sql`update delivery_claims c set claimed_at = ${now}
+    from unnest(${claims.map((c) => c.emailId)}::uuid[], ${claims.map((c) => c.firstPosition)}::int[], ${claims.map((c) => c.attempt)}::int[])
+      as k (email_id, first_position, attempt)
+    where c.email_id = k.email_id and c.first_position = k.first_position and c.attempt = k.attempt
+      and c.instance_id = ${instanceId}`.execute(db);
+}
+
+/** Gives up this process's claims (at shutdown, every attempt recorded): copies may take them at once. */
+export async function releaseClaims(db: Kysely<SenderDb>, instanceId: string): Promise<void> {
+  await db.deleteFrom('delivery_claims').where('instance_id', '=', instanceId).execute();
+}
+
+/** Forgets claims older than `before`: their attempts are long recorded or given up. */
+export async function pruneClaims(db: Kysely<SenderDb>, before: Date): Promise<void> {
+  await db.deleteFrom('delivery_claims').where('claimed_at', '<', before).execute();
+}
