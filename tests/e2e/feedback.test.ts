@@ -3,7 +3,7 @@
 // them, with nodemailer: a DSN (null reverse-path) to the VERP address its MAIL FROM was, and an ARF
 // complaint to the return path's abuse mailbox naming that VERP address inside. The customer's webhook
 // receiver gets email.bounced / email.complained, and the suppression list has the address; a forged VERP
-// tag changes nothing. A broadcast's List-Unsubscribe mailto, mailed back, unsubscribes the contact.
+// tag changes nothing; a message sent through the SMTP relay ends the same way. A broadcast's List-Unsubscribe mailto, mailed back, unsubscribes the contact.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
@@ -70,11 +70,34 @@ afterAll(async () => {
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
 
-/** Sends one email to `to` and returns its id and the message the sink MX got (its MAIL FROM is the VERP). */
-async function sendOne(to: string, subject = 'Your receipt'): Promise<{ id: string; message: SinkMessage }> {
-  const { id } = dataOf(
-    await resend.emails.send({ from: `Acme <news@${DOMAIN}>`, to, subject, text: 'Thanks for your order.' }),
-  );
+/** Sends one message through the SMTP relay as a mail client would (STARTTLS, AUTH with the API key); its id. */
+async function relayOne(to: string, subject: string): Promise<string> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: system.smtp.relay,
+    requireTLS: true,
+    tls: { rejectUnauthorized: false },
+    auth: { user: 'postline', pass: apiKey },
+  });
+  try {
+    const info = await transport.sendMail({ from: `Acme <news@${DOMAIN}>`, to, subject, text: 'Thanks for your order.' });
+    const id = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(info.response)?.[0];
+    if (!id) throw new Error(`no email id in the relay's answer: ${info.response}`);
+    return id;
+  } finally {
+    transport.close();
+  }
+}
+
+/**
+ * Sends one email to `to` (with the SDK, or through the SMTP relay) and returns its id and the message the
+ * sink MX got (its MAIL FROM is the VERP address).
+ */
+async function sendOne(to: string, subject = 'Your receipt', via: 'api' | 'relay' = 'api'): Promise<{ id: string; message: SinkMessage }> {
+  const id =
+    via === 'relay'
+      ? await relayOne(to, subject)
+      : dataOf(await resend.emails.send({ from: `Acme <news@${DOMAIN}>`, to, subject, text: 'Thanks for your order.' })).id;
   await events.waitFor(
     `email.delivered ${id}`,
     (m) => m.routingKey === 'email.delivered' && m.envelope.data.email_id === id,
@@ -272,6 +295,26 @@ describe('bounces and complaints mailed back to the return path', () => {
     expect(deliveriesOf('email.bounced', id)).toEqual([]);
     expect((await suppression(to)).status).toBe(404);
     expect((await resend.emails.get(id)).data?.last_event).toBe('delivered');
+  });
+});
+
+describe('a message sent through the SMTP relay, bounced and complained about later', () => {
+  it('bounces and is suppressed on a DSN to its VERP address', async () => {
+    const to = `${unique('relayed-gone')}@${RCPT}`;
+    const { id, message } = await sendOne(to, 'Relayed receipt', 'relay');
+    await sendToMx({ from: '', to: message.from }, dsn(message.from, to, '5.1.1', `550 5.1.1 <${to}>: User unknown`));
+    await receiver.waitFor('email.bounced', () => deliveriesOf('email.bounced', id).length === 1, 30_000);
+    await waitFor('the address suppressed', async () => (await suppression(to)).status === 200);
+    expect((await suppression(to)).body).toMatchObject({ email: to, origin: 'bounce', source_id: id });
+  });
+
+  it('is complained about and suppressed on an ARF report to the abuse mailbox', async () => {
+    const to = `${unique('relayed-angry')}@${RCPT}`;
+    const { id, message } = await sendOne(to, 'Relayed receipt', 'relay');
+    await sendToMx({ from: 'fbl-bounces@mail.rcpt.test', to: `abuse@${RETURN_PATH}` }, arf(message.from, to));
+    await receiver.waitFor('email.complained', () => deliveriesOf('email.complained', id).length === 1, 30_000);
+    await waitFor('the address suppressed', async () => (await suppression(to)).status === 200);
+    expect((await suppression(to)).body).toMatchObject({ email: to, origin: 'complaint', source_id: id });
   });
 });
 
