@@ -372,7 +372,16 @@ function topicSuppressedEvents(email: EmailRow, optOuts: readonly TopicOptOut[])
   );
 }
 
-export type SingleAccept = { teamId: string; request: EmailRequest; keyDomainId: string | undefined; now: Date };
+export type SingleAccept = {
+  teamId: string;
+  request: EmailRequest;
+  keyDomainId: string | undefined;
+  now: Date;
+  /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
+  raw?: RawAccepted;
+  /** A raw email's MAIL FROM domain when it differs from its From domain: the team must send from it too. */
+  envelopeFromDomain?: string;
+};
 
 /**
  * Accepts single emails (POST /emails without an idempotency key) in groups: requests that arrive while
@@ -387,15 +396,20 @@ export function createSingleAccepts(
   opts: { maxItems?: number; maxConcurrent?: number } = {},
 ): SingleAccepts {
   type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
+  const envelopeSend = (job: Job) => ({ teamId: job.teamId, request: { ...job.request, fromDomain: job.envelopeFromDomain as string } });
   const acceptGroup = async (jobs: Job[]) => {
-    const { domains, topics } = await lookUpSends(db, jobs);
+    const { domains, topics } = await lookUpSends(db, [...jobs, ...jobs.filter((job) => job.envelopeFromDomain).map(envelopeSend)]);
     const allowed: { job: Job; accepted: Accepted }[] = [];
     for (const job of jobs) {
       const sender = checkSender(domains(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
+      const envelopeSender = job.envelopeFromDomain
+        ? checkSender(domains(job.teamId, job.envelopeFromDomain), envelopeSend(job).request, job.keyDomainId)
+        : undefined;
       const topic = topicOf(topics, job.teamId, job.request);
       if (!sender.ok) job.reject(new SenderRefused(sender.message));
+      else if (envelopeSender && !envelopeSender.ok) job.reject(new SenderRefused(envelopeSender.message));
       else if (topic instanceof ApiError) job.reject(topic);
-      else allowed.push({ job, accepted: { request: job.request, domain: sender.domain, topic } });
+      else allowed.push({ job, accepted: { request: job.request, domain: sender.domain, topic, ...(job.raw ? { raw: job.raw } : {}) } });
     }
     if (allowed.length === 0) return;
     // Emails of several teams in one statement: each row's team is its sending domain's.

@@ -10,10 +10,10 @@ import { findSendingDomains } from '../db/sending-domains.ts';
 import { parseRawEmail, type RawEnvelope } from '../domain/raw-email.ts';
 import { readRawMessage, UnreadableMessage } from '../mime/raw-parse.ts';
 import { preparedRawMessage, splitRawMessage } from '../mime/raw-message.ts';
-import { acceptEmails, checkSender } from './accept-emails.ts';
+import { acceptEmails, checkSender, SenderRefused, type SingleAccepts } from './accept-emails.ts';
 import { refusalError } from './refusal-error.ts';
 
-export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date };
+export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 
 /** RFC 5322 date-time in UTC (`Wed, 25 Nov 2026 13:00:00 +0000`). */
 function rfc5322Date(at: Date): string {
@@ -54,6 +54,31 @@ export async function acceptRawEmail(
   if (!parsed.ok) throw refusalError(parsed.refusal);
   const { request, recipients, envelopeFromDomain, messageId } = parsed.email;
 
+  const added = [
+    ...(parsed.email.addMessageId ? [{ name: 'Message-ID', value: messageId }] : []),
+    ...(fields.hasDate ? [] : [{ name: 'Date', value: rfc5322Date(now) }]),
+  ];
+  const mime = preparedRawMessage(parts, added);
+  const raw = { id, recipients, messageId, mime };
+  const otherEnvelopeDomain = envelopeFromDomain && envelopeFromDomain !== request.fromDomain ? envelopeFromDomain : undefined;
+  if (input.idempotencyKey === undefined) {
+    // Written together with the other single emails arriving meanwhile (one lookup, one statement, one commit).
+    try {
+      const accepted = await deps.singles.accept({
+        teamId,
+        request,
+        keyDomainId,
+        now,
+        raw,
+        ...(otherEnvelopeDomain ? { envelopeFromDomain: otherEnvelopeDomain } : {}),
+      });
+      return { id: accepted };
+    } catch (err) {
+      if (err instanceof SenderRefused) throw validationError(err.message, 403);
+      throw err;
+    }
+  }
+
   const names = [
     request.fromDomain,
     ...(envelopeFromDomain && envelopeFromDomain !== request.fromDomain ? [envelopeFromDomain] : []),
@@ -73,16 +98,11 @@ export async function acceptRawEmail(
     if (!envelopeSender.ok) throw validationError(envelopeSender.message, 403);
   }
 
-  const added = [
-    ...(parsed.email.addMessageId ? [{ name: 'Message-ID', value: messageId }] : []),
-    ...(fields.hasDate ? [] : [{ name: 'Date', value: rfc5322Date(now) }]),
-  ];
-  const mime = preparedRawMessage(parts, added);
   return acceptEmails(
     deps.db,
     {
       idempotency: input.idempotencyKey,
-      emails: [{ request, domain: sender.domain, raw: { id, recipients, messageId, mime } }],
+      emails: [{ request, domain: sender.domain, raw }],
       now,
     },
     (ids) => ({ id: ids[0] as string }),
