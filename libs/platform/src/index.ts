@@ -10,6 +10,7 @@ export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } fr
 export { verpAddress, parseVerp, verpKeyOf, type VerpInput, type VerpToken } from './crypto/verp.ts';
 export { classifyReply, parseEnhancedCode, expiredDeferralSubType, type BounceClass } from './mail/bounce-classification.ts';
 export { createLinkSigner, linkUrl, LINK_PATHS, type Link, type LinkKind, type LinkSigner } from './crypto/public-links.ts';
+export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
 export {
   ApiError,
   notFound,

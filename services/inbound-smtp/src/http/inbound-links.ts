@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { LINK_PATHS, route, TEAM_HEADER } from '@postline/platform';
+import { LINK_PATHS, route, sendDownload, TEAM_HEADER } from '@postline/platform';
 import { openInboundLink, type ReceivedEmailDeps } from '../use-cases/received-emails.ts';
 
 /**
@@ -13,14 +13,9 @@ export function inboundLinkRoutes(deps: ReceivedEmailDeps): Router {
   route(router, `${LINK_PATHS.inbound}/:token`, {
     get: async (req, res) => {
       // HEAD answers the size without reading the bytes.
-      const head = req.method === 'HEAD';
-      const download = await openInboundLink(deps, req.params.token ?? '', !head);
+      const download = await openInboundLink(deps, req.params.token ?? '', req.method !== 'HEAD');
       publicHeaders(res, download.teamId);
-      // Content-Disposition built by express (RFC 6266 quoting, a non-ASCII name as filename*).
-      res.attachment(download.filename);
-      res.setHeader('content-type', headerSafeType(download.contentType));
-      if (head) res.setHeader('content-length', String(download.size)).end();
-      else res.send(download.content ?? Buffer.alloc(0));
+      sendDownload(req, res, download);
     },
   });
   return router;
@@ -36,14 +31,4 @@ function publicHeaders(res: Response, teamId: string): void {
     'cache-control': 'private, no-store',
     'x-robots-tag': 'noindex',
   });
-}
-
-/**
- * A content type as a header may carry it: a received part may name any type with any parameters, and Node
- * refuses a header with characters outside visible ASCII, so such a type goes out as its bare `type/subtype`.
- */
-function headerSafeType(type: string): string {
-  if (/^[\t\x20-\x7e]*$/.test(type)) return type;
-  const bare = type.split(';')[0]?.trim() ?? '';
-  return /^[\x21-\x7e]+$/.test(bare) ? bare : 'application/octet-stream';
 }

@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
-import { LINK_PATHS, parseInput, route, TEAM_HEADER, teamOf } from '@postline/platform';
+import { LINK_PATHS, parseInput, route, sendDownload, TEAM_HEADER, teamOf } from '@postline/platform';
 import {
   getAttachmentLink,
   listAttachmentLinks,
@@ -82,14 +82,9 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
   route(router, `${LINK_PATHS.download}/:token`, {
     get: async (req, res) => {
       // HEAD answers the size without reading the bytes.
-      const head = req.method === 'HEAD';
-      const download = await openDownloadLink(deps, req.params.token ?? '', !head);
+      const download = await openDownloadLink(deps, req.params.token ?? '', req.method !== 'HEAD');
       publicHeaders(res, download.teamId);
-      res.attachment(download.filename);
-      // As the message carried it (res.type would add a charset to text types).
-      res.setHeader('content-type', headerSafeType(download.contentType));
-      if (head) res.setHeader('content-length', String(download.size)).end();
-      else res.send(download.content ?? Buffer.alloc(0));
+      sendDownload(req, res, download);
     },
   });
   return router;
@@ -106,16 +101,6 @@ function publicHeaders(res: Response, teamId: string): void {
     'cache-control': 'private, no-store',
     'x-robots-tag': 'noindex',
   });
-}
-
-/**
- * A content type as a header may carry it: the API accepts any parameters after `;`, and Node refuses a
- * header with characters outside visible ASCII, so such a type goes out as its bare `type/subtype`.
- */
-function headerSafeType(type: string): string {
-  if (/^[\t\x20-\x7e]*$/.test(type)) return type;
-  const bare = type.split(';')[0]?.trim() ?? '';
-  return /^[\x21-\x7e]+$/.test(bare) ? bare : 'application/octet-stream';
 }
 
 const ShareBody = z.object({ expires_in: z.unknown().optional() });
