@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { claimIdempotencyKey } from '../src/db/idempotency.ts';
-import { requestHash } from '../src/domain/idempotency.ts';
+import { sql } from 'kysely';
+import { IN_FLIGHT_STALE_SECONDS, requestHash } from '../src/domain/idempotency.ts';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 let gw: Gateway;
@@ -34,6 +35,22 @@ describe('Idempotency-Key', () => {
     const other = await call(gw, 'POST', '/emails', { key: team.apiKey, body: { ...body, subject: 'x' }, headers: { 'idempotency-key': 'busy' } });
     expect(other.status).toBe(409);
     expect(other.body.name).toBe('invalid_idempotent_request');
+  });
+
+  it('lets a retry take over a key left in flight past any forward by a gateway that died, and not before', async () => {
+    const team = await gw.createTeam();
+    const hash = requestHash('POST', '/emails', body);
+    for (const key of ['crashed', 'recent']) await claimIdempotencyKey(gw.db, { teamId: team.teamId, key, requestHash: hash, ttlSeconds: 60 });
+    const backdate = (key: string, seconds: number) =>
+      sql`update idempotency_keys set created_at = now() - make_interval(secs => ${seconds}) where team_id = ${team.teamId} and key = ${key}`.execute(gw.db);
+    await backdate('crashed', IN_FLIGHT_STALE_SECONDS + 1);
+    await backdate('recent', IN_FLIGHT_STALE_SECONDS - 10);
+
+    const recent = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'recent' } });
+    expect(recent.body.name).toBe('concurrent_idempotent_requests');
+    // Taken over and forwarded: this gateway has no sender to reach, so the retry's own answer is a 503.
+    const crashed = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'crashed' } });
+    expect(crashed.status).toBe(503);
   });
 
   it('releases the key when the owner cannot be reached, so a retry is processed', async () => {

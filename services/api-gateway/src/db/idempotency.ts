@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { deleteInBatches, newId } from '@postline/platform';
+import { IN_FLIGHT_STALE_SECONDS } from '../domain/idempotency.ts';
 import type { GatewayDb, IdempotencyRecord } from './schema.ts';
 
 export type Claim =
@@ -8,13 +9,15 @@ export type Claim =
 
 /**
  * Claims (team, key) for a new request, or returns the record already there. An expired record is taken
- * over as if new, and so is one left in flight for minutes by a gateway that died mid-request (the key
- * is forwarded to the owner, which deduplicates on it, so the retry cannot send twice). The claim is a single statement so two concurrent requests cannot both win.
+ * over as if new, and so is one left in flight for `staleSeconds` by a gateway that died mid-request (the
+ * key is forwarded to the owner, which deduplicates on it, so the retry cannot send twice). The claim is a
+ * single statement so two concurrent requests cannot both win.
  */
 export async function claimIdempotencyKey(
   db: Kysely<GatewayDb>,
-  input: { teamId: string; key: string; requestHash: string; ttlSeconds: number },
+  input: { teamId: string; key: string; requestHash: string; ttlSeconds: number; staleSeconds?: number },
 ): Promise<Claim> {
+  const staleSeconds = input.staleSeconds ?? IN_FLIGHT_STALE_SECONDS;
   const claimId = newId();
   const claimed = await sql<{ key: string }>`
     insert into idempotency_keys (team_id, key, request_hash, state, claim_id, expires_at)
@@ -23,7 +26,7 @@ export async function claimIdempotencyKey(
       set request_hash = excluded.request_hash, state = 'in_flight', claim_id = excluded.claim_id, response_status = null,
           response_headers = null, response_body = null, created_at = now(), expires_at = excluded.expires_at
       where idempotency_keys.expires_at <= now()
-         or (idempotency_keys.state = 'in_flight' and idempotency_keys.created_at < now() - interval '2 minutes')
+         or (idempotency_keys.state = 'in_flight' and idempotency_keys.created_at < now() - make_interval(secs => ${staleSeconds}))
     returning key`.execute(db);
   if (claimed.rows.length > 0) return { kind: 'claimed', claimId };
   const record = await db

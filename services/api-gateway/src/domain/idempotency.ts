@@ -5,6 +5,17 @@ import { sha256Hex } from '@postline/platform';
 /** How long a claimed key is kept, in the seconds the claim query takes. */
 export const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_KEY_LIFETIME_MS / 1000;
 
+/** The longest the gateway waits for an owner's answer (headers, and between body chunks). */
+export const FORWARD_TIMEOUT_MS = 30_000;
+
+/**
+ * A key in flight for longer than any forward can last (with a margin for the claim and the record) belongs
+ * to a request its gateway never finished (it crashed): the client's retry takes the key over, and the
+ * owner, which deduplicates on the key, cannot act twice. Before that, a retry is answered 409
+ * concurrent_idempotent_requests.
+ */
+export const IN_FLIGHT_STALE_SECONDS = FORWARD_TIMEOUT_MS / 1000 + 15;
+
 /** JSON with object keys sorted, so that the same body sent with another key order hashes the same. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

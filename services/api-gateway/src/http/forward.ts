@@ -18,9 +18,9 @@ import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
 import { rawEmailOf } from './raw-email.ts';
+import { FORWARD_TIMEOUT_MS } from '../domain/idempotency.ts';
 
 const PASS_HEADERS = ['x-batch-validation', 'x-resend-batch-validation', 'user-agent', 'x-request-id'];
-const FORWARD_TIMEOUT_MS = 30_000;
 
 /**
  * Bodies the gateway passes on as they come, unparsed, with their own content type: the CSV upload of a
