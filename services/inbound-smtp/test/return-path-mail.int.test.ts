@@ -112,12 +112,14 @@ describe('recordReturnPathMail', () => {
           subType: 'General',
           diagnosticCode: [expect.stringContaining('550 5.1.1')],
         }),
+        suppress: true,
       },
       {
         email_id: EMAIL(2),
         recipient: 'Bob@Example.net',
         kind: 'bounce',
         bounce: expect.objectContaining({ type: 'Transient', subType: 'MailboxFull' }),
+        suppress: false,
       },
     ]);
     const [row] = await rowsFor(VX);
@@ -150,6 +152,7 @@ describe('recordReturnPathMail', () => {
         recipient_position: 0,
         kind: 'bounce',
         bounce: expect.objectContaining({ type: 'Permanent', subType: 'General' }),
+        suppress: true,
       },
     ]);
   });

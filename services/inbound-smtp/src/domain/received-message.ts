@@ -83,7 +83,9 @@ export function receivedFields(parsed: ParsedMessage, fallbackMessageId: string)
  * refused by text and jsonb columns, so it is dropped; the raw message keeps it.
  */
 export function storable(value: string): string {
-  return value.includes('\0') ? value.replaceAll('\0', '') : value;
+  // A lone UTF-16 surrogate (an encoded word decoded from UTF-16 halfway) is not text JSON may carry either.
+  const whole = value.isWellFormed() ? value : value.toWellFormed();
+  return whole.includes('\0') ? whole.replaceAll('\0', '') : whole;
 }
 
 /**
@@ -94,7 +96,8 @@ export function storable(value: string): string {
 export function headerMap(lines: readonly { key: string; line: string }[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, line } of lines) {
-    const name = key.toLowerCase();
+    // A name is the client's bytes too: it may hold a NUL, which Postgres refuses in text and jsonb.
+    const name = storable(key.toLowerCase());
     if (Object.hasOwn(headers, name)) continue;
     const colon = line.indexOf(':');
     const raw = colon < 0 ? '' : line.slice(colon + 1);

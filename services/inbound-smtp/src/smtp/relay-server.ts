@@ -169,17 +169,20 @@ export function createRelayServers(deps: RelayServerDeps): {
         () => callback(asError(RELAY_REPLIES.authUnavailable)),
       );
     },
+    // Both answer on the next turn, never within smtp-server's own call: its stream's continue() runs the
+    // waiting callback and only then clears it, so an answer given synchronously lets a client's pipelined
+    // second message end inside that call, and the callback that message installed is cleared with the old
+    // one (the session then never answers again).
     onMailFrom(address, _session, callback) {
-      callback(addressRefusal(address.address));
+      const refusal = addressRefusal(address.address);
+      setImmediate(() => callback(refusal));
     },
     onRcptTo(address, session, callback) {
       const refusal = addressRefusal(address.address);
-      if (refusal) return callback(refusal);
       const rcptTo = session.envelope.rcptTo;
       const known = rcptTo.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
-      if (!known && rcptTo.length >= limits.maxRecipients)
-        return callback(asError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)));
-      callback();
+      const tooMany = !refusal && !known && rcptTo.length >= limits.maxRecipients;
+      setImmediate(() => callback(refusal ?? (tooMany ? asError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)) : undefined)));
     },
     onData(stream, session, callback) {
       const entry = sessions.get(session.id);
