@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import { describeReport, runChaos, type ChaosOptions } from './chaos.ts';
 
 const FULL: ChaosOptions = { rate: 40, cutMs: 15_000, settleMs: 10_000 };
-const SHORT: ChaosOptions = { rate: 15, cutMs: 4_000, settleMs: 2_500 };
+const SHORT: ChaosOptions = { rate: 15, cutMs: 3_000, settleMs: 1_500 };
 const full = process.env.CHAOS === 'full';
 
 describe('the chaos suite', () => {
