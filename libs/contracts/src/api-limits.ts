@@ -26,7 +26,9 @@ export const SEND_EMAIL_BODY = {
  * POST /emails with `Content-Type: message/rfc822` (what the SMTP relay submits): the message's raw bytes,
  * at most 40 MB (the reference's limit on an email with its attachments after encoding), its envelope in
  * the Postline-Envelope-* headers. Read whole by the gateway (the idempotency hash covers the bytes) and by
- * the sender, a few at a time per process.
+ * the sender: a body that declares at most `unslottedBytes` at once, a larger one (or one of unknown
+ * length) `maxConcurrent` at a time per process, so that large messages cannot exhaust memory while the
+ * usual small ones never wait behind them.
  */
 export const RAW_EMAIL_BODY = {
   method: 'POST',
@@ -34,7 +36,14 @@ export const RAW_EMAIL_BODY = {
   type: 'message/rfc822',
   limitBytes: 40 * 1024 * 1024,
   maxConcurrent: 4,
+  unslottedBytes: 1024 * 1024,
 } as const;
+
+/** Whether a raw email's body must wait for one of RAW_EMAIL_BODY's slots (its declared length, if any). */
+export function rawBodyNeedsSlot(contentLength: string | undefined): boolean {
+  const declared = contentLength === undefined ? Number.NaN : Number(contentLength);
+  return !(Number.isFinite(declared) && declared <= RAW_EMAIL_BODY.unslottedBytes);
+}
 
 /** The envelope of a raw email: MAIL FROM (may be empty) and the RCPT TO addresses, comma-separated. */
 export const ENVELOPE_FROM_HEADER = 'postline-envelope-from';

@@ -77,6 +77,7 @@ export {
   ENVELOPE_TO_HEADER,
   IDEMPOTENCY_KEY_LIFETIME_MS,
   RAW_EMAIL_BODY,
+  rawBodyNeedsSlot,
   RELAY_ONLY_HEADERS,
   SEND_EMAIL_BODY,
 } from './api-limits.ts';

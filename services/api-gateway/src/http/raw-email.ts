@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, RAW_EMAIL_BODY } from '@postline/contracts';
+import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, RAW_EMAIL_BODY, rawBodyNeedsSlot } from '@postline/contracts';
 import { ApiError, createSlots } from '@postline/platform';
 import { normalizePath } from '../domain/routes.ts';
 
@@ -50,7 +50,7 @@ function tooLarge(): ApiError {
 
 /**
  * Reads the body of POST /emails with `Content-Type: message/rfc822` (what the SMTP relay submits) into
- * memory, at most RAW_EMAIL_BODY.limitBytes (else 413), a few bodies at a time per process: the
+ * memory, at most RAW_EMAIL_BODY.limitBytes (else 413), large ones a few at a time per process: the
  * idempotency hash covers its bytes, and it is forwarded to the sender as it came. Runs after
  * authentication and the rate limit, so an unauthenticated or limited client's body is never read.
  */
@@ -67,7 +67,7 @@ export function rawEmailBody(): RequestHandler {
     };
     (res.locals as RawLocals).rawEmailSummary = summary;
     if (length !== undefined && Number(length) > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
-    const release = await slots.acquire();
+    const release = rawBodyNeedsSlot(length) ? await slots.acquire() : () => undefined;
     // Held until the answer is sent or the client goes (`release` acts once): the bytes live that long.
     res.once('finish', release);
     res.once('close', release);

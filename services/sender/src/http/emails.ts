@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, PaginationQuery, RAW_EMAIL_BODY } from '@postline/contracts';
+import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, PaginationQuery, RAW_EMAIL_BODY, rawBodyNeedsSlot } from '@postline/contracts';
 import {
   ApiError,
   createSlots,
@@ -45,7 +45,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     post: async (req, res) => {
       const teamId = teamOf(res);
       if (req.is(RAW_EMAIL_BODY.type) === RAW_EMAIL_BODY.type) {
-        const release = await rawSlots.acquire();
+        const release = rawBodyNeedsSlot(req.header('content-length')) ? await rawSlots.acquire() : () => undefined;
         try {
           const body = await acceptRawEmail(deps, {
             teamId,
