@@ -60,7 +60,7 @@ const box = createSecretBox(config.POSTLINE_SECRET_KEY);
 const trackingCipher = createTrackingCipher(config.POSTLINE_SECRET_KEY);
 
 // Each SMTP transaction is claimed before it starts, so that a copy of its command elsewhere waits for it.
-const deliveryClaims = createDeliveryClaims({ db, now, logger });
+const deliveryClaims = createDeliveryClaims({ db, logger });
 
 const deliverDeps: DeliverDeps = {
   db,
@@ -135,7 +135,7 @@ await runtime.start({
   parts: [
     { name: 'mta', start: () => undefined, stop: () => mta.close() },
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
-    // Stops after the consumers, once every attempt under way is over: then gives up its claims.
+    // Stops after the consumers: the claims of attempts they settled are released, the others go stale.
     deliveryClaims.part,
     createIdempotencyPrune({ db, now, logger }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },

@@ -66,7 +66,7 @@ export function createSenderMetrics(registry: Metrics['registry'], waitingRecipi
   });
   const retaken = new Counter({
     name: 'smtp_deliveries_retaken_total',
-    help: 'Delivery attempts made again after the process holding their claim died mid-attempt (the recipient may get the message twice)',
+    help: 'Delivery attempts made again after the process holding their claim died or gave the attempt up unrecorded (the recipient may get the message twice)',
     registers,
   });
   return {

@@ -484,13 +484,13 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
     await db.insertInto('sending_domains').values(sending).execute();
   });
 
-  afterAll(async () => {
-    for (const claims of running) await claims.part.stop();
+  afterAll(() => {
+    for (const claims of running) claims.part.stop();
   });
 
   /** A sender process: its own claims (refreshed while it runs) and an MTA that answers when told. */
   function process(name: string) {
-    const claims = createDeliveryClaims({ db, now: () => new Date(), logger: silent, staleMs: STALE_MS });
+    const claims = createDeliveryClaims({ db, logger: silent, staleMs: STALE_MS });
     claims.part.start();
     running.push(claims);
     const calls: string[] = [];
@@ -548,7 +548,7 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
   it('a copy takes over the claim of a process that died mid-transaction once it is stale, sends again and counts it', async () => {
     const id = await acceptOne();
     // A process that claimed the attempt and died (SIGKILL): nothing refreshes its claim, no outcome comes.
-    const dead = createDeliveryClaims({ db, now: () => new Date(), logger: silent, staleMs: STALE_MS });
+    const dead = createDeliveryClaims({ db, logger: silent, staleMs: STALE_MS });
     expect(await dead.claim({ emailId: id, firstPosition: 0, attempt: 1 })).toEqual({ kind: 'claimed', retaken: false });
 
     const b = process('b');

@@ -36,7 +36,16 @@ import { emailEventsOf } from './email-events.ts';
 /** A `sender.deliver` command once made: nothing to attempt, or the result of each recipient it reached. */
 export type DeliveryAttempt =
   | { kind: 'skip' }
-  | { kind: 'attempted'; email: EmailRow; recipients: RecipientRow[]; results: RecipientResult[]; attempt: number; domain: string };
+  | {
+      kind: 'attempted';
+      email: EmailRow;
+      recipients: RecipientRow[];
+      results: RecipientResult[];
+      attempt: number;
+      domain: string;
+      /** The claim this attempt holds until its record commits or it is given up (releaseAttemptClaims). */
+      claim?: DeliveryClaim;
+    };
 
 export type DeliverDeps = {
   db: Kysely<SenderDb>;
@@ -101,6 +110,12 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
   for (;;) {
     const claimed = await claims.claim(claim);
     if (claimed.kind === 'claimed') {
+      // Taken from a process that stopped holding it: read again, in case its outcome was recorded since.
+      if (claimed.retaken) current = await load();
+      if (!current) {
+        claims.release(claim);
+        return { kind: 'skip' };
+      }
       if (claimed.retaken) deps.onRetaken?.();
       break;
     }
@@ -108,11 +123,25 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
     current = await load();
     if (!current) return { kind: 'skip' };
   }
+  // Held (kept fresh) until the attempt's record commits or the attempt is given up, not only while its
+  // SMTP transaction lasts: until then a copy elsewhere must not take it.
   try {
-    return await attemptLoaded(deps, command, current);
-  } finally {
+    const made = await attemptLoaded(deps, command, current);
+    if (made.kind === 'attempted') return { ...made, claim };
     claims.release(claim);
+    return made;
+  } catch (err) {
+    claims.release(claim);
+    throw err;
   }
+}
+
+/**
+ * Gives up the claims of attempts whose record committed, or that will not be recorded (their message goes
+ * to a retry tier): the claim stops being refreshed and goes stale, so that a copy may take it.
+ */
+export function releaseAttemptClaims(deps: DeliverDeps, attempts: readonly DeliveryAttempt[]): void {
+  for (const attempt of attempts) if (attempt.kind === 'attempted' && attempt.claim) deps.claims?.release(attempt.claim);
 }
 
 /** Makes the attempt of a loaded command (its SMTP transaction unless nothing is left to send). */
