@@ -142,9 +142,9 @@ type Ready<Prepared> = {
 
 /**
  * One prepare and the copies of its message holding it. Its result is discarded once the last copy has
- * settled, unless one of them was handled: a result some handler saw is never discarded.
+ * settled, unless one of them was handled: a result a committed handler recorded is never discarded.
  */
-type Share<Prepared> = { result: Promise<Prepared>; prepared?: Prepared; copies: number; handled: boolean };
+type Share<Prepared> = { result: Promise<Prepared>; prepared?: Prepared; copies: number; handled: boolean; key?: string };
 
 /**
  * A typed, idempotent consumer on its own quorum queue with delay-tier retries and a dead-letter queue.
@@ -222,8 +222,9 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
    * whose first copy is still being prepared or recorded here (the broker redelivered it after a lost
    * channel, or an outbox published it again after a lost commit) waits for that prepare and shares its
    * result instead of repeating its effect (an SMTP transaction, a webhook POST): the inbox then records
-   * one of the two and acks both. Held from the prepare's start until its copy settles. Only with an inbox:
-   * a consumer without one would record both copies, so its own records must tell them apart instead.
+   * one of the two and acks both. Held from the prepare's start until the last copy holding it settles, or
+   * at once if the prepare fails (a later copy prepares afresh). Only with an inbox: a consumer without one
+   * would record both copies, so its own records must tell them apart instead.
    */
   const preparing = new Map<string, Share<Prepared>>();
 
@@ -231,14 +232,12 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     inFlight++;
     const started = performance.now();
     let outcome: Outcome = 'requeued';
-    const release: { run?: () => void } = {};
     try {
-      outcome = await handleDelivery(ch, msg, release);
+      outcome = await handleDelivery(ch, msg);
     } catch (err) {
       log.error({ err }, 'consumer failed to settle a message; requeueing');
       settle(ch, msg, 'requeue');
     } finally {
-      release.run?.();
       metrics?.handleDuration.observe({ consumer: consumerId, outcome }, (performance.now() - started) / 1000);
       inFlight--;
       if (inFlight === 0) onIdle?.();
@@ -255,7 +254,7 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       })
     : undefined;
 
-  async function handleDelivery(ch: Channel, msg: ConsumeMessage, release: { run?: () => void }): Promise<Outcome> {
+  async function handleDelivery(ch: Channel, msg: ConsumeMessage): Promise<Outcome> {
     const attempt = retryCount(msg) + 1;
     const decoded = decode(msg);
     if (!decoded.ok) {
@@ -282,10 +281,9 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         const created: Share<Prepared> = { result, copies: 1, handled: false };
         share = created;
         if (useInbox && opts.prepare) {
+          created.key = key;
           preparing.set(key, created);
-          release.run = () => {
-            if (preparing.get(key) === created) preparing.delete(key);
-          };
+          result.catch(() => forget(created));
         }
       }
       prepared = await share.result;
@@ -406,14 +404,21 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     runAfter(after.run);
   }
 
+  /** Stops offering a prepare to later copies (it settled, or failed). */
+  function forget(share: Share<Prepared>): void {
+    if (share.key !== undefined && preparing.get(share.key) === share) preparing.delete(share.key);
+  }
+
   /**
-   * One copy of a message is done with its prepared result (`handled`: a handler saw it). The result is
-   * discarded once every copy holding it is done and none was handled: no handler will see it.
+   * One copy of a message is done with its prepared result (`handled`: a handler's transaction recording it
+   * committed). The result is discarded once every copy holding it is done and none was handled.
    */
   function settleCopy(share: Share<Prepared>, handled: boolean): void {
     share.copies--;
     if (handled) share.handled = true;
-    if (share.copies > 0 || share.handled) return;
+    if (share.copies > 0) return;
+    forget(share);
+    if (share.handled) return;
     try {
       opts.discard?.(share.prepared as Prepared);
     } catch (err) {
