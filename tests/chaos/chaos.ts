@@ -97,6 +97,8 @@ export type ChaosReport = {
   webhookDuplicates: Duplicate[];
   /** Events emitted more than once (two webhook ids for one email's event type). */
   doubleEvents: Duplicate[];
+  /** Emails the client sent once (one idempotency key, however many tries) that were accepted more than once. */
+  acceptedTwice: string[];
   /** Deliveries (SMTP transactions to the MX) in flight when each `kill sender` struck, by the sender's gauge. */
   inFlightAtSenderKills: number;
   /**
@@ -129,12 +131,25 @@ type Harness = {
 
 async function startHarness(): Promise<Harness> {
   const infra = infraFromEnv();
+  // What is started so far, undone in reverse if a later step fails.
+  const undo: (() => Promise<unknown>)[] = [];
+  try {
+    return await startHarnessSteps(infra, undo);
+  } catch (err) {
+    for (const step of undo.reverse()) await step().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function startHarnessSteps(infra: ReturnType<typeof infraFromEnv>, undo: (() => Promise<unknown>)[]): Promise<Harness> {
   const database = await createTestDatabase('chaos');
+  undo.push(() => database.drop());
   const proxies = {
     postgres: await startTcpProxy(Number(new URL(infra.databaseUrl).port || 5432)),
     rabbitmq: await startTcpProxy(Number(new URL(infra.amqpUrl).port || 5672)),
     redis: await startTcpProxy(Number(new URL(infra.redisUrl).port || 6379)),
   };
+  undo.push(() => Promise.all(Object.values(proxies).map((proxy) => proxy.close())));
   const { dns, sink, system } = await startDeliveringSystem(RCPT, {
     DATABASE_URL: proxies.postgres.url(database.url),
     AMQP_URL: proxies.rabbitmq.url(infra.amqpUrl),
@@ -143,16 +158,19 @@ async function startHarness(): Promise<Harness> {
     POSTLINE_DELAY_SCALE: '0.01',
     LOG_LEVEL: 'error',
   });
+  undo.push(() => Promise.all([sink.close(), dns.close()]), () => system.stop());
   const events = await observeBroker({
     amqpUrl: infra.amqpUrl,
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
+  undo.push(() => events.close());
   const apiKey = String(system.admin('team', 'create', '--name', 'Chaos').api_key);
   const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
   const domain = await createVerifiedDomain({ resend, dns, events, name: DOMAIN });
   await events.close();
   const hooks = await startWebhookReceiver();
+  undo.push(() => hooks.close());
   dataOf(
     await resend.webhooks.create({
       endpoint: `${hooks.url}/chaos`,
@@ -163,13 +181,19 @@ async function startHarness(): Promise<Harness> {
   return { system, dns, sink, hooks, database, proxies, apiKey, from: `Chaos <ops@${domain.name}>`, direct };
 }
 
+/** Stops everything, each step whatever became of the one before (the first failure is thrown at the end). */
 async function stopHarness(h: Harness): Promise<void> {
-  for (const proxy of Object.values(h.proxies)) await proxy.restore();
-  await h.direct.end();
-  // Services stop (and their queues are removed) only once the proxies are open again.
-  await h.system.stop();
-  await Promise.all([h.sink.close(), h.dns.close(), h.hooks.close(), ...Object.values(h.proxies).map((p) => p.close())]);
-  await h.database.drop();
+  const steps = [
+    () => Promise.all(Object.values(h.proxies).map((proxy) => proxy.restore())),
+    () => h.direct.end(),
+    // Services stop (and their queues are removed) only once the proxies are open again.
+    () => h.system.stop(),
+    () => Promise.all([h.sink.close(), h.dns.close(), h.hooks.close(), ...Object.values(h.proxies).map((p) => p.close())]),
+    () => h.database.drop(),
+  ];
+  const failures: unknown[] = [];
+  for (const step of steps) await step().catch((err: unknown) => failures.push(err));
+  if (failures.length > 0) throw failures[0];
 }
 
 /** A service's /readyz status; 0 when it does not answer. */
@@ -212,6 +236,8 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
   const sent = new Map<string, Sent>();
   const stats = { requests: 0, retries: 0, accepted: 0, abandoned: 0, refused: [] as string[], slowestAnswerMs: 0 };
   let stopped = false;
+  // The run failed: requests in flight give up at their next retry instead of waiting out their patience.
+  let abandoned = false;
   const inFlight = new Set<Promise<void>>();
 
   const email = (scheduled: boolean) => {
@@ -259,7 +285,7 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
         for (const item of items) sent.delete(item.token);
         return;
       }
-      if (Date.now() - firstTry > CLIENT_PATIENCE_MS) {
+      if (abandoned || Date.now() - firstTry > CLIENT_PATIENCE_MS) {
         stats.abandoned++;
         for (const item of items) sent.delete(item.token);
         log(`abandoned a request to ${path} after ${attempt + 1} tries (last status ${status})`);
@@ -300,8 +326,9 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
   return {
     sent,
     stats,
-    async stop() {
+    async stop(abandon = false) {
       stopped = true;
+      abandoned = abandon;
       await loop;
       await Promise.all([...inFlight]);
     },
@@ -324,6 +351,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? ((line: string) => process.stderr.write(`[chaos] ${line}\n`));
   const faultNames = options.faults ?? ALL_FAULTS;
   const h = await startHarness();
+  try {
+    return await runFaults(h, options, faultNames, log);
+  } finally {
+    await stopHarness(h);
+  }
+}
+
+async function runFaults(h: Harness, options: ChaosOptions, faultNames: FaultName[], log: (line: string) => void): Promise<ChaosReport> {
   const unexpectedExits: string[] = [];
   const expected = new Set<ChildProcessLike>();
   const watch = (name: ServiceName) => {
@@ -344,6 +379,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     (retakenDeliveries += await metricSum(h.system.services.sender.url, 'smtp_deliveries_retaken_total').catch(() => 0));
 
   const stream = startStream(h, options.rate, log);
+  let failed = true;
   try {
     await sleep(options.settleMs);
     for (const name of faultNames) {
@@ -385,26 +421,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       log(`${name}: every service ready ${faults.at(-1)!.readyAfterMs} ms after its end`);
       await sleep(options.settleMs);
     }
+    failed = false;
   } finally {
-    await stream.stop();
+    await stream.stop(failed);
   }
   log(`stream stopped: ${stream.stats.accepted} emails accepted in ${stream.stats.requests} requests (${stream.stats.retries} retries)`);
 
-  try {
-    const report = await quiesceAndReport(h, {
-      sent: [...stream.sent.values()].filter((s) => s.id !== undefined),
-      stats: stream.stats,
-      faults,
-      unexpectedExits,
-      seconds: (Date.now() - started) / 1000,
-      inFlightAtSenderKills,
-      log,
-    });
-    await readRetaken();
-    return { ...report, retakenDeliveries };
-  } finally {
-    await stopHarness(h);
-  }
+  const report = await quiesceAndReport(h, {
+    sent: [...stream.sent.values()].filter((s) => s.id !== undefined),
+    stats: stream.stats,
+    faults,
+    unexpectedExits,
+    seconds: (Date.now() - started) / 1000,
+    inFlightAtSenderKills,
+    log,
+  });
+  await readRetaken();
+  return { ...report, retakenDeliveries };
 }
 
 type ChildProcessLike = System['services'][ServiceName]['process'];
@@ -501,7 +534,13 @@ async function quiesceAndReport(
     .filter(([, webhookIds]) => webhookIds.size > 1)
     .map(([event, webhookIds]) => ({ what: event, copies: webhookIds.size, gapMs: 0, cause: 'emitted twice' }));
 
+  // One idempotency key, one email: the sender's rows for the same token (the subject carries it).
+  const { rows: twice } = await h.direct.query<{ subject: string }>(
+    `select subject from sender.emails where subject like 'chaos %' group by subject having count(*) > 1`,
+  );
+
   return {
+    acceptedTwice: twice.map((row) => row.subject),
     seconds: Math.round(run.seconds),
     requests: run.stats.requests,
     retries: run.stats.retries,

@@ -30,6 +30,8 @@ describe('the chaos suite', () => {
       // Every answer within 10 s; every service ready within 5 s of each fault's end.
       expect(report.slowestAnswerMs).toBeLessThanOrEqual(10_000);
       for (const fault of report.faults) expect({ fault: fault.name, ready: fault.readyAfterMs <= 5_000 }).toEqual({ fault: fault.name, ready: true });
+      // One email per request, whatever its client's retries.
+      expect(report.acceptedTwice).toEqual([]);
       // An event is emitted once, whatever is redelivered.
       expect(report.doubleEvents).toEqual([]);
       // A recipient's MX gets a message twice only for an attempt whose sender died during it.
