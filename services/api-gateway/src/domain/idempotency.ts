@@ -9,10 +9,11 @@ export const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_KEY_LIFETIME_MS / 1000;
 export const FORWARD_TIMEOUT_MS = 30_000;
 
 /**
- * A key in flight for longer than any forward can last (with a margin for the claim and the record) belongs
- * to a request its gateway never finished (it crashed): the client's retry takes the key over, and the
- * owner, which deduplicates on the key, cannot act twice. Before that, a retry is answered 409
- * concurrent_idempotent_requests.
+ * A key in flight for longer than an owner's answer may take (FORWARD_TIMEOUT_MS, with a margin) most likely
+ * belongs to a request its gateway never finished (it crashed): the client's retry takes the key over. That
+ * is safe even when the first request is still alive (waiting for a connection to its owner, say): the
+ * owner deduplicates on the key and acts once; only the first gateway's stored answer is lost. Before that, a
+ * retry is answered 409 concurrent_idempotent_requests.
  */
 export const IN_FLIGHT_STALE_SECONDS = FORWARD_TIMEOUT_MS / 1000 + 15;
 

@@ -115,7 +115,7 @@ function receivedRows(
       spf: verdicts.spf,
       dkim: verdicts.dkim,
       dmarc: verdicts.dmarc,
-      parse_error: parsed.error,
+      parse_error: parsed.error === null ? null : storable(parsed.error),
     });
     const attachments = parsed.attachments.map((attachment, position) => ({
       id: newId(),
