@@ -34,6 +34,17 @@ export async function loadTlsCredentials(
 }
 
 /**
+ * A certificate serial number (hex) from random bytes, as DER must encode it: a positive INTEGER in its
+ * shortest form, so the first byte is neither 0 (a padding byte OpenSSL refuses: "illegal padding") nor
+ * 0x80 or more (negative).
+ */
+export function positiveSerial(random: Buffer): string {
+  const bytes = Buffer.from(random);
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01;
+  return bytes.toString('hex');
+}
+
+/**
  * A self-signed certificate for `host`: the RSA key from Node's own (native, fast) generator, the X.509
  * structure and its signature from node-forge (Node has no certificate builder).
  */
@@ -45,8 +56,7 @@ export function selfSignedCertificate(host: string, now: Date): { key: string; c
   });
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey);
-  // A positive serial: the first byte's top bit clear.
-  cert.serialNumber = `0${randomBytes(15).toString('hex')}`;
+  cert.serialNumber = positiveSerial(randomBytes(16));
   cert.validity.notBefore = new Date(now.getTime() - 60_000);
   cert.validity.notAfter = new Date(now.getTime() + SELF_SIGNED_DAYS * 86_400_000);
   const subject = [{ name: 'commonName', value: host }];
