@@ -94,6 +94,11 @@ export type ChaosReport = {
   /** Queues holding messages after quiescence, from the services' /metrics. */
   queuesNotEmpty: string[];
   mxDuplicates: Duplicate[];
+  /**
+   * SMTP transactions at the MX beyond one per email (each email's recipients share one domain, so one
+   * transaction): what a retaken attempt may repeat, whatever its number of recipients.
+   */
+  mxExtraTransactions: number;
   webhookDuplicates: Duplicate[];
   /** Events emitted more than once (two webhook ids for one email's event type). */
   doubleEvents: Duplicate[];
@@ -519,6 +524,12 @@ async function quiesceAndReport(
   for (const [pair, ats] of deliveredPairs()) {
     if (ats.length > 1) mxDuplicates.push({ what: pair, copies: ats.length, gapMs: (ats[1] as number) - (ats[0] as number), cause: causeOf(ats, run.faults) });
   }
+  const transactionsOf = new Map<string, number>();
+  for (const message of h.sink.messages) {
+    const token = /^Subject: chaos (\S+)/m.exec(message.raw.toString('latin1'))?.[1];
+    if (token) transactionsOf.set(token, (transactionsOf.get(token) ?? 0) + 1);
+  }
+  const mxExtraTransactions = [...transactionsOf.values()].reduce((sum, n) => sum + n - 1, 0);
   const byWebhookId = new Map<string, number[]>();
   const byEvent = new Map<string, Set<string>>();
   for (const d of h.hooks.deliveries) {
@@ -556,6 +567,7 @@ async function quiesceAndReport(
     eventsMissing,
     queuesNotEmpty: await queuesNotEmpty(),
     mxDuplicates,
+    mxExtraTransactions,
     webhookDuplicates,
     doubleEvents,
     inFlightAtSenderKills: run.inFlightAtSenderKills,
@@ -574,7 +586,7 @@ export function describeReport(report: ChaosReport): string {
     `slowest answer ${report.slowestAnswerMs} ms`,
     ...report.faults.map((f) => `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after`),
     `not final ${report.notFinal.length}, not delivered ${report.notDelivered.length}, events missing ${report.eventsMissing.length}, queues not empty ${report.queuesNotEmpty.length}, unexpected exits ${report.unexpectedExits.length}`,
-    `MX duplicates: ${byCause(report.mxDuplicates)} (deliveries in flight at the sender's kills: ${report.inFlightAtSenderKills}; attempts retaken from a dead sender: ${report.retakenDeliveries})`,
+    `MX duplicates: ${byCause(report.mxDuplicates)}; ${report.mxExtraTransactions} transactions more than one per email (deliveries in flight at the sender's kills: ${report.inFlightAtSenderKills}; attempts retaken from a dead sender: ${report.retakenDeliveries})`,
     `webhook duplicates (same webhook-id): ${byCause(report.webhookDuplicates)}`,
     `events emitted twice: ${report.doubleEvents.length}`,
   ].join('\n');

@@ -16,15 +16,21 @@ export async function startDeliveringSystem(
   const sink = await startSinkMx();
   dns.set(rcptDomain, [{ type: 'MX', exchange: `mx1.${rcptDomain}`, priority: 10 }]);
   dns.set(`mx1.${rcptDomain}`, [{ type: 'A', address: '127.0.0.1' }]);
-  const system = await startSystem(
-    {
-      DNS_SERVERS: dns.address,
-      DNS_TIMEOUT_MS: '300',
-      ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-      MX_DELIVERY_PORT: String(sink.port),
-      ...env,
-    },
-    opts,
-  );
-  return { dns, sink, system };
+  try {
+    const system = await startSystem(
+      {
+        DNS_SERVERS: dns.address,
+        DNS_TIMEOUT_MS: '300',
+        ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        MX_DELIVERY_PORT: String(sink.port),
+        ...env,
+      },
+      opts,
+    );
+    return { dns, sink, system };
+  } catch (err) {
+    // A system that did not start leaves nothing open behind it (an open server keeps jest from exiting).
+    await Promise.all([sink.close(), dns.close()]);
+    throw err;
+  }
 }

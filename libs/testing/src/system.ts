@@ -183,7 +183,14 @@ export async function startSystem(
       [...Object.values(services), ...replicas].map((s) => waitReady(s.url, s.process, s.output, 30_000)),
     );
   } catch (err) {
-    for (const s of [...Object.values(services), ...replicas]) s.process.kill('SIGKILL');
+    // The queues the services that did start have declared go too (each quorum queue holds file handles).
+    const started = [...Object.values(services), ...replicas];
+    const declared = await reportedQueues(
+      started.filter((s) => s.process.exitCode === null).map((s) => s.url),
+      String(env.BROKER_PREFIX),
+    );
+    for (const s of started) s.process.kill('SIGKILL');
+    await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), declared).catch(() => undefined);
     await database.drop();
     throw err;
   }
