@@ -6,7 +6,6 @@ import { domainToASCII } from 'node:url';
 import {
   SMTPServer,
   type SMTPServerAddress,
-  type SMTPServerDataStream,
   type SMTPServerOptions,
   type SMTPServerSession,
 } from 'smtp-server';
@@ -18,6 +17,7 @@ import type { IncomingMessage, Received } from '../use-cases/receive-message.ts'
 import type { DomainLookup } from './mx-domains.ts';
 import { MX_REPLIES, smtpReply } from './mx-replies.ts';
 import type { TlsCredentials } from './tls.ts';
+import { readMessage } from './read-message.ts';
 
 export type MxLimits = {
   /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it). */
@@ -171,21 +171,6 @@ export function createMxServer(deps: MxServerDeps): {
     const host = domainToASCII(address.address.slice(at + 1).toLowerCase());
     if (!host) return { kind: 'refused', reason: 'unknown' };
     return routeRecipient(address.address.slice(0, at), host, await deps.domains(host));
-  }
-
-  /** The message's bytes, or undefined once past the size limit (the rest is read and dropped). */
-  function readMessage(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      stream.on('data', (chunk: Buffer) => {
-        if (stream.sizeExceeded) return;
-        chunks.push(chunk);
-        bytes += chunk.length;
-      });
-      stream.once('error', reject);
-      stream.once('end', () => resolve(stream.sizeExceeded ? undefined : Buffer.concat(chunks, bytes)));
-    });
   }
 
   /** Records the message; the id of its (first) received email, if it became one. */

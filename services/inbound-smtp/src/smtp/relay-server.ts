@@ -4,7 +4,7 @@
 // password an API key the gateway checks; without AUTH, MAIL, RCPT and DATA get 530, so it is never an
 // open relay. Each message goes to the gateway as POST /emails (message/rfc822) and the client gets the
 // gateway's verdict: 250 only when the gateway answered 200 (MAIL-NOTES.md §8.4, §9).
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { Logger } from '@postline/platform';
 import { RAW_EMAIL_BODY } from '@postline/contracts';
 import { normalizeLineEndings } from '../domain/line-endings.ts';
@@ -21,6 +21,7 @@ import {
 import type { InboundMetrics } from '../metrics.ts';
 import type { RelayGateway } from './relay-gateway.ts';
 import type { TlsCredentials } from './tls.ts';
+import { readMessage } from './read-message.ts';
 
 export type RelayLimits = {
   /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it): the gateway's raw limit. */
@@ -254,21 +255,6 @@ export function createRelayServers(deps: RelayServerDeps): {
     if (problem === 'non-ascii') return asError(RELAY_REPLIES.nonAsciiAddress(address));
     if (problem === 'comma') return asError(RELAY_REPLIES.unusableAddress(address));
     return null;
-  }
-
-  /** The message's bytes, or undefined once past the size limit (the rest is read and dropped). */
-  function readMessage(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      stream.on('data', (chunk: Buffer) => {
-        if (stream.sizeExceeded) return;
-        chunks.push(chunk);
-        bytes += chunk.length;
-      });
-      stream.once('error', reject);
-      stream.once('end', () => resolve(stream.sizeExceeded ? undefined : Buffer.concat(chunks, bytes)));
-    });
   }
 
   function connectionOf(id: string): OpenConnection | undefined {
