@@ -18,6 +18,7 @@ import type { DomainLookup } from './mx-domains.ts';
 import { MX_REPLIES, smtpReply } from './mx-replies.ts';
 import type { TlsCredentials } from './tls.ts';
 import { readMessage } from './read-message.ts';
+import { createSessionsPerAddress } from './sessions-per-address.ts';
 
 export type MxLimits = {
   /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it). */
@@ -71,7 +72,7 @@ export function createMxServer(deps: MxServerDeps): {
   const limits = { ...DEFAULT_MX_LIMITS, ...deps.limits };
   const now = deps.now ?? (() => new Date());
   const { logger, metrics } = deps;
-  const sessionsByIp = new Map<string, number>();
+  const sessionsByIp = createSessionsPerAddress(limits.maxSessionsPerIp);
   /** Sessions counted at connect (a refused one is not), with their whole-session timer. */
   const counted = new Map<string, { ip: string; timer: NodeJS.Timeout }>();
   /** Where each RCPT of a transaction goes, decided at RCPT (an address object lives as long as its transaction). */
@@ -95,12 +96,11 @@ export function createMxServer(deps: MxServerDeps): {
     logger: false,
     onConnect(session, callback) {
       const ip = session.remoteAddress;
-      const open = sessionsByIp.get(ip) ?? 0;
-      if (open >= limits.maxSessionsPerIp) {
-        logger.info({ ip, open }, 'MX session refused: too many from this address');
+      const admitted = sessionsByIp.open(ip);
+      if (!admitted.ok) {
+        logger.info({ ip, open: admitted.open }, 'MX session refused: too many from this address');
         return callback(MX_REPLIES.tooManySessions(ip, limits.maxSessionsPerIp));
       }
-      sessionsByIp.set(ip, open + 1);
       const timer = setTimeout(() => cutSession(session.id), limits.sessionTimeoutMs).unref();
       counted.set(session.id, { ip, timer });
       metrics.sessions.inc({ listener: 'mx' });
@@ -111,9 +111,7 @@ export function createMxServer(deps: MxServerDeps): {
       if (!entry) return;
       counted.delete(session.id);
       clearTimeout(entry.timer);
-      const open = (sessionsByIp.get(entry.ip) ?? 1) - 1;
-      if (open > 0) sessionsByIp.set(entry.ip, open);
-      else sessionsByIp.delete(entry.ip);
+      sessionsByIp.close(entry.ip);
       metrics.sessions.dec({ listener: 'mx' });
     },
     onRcptTo(address, _session, callback) {

@@ -22,6 +22,7 @@ import type { InboundMetrics } from '../metrics.ts';
 import type { RelayGateway } from './relay-gateway.ts';
 import type { TlsCredentials } from './tls.ts';
 import { readMessage } from './read-message.ts';
+import { createSessionsPerAddress } from './sessions-per-address.ts';
 
 export type RelayLimits = {
   /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it): the gateway's raw limit. */
@@ -88,7 +89,7 @@ export function createRelayServers(deps: RelayServerDeps): {
     windowMs: limits.authFailureWindowMs,
     lockoutMs: limits.authLockoutMs,
   });
-  const sessionsByIp = new Map<string, number>();
+  const sessionsByIp = createSessionsPerAddress(limits.maxSessionsPerIp);
   const sessions = new Map<string, Session>();
   /** The API key each authenticated session gave, kept here rather than in session.user, which smtp-server logs. */
   const apiKeys = new Map<string, string>();
@@ -114,12 +115,11 @@ export function createRelayServers(deps: RelayServerDeps): {
     onConnect(session, callback) {
       const ip = session.remoteAddress;
       if (stopping) return callback(asError(RELAY_REPLIES.shuttingDown));
-      const open = sessionsByIp.get(ip) ?? 0;
-      if (open >= limits.maxSessionsPerIp) {
-        logger.info({ ip, open }, 'relay session refused: too many from this address');
+      const admitted = sessionsByIp.open(ip);
+      if (!admitted.ok) {
+        logger.info({ ip, open: admitted.open }, 'relay session refused: too many from this address');
         return callback(asError(RELAY_REPLIES.tooManySessions(ip, limits.maxSessionsPerIp)));
       }
-      sessionsByIp.set(ip, open + 1);
       const timer = setTimeout(
         () => endSession(session.id, RELAY_REPLIES.sessionTooLong),
         limits.sessionTimeoutMs,
@@ -134,9 +134,7 @@ export function createRelayServers(deps: RelayServerDeps): {
       if (!entry) return;
       sessions.delete(session.id);
       clearTimeout(entry.timer);
-      const open = (sessionsByIp.get(entry.ip) ?? 1) - 1;
-      if (open > 0) sessionsByIp.set(entry.ip, open);
-      else sessionsByIp.delete(entry.ip);
+      sessionsByIp.close(entry.ip);
       metrics.sessions.dec({ listener: 'relay' });
     },
     onAuth(auth, session, callback) {
