@@ -22,6 +22,7 @@ import {
   startWebhookReceiver,
   waitFor,
   type DnsServer,
+  type SinkMessage,
   type SinkMx,
   type System,
   type TcpProxy,
@@ -471,7 +472,7 @@ async function quiesceAndReport(
   const deliveredPairs = () => {
     const pairs = new Map<string, number[]>();
     for (const message of h.sink.messages) {
-      const token = /^Subject: chaos (\S+)/m.exec(message.raw.toString('latin1'))?.[1];
+      const token = tokenOf(message);
       if (!token) continue;
       for (const rcpt of message.to) {
         const key = `${token} ${rcpt}`;
@@ -526,7 +527,7 @@ async function quiesceAndReport(
   }
   const transactionsOf = new Map<string, number>();
   for (const message of h.sink.messages) {
-    const token = /^Subject: chaos (\S+)/m.exec(message.raw.toString('latin1'))?.[1];
+    const token = tokenOf(message);
     if (token) transactionsOf.set(token, (transactionsOf.get(token) ?? 0) + 1);
   }
   const mxExtraTransactions = [...transactionsOf.values()].reduce((sum, n) => sum + n - 1, 0);
@@ -572,6 +573,21 @@ async function quiesceAndReport(
     doubleEvents,
     inFlightAtSenderKills: run.inFlightAtSenderKills,
   };
+}
+
+const tokens = new WeakMap<SinkMessage, string | null>();
+
+/**
+ * The stream's token a message at the MX carries in its subject (null: not one of the stream's), read once
+ * per message: quiescence looks at every message again on each poll.
+ */
+function tokenOf(message: SinkMessage): string | null {
+  let token = tokens.get(message);
+  if (token === undefined) {
+    token = /^Subject: chaos (\S+)/m.exec(message.raw.toString('latin1'))?.[1] ?? null;
+    tokens.set(message, token);
+  }
+  return token;
 }
 
 /** A report as an operator reads it: the figures, then each duplicate's count by cause. */
