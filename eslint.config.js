@@ -3,7 +3,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.runtime/**', 'coverage/**', 'scripts/bootstrap.mjs', 'eslint.config.js', 'jest.config.js'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.runtime/**',
+      'coverage/**',
+      'scripts/bootstrap.mjs',
+      'eslint.config.js',
+      'jest.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -44,7 +44,9 @@ function run(cmd, args, opts = {}) {
 /** The directory holding a Node 24 `node`: the running one when it is 24 or later, else one from the registry. */
 function ensureNode() {
   if (process.platform === 'win32') {
-    fail(`Windows is not supported (the setup and the scripts assume a POSIX shell): use WSL 2. Supported: ${SUPPORTED}.`);
+    fail(
+      `Windows is not supported (the setup and the scripts assume a POSIX shell): use WSL 2. Supported: ${SUPPORTED}.`,
+    );
   }
   const major = Number(process.versions.node.split('.')[0]);
   if (major >= 24) return dirname(process.execPath);
@@ -98,7 +100,12 @@ function ensureDeps(env) {
   const digest = createHash('sha256')
     .update(existsSync(lock) ? readFileSync(lock) : '')
     .digest('hex');
-  if (existsSync(join(root, 'node_modules', '.modules.yaml')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return;
+  if (
+    existsSync(join(root, 'node_modules', '.modules.yaml')) &&
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8') === digest
+  )
+    return;
   log('installing dependencies');
   run('pnpm', ['install', '--frozen-lockfile', '--config.confirmModulesPurge=false'], { env });
   writeFileSync(stamp, digest);

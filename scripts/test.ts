@@ -50,4 +50,11 @@ if (only.length === 0) {
 }
 // --forceExit: once every test has run and the result is printed, jest exits even if a failed test left a
 // handle open (a server its setup started before failing); otherwise such a run would wait forever.
-step('jest', ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', bin('jest', 'bin/jest.js'), '--ci', '--forceExit', ...only]);
+step('jest', [
+  '--experimental-vm-modules',
+  '--no-warnings=ExperimentalWarning',
+  bin('jest', 'bin/jest.js'),
+  '--ci',
+  '--forceExit',
+  ...only,
+]);

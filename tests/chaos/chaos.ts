@@ -147,7 +147,10 @@ async function startHarness(): Promise<Harness> {
   }
 }
 
-async function startHarnessSteps(infra: ReturnType<typeof infraFromEnv>, undo: (() => Promise<unknown>)[]): Promise<Harness> {
+async function startHarnessSteps(
+  infra: ReturnType<typeof infraFromEnv>,
+  undo: (() => Promise<unknown>)[],
+): Promise<Harness> {
   const database = await createTestDatabase('chaos');
   undo.push(() => database.drop());
   const proxies = {
@@ -164,7 +167,10 @@ async function startHarnessSteps(infra: ReturnType<typeof infraFromEnv>, undo: (
     POSTLINE_DELAY_SCALE: '0.01',
     LOG_LEVEL: 'error',
   });
-  undo.push(() => Promise.all([sink.close(), dns.close()]), () => system.stop());
+  undo.push(
+    () => Promise.all([sink.close(), dns.close()]),
+    () => system.stop(),
+  );
   const events = await observeBroker({
     amqpUrl: infra.amqpUrl,
     prefix: String(system.env.BROKER_PREFIX),
@@ -194,7 +200,8 @@ async function stopHarness(h: Harness): Promise<void> {
     () => h.direct.end(),
     // Services stop (and their queues are removed) only once the proxies are open again.
     () => h.system.stop(),
-    () => Promise.all([h.sink.close(), h.dns.close(), h.hooks.close(), ...Object.values(h.proxies).map((p) => p.close())]),
+    () =>
+      Promise.all([h.sink.close(), h.dns.close(), h.hooks.close(), ...Object.values(h.proxies).map((p) => p.close())]),
     () => h.database.drop(),
   ];
   const failures: unknown[] = [];
@@ -216,7 +223,8 @@ async function untilAllReady(system: System, timeoutMs = 60_000): Promise<number
   const started = Date.now();
   await waitFor(
     'every service ready',
-    async () => (await Promise.all(SERVICE_NAMES.map((name) => readiness(system, name)))).every((status) => status === 200),
+    async () =>
+      (await Promise.all(SERVICE_NAMES.map((name) => readiness(system, name)))).every((status) => status === 200),
     timeoutMs,
   );
   return Date.now() - started;
@@ -248,10 +256,18 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
 
   const email = (scheduled: boolean) => {
     const token = randomUUID();
-    const recipients = Array.from({ length: Math.random() < 0.2 ? 2 : 1 }, (_, i) => `r${i}-${token.slice(0, 8)}@${RCPT}`);
+    const recipients = Array.from(
+      { length: Math.random() < 0.2 ? 2 : 1 },
+      (_, i) => `r${i}-${token.slice(0, 8)}@${RCPT}`,
+    );
     const item: Sent = { token, recipients, scheduled };
     sent.set(token, item);
-    const body: Record<string, unknown> = { from: h.from, to: recipients, subject: `chaos ${token}`, text: `chaos ${token}` };
+    const body: Record<string, unknown> = {
+      from: h.from,
+      to: recipients,
+      subject: `chaos ${token}`,
+      text: `chaos ${token}`,
+    };
     if (scheduled) body.scheduled_at = new Date(Date.now() + 3_000 + Math.random() * 5_000).toISOString();
     return { item, body };
   };
@@ -280,7 +296,10 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
       const took = Date.now() - started;
       stats.slowestAnswerMs = Math.max(stats.slowestAnswerMs, took);
       if (status === 200) {
-        const ids = path === '/emails' ? [(answer as { id: string }).id] : (answer as { data: { id: string }[] }).data.map((d) => d.id);
+        const ids =
+          path === '/emails'
+            ? [(answer as { id: string }).id]
+            : (answer as { data: { id: string }[] }).data.map((d) => d.id);
         items.forEach((item, i) => (item.id = ids[i]));
         stats.accepted += items.length;
         return;
@@ -315,7 +334,11 @@ function startStream(h: Harness, rate: number, log: (line: string) => void) {
           // A batch of 2 to 100 (one in ten is a full 100).
           const size = Math.random() < 0.1 ? 100 : 2 + Math.floor(Math.random() * 19);
           const emails = Array.from({ length: size }, () => email(false));
-          job = submit('/emails/batch', emails.map((e) => e.item), emails.map((e) => e.body));
+          job = submit(
+            '/emails/batch',
+            emails.map((e) => e.item),
+            emails.map((e) => e.body),
+          );
           budget -= size;
         } else {
           const one = email(roll < 0.15);
@@ -364,7 +387,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
-async function runFaults(h: Harness, options: ChaosOptions, faultNames: FaultName[], log: (line: string) => void): Promise<ChaosReport> {
+async function runFaults(
+  h: Harness,
+  options: ChaosOptions,
+  faultNames: FaultName[],
+  log: (line: string) => void,
+): Promise<ChaosReport> {
   const unexpectedExits: string[] = [];
   const expected = new Set<ChildProcessLike>();
   const watch = (name: ServiceName) => {
@@ -382,7 +410,9 @@ async function runFaults(h: Harness, options: ChaosOptions, faultNames: FaultNam
   // The sender's counter of retaken attempts, read before each fault that ends its process and at the end.
   let retakenDeliveries = 0;
   const readRetaken = async () =>
-    (retakenDeliveries += await metricSum(h.system.services.sender.url, 'smtp_deliveries_retaken_total').catch(() => 0));
+    (retakenDeliveries += await metricSum(h.system.services.sender.url, 'smtp_deliveries_retaken_total').catch(
+      () => 0,
+    ));
 
   const stream = startStream(h, options.rate, log);
   let failed = true;
@@ -395,7 +425,10 @@ async function runFaults(h: Harness, options: ChaosOptions, faultNames: FaultNam
       if (kind === 'kill' || kind === 'term') {
         const service = target as ServiceName;
         if (service === 'sender') {
-          if (kind === 'kill') inFlightAtSenderKills += await metricSum(h.system.services.sender.url, 'smtp_deliveries_in_flight').catch(() => 0);
+          if (kind === 'kill')
+            inFlightAtSenderKills += await metricSum(h.system.services.sender.url, 'smtp_deliveries_in_flight').catch(
+              () => 0,
+            );
           await readRetaken();
         }
         expected.add(h.system.services[service].process);
@@ -431,7 +464,9 @@ async function runFaults(h: Harness, options: ChaosOptions, faultNames: FaultNam
   } finally {
     await stream.stop(failed);
   }
-  log(`stream stopped: ${stream.stats.accepted} emails accepted in ${stream.stats.requests} requests (${stream.stats.retries} retries)`);
+  log(
+    `stream stopped: ${stream.stats.accepted} emails accepted in ${stream.stats.requests} requests (${stream.stats.retries} retries)`,
+  );
 
   const report = await quiesceAndReport(h, {
     sent: [...stream.sent.values()].filter((s) => s.id !== undefined),
@@ -494,7 +529,9 @@ async function quiesceAndReport(
   const queuesNotEmpty = async () => {
     const full: string[] = [];
     for (const service of SERVICE_NAMES) {
-      const text = await (await fetch(`${h.system.services[service].url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+      const text = await (
+        await fetch(`${h.system.services[service].url}/metrics`, { signal: AbortSignal.timeout(5_000) })
+      ).text();
       for (const line of text.split('\n')) {
         if (!line.startsWith('broker_queue_messages{')) continue;
         if (Number(line.slice(line.lastIndexOf(' ') + 1)) > 0) full.push(`${service}: ${line}`);
@@ -504,7 +541,9 @@ async function quiesceAndReport(
   };
   const missing = () => {
     const pairs = deliveredPairs();
-    const notDelivered = run.sent.flatMap((s) => s.recipients.filter((r) => !pairs.has(`${s.token} ${r}`)).map((r) => `${s.id} ${r}`));
+    const notDelivered = run.sent.flatMap((s) =>
+      s.recipients.filter((r) => !pairs.has(`${s.token} ${r}`)).map((r) => `${s.id} ${r}`),
+    );
     const seen = seenEvents();
     const eventsMissing = [...expectedEvents()].filter((e) => !seen.has(e));
     return { notDelivered, eventsMissing };
@@ -514,7 +553,12 @@ async function quiesceAndReport(
     'quiescence',
     async () => {
       const { notDelivered, eventsMissing } = missing();
-      return notDelivered.length === 0 && eventsMissing.length === 0 && (await notFinalNow()).length === 0 && (await queuesNotEmpty()).length === 0;
+      return (
+        notDelivered.length === 0 &&
+        eventsMissing.length === 0 &&
+        (await notFinalNow()).length === 0 &&
+        (await queuesNotEmpty()).length === 0
+      );
     },
     180_000,
   ).catch(() => run.log('no quiescence within 180 s; reporting what is left'));
@@ -523,7 +567,13 @@ async function quiesceAndReport(
   const { notDelivered, eventsMissing } = missing();
   const mxDuplicates: Duplicate[] = [];
   for (const [pair, ats] of deliveredPairs()) {
-    if (ats.length > 1) mxDuplicates.push({ what: pair, copies: ats.length, gapMs: (ats[1] as number) - (ats[0] as number), cause: causeOf(ats, run.faults) });
+    if (ats.length > 1)
+      mxDuplicates.push({
+        what: pair,
+        copies: ats.length,
+        gapMs: (ats[1] as number) - (ats[0] as number),
+        cause: causeOf(ats, run.faults),
+      });
   }
   const transactionsOf = new Map<string, number>();
   for (const message of h.sink.messages) {
@@ -541,7 +591,12 @@ async function quiesceAndReport(
   }
   const webhookDuplicates = [...byWebhookId]
     .filter(([, ats]) => ats.length > 1)
-    .map(([id, ats]) => ({ what: id, copies: ats.length, gapMs: (ats[1] as number) - (ats[0] as number), cause: causeOf(ats, run.faults) }));
+    .map(([id, ats]) => ({
+      what: id,
+      copies: ats.length,
+      gapMs: (ats[1] as number) - (ats[0] as number),
+      cause: causeOf(ats, run.faults),
+    }));
   const doubleEvents = [...byEvent]
     .filter(([, webhookIds]) => webhookIds.size > 1)
     .map(([event, webhookIds]) => ({ what: event, copies: webhookIds.size, gapMs: 0, cause: 'emitted twice' }));
@@ -600,7 +655,9 @@ export function describeReport(report: ChaosReport): string {
   return [
     `${report.seconds} s, ${report.requests} requests (${report.retries} client retries), ${report.accepted} emails accepted, ${report.abandoned} abandoned`,
     `slowest answer ${report.slowestAnswerMs} ms`,
-    ...report.faults.map((f) => `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after`),
+    ...report.faults.map(
+      (f) => `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after`,
+    ),
     `not final ${report.notFinal.length}, not delivered ${report.notDelivered.length}, events missing ${report.eventsMissing.length}, queues not empty ${report.queuesNotEmpty.length}, unexpected exits ${report.unexpectedExits.length}`,
     `MX duplicates: ${byCause(report.mxDuplicates)}; ${report.mxExtraTransactions} transactions more than one per email (deliveries in flight at the sender's kills: ${report.inFlightAtSenderKills}; attempts retaken from a dead sender: ${report.retakenDeliveries})`,
     `webhook duplicates (same webhook-id): ${byCause(report.webhookDuplicates)}`,

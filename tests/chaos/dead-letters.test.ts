@@ -32,7 +32,16 @@ import {
   type TestDatabase,
 } from '@postline/testing';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'services', 'api-gateway', 'src', 'admin', 'cli.ts');
+const CLI = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'services',
+  'api-gateway',
+  'src',
+  'admin',
+  'cli.ts',
+);
 const SCHEMA = 'redrive_test';
 
 let system: System;
@@ -103,7 +112,8 @@ describe('dead-letters admin commands', () => {
       const queues = new Set<string>();
       for (const name of SERVICE_NAMES) {
         const text = await (await fetch(`${system.services[name].url}/metrics`)).text();
-        for (const match of text.matchAll(/broker_queue_messages\{queue="([^"]+)",kind="dead"[,}]/g)) queues.add(String(match[1]));
+        for (const match of text.matchAll(/broker_queue_messages\{queue="([^"]+)",kind="dead"[,}]/g))
+          queues.add(String(match[1]));
       }
       return [...queues].sort();
     };
@@ -116,12 +126,25 @@ describe('dead-letters admin commands', () => {
     const queue = `${prefix}.sender.domain-state`;
     // A domain state with no fields: the contract refuses it, so the sender's consumer dead-letters it at once.
     const id = events.publishEvent('internal.domain.state', null, { domain_id: 'not-a-domain' });
-    await waitFor('the dead letter', () => admin('dead-letters', 'list', '--queue', 'sender.domain-state')[0]?.dead_letters === 1, 15_000);
-    expect(admin('dead-letters', 'list', '--queue', queue)).toEqual([{ queue, dead_queue: `${queue}.dead`, dead_letters: 1 }]);
+    await waitFor(
+      'the dead letter',
+      () => admin('dead-letters', 'list', '--queue', 'sender.domain-state')[0]?.dead_letters === 1,
+      15_000,
+    );
+    expect(admin('dead-letters', 'list', '--queue', queue)).toEqual([
+      { queue, dead_queue: `${queue}.dead`, dead_letters: 1 },
+    ]);
     expect(await deadGauge('sender', `${queue}.dead`)).toBe(1);
 
     const [letter, summary] = admin('dead-letters', 'show', '--queue', queue);
-    expect(letter).toMatchObject({ queue, message_id: id, type: 'internal.domain.state', team_id: null, reason: 'invalid', deaths: 1 });
+    expect(letter).toMatchObject({
+      queue,
+      message_id: id,
+      type: 'internal.domain.state',
+      team_id: null,
+      reason: 'invalid',
+      deaths: 1,
+    });
     expect(String(letter?.error)).toMatch(/domain_id|invalid/i);
     expect(letter?.first_dead_at).toBe(letter?.last_dead_at);
     expect(summary).toEqual({ queue, shown: 1, dead_letters: 1 });
@@ -161,15 +184,30 @@ describe('dead-letters admin commands', () => {
     const strict = consumerOf(() => {
       throw new PermanentError('subject "Hello" is not allowed');
     });
-    for (const q of [strict.queues.work, strict.queues.dead, ...strict.queues.tiers.map((t) => t.queue)]) declared.add(q);
+    for (const q of [strict.queues.work, strict.queues.dead, ...strict.queues.tiers.map((t) => t.queue)])
+      declared.add(q);
     consumers.push(strict);
     await strict.start();
     const envelope = deliveredEnvelope();
-    const published = await broker.publish(broker.exchanges.events, 'email.delivered', Buffer.from(JSON.stringify(envelope)), { messageId: envelope.id });
+    const published = await broker.publish(
+      broker.exchanges.events,
+      'email.delivered',
+      Buffer.from(JSON.stringify(envelope)),
+      { messageId: envelope.id },
+    );
     expect(published).toEqual({ ok: true });
-    await waitFor('the dead letter', () => admin('dead-letters', 'list', '--queue', strict.queues.work)[0]?.dead_letters === 1, 15_000);
+    await waitFor(
+      'the dead letter',
+      () => admin('dead-letters', 'list', '--queue', strict.queues.work)[0]?.dead_letters === 1,
+      15_000,
+    );
     const [letter] = admin('dead-letters', 'show', '--queue', 'redrive-test.delivered');
-    expect(letter).toMatchObject({ message_id: envelope.id, type: 'email.delivered', team_id: envelope.team_id, reason: 'permanent' });
+    expect(letter).toMatchObject({
+      message_id: envelope.id,
+      type: 'email.delivered',
+      team_id: envelope.team_id,
+      reason: 'permanent',
+    });
     expect(letter?.error).toBe('PermanentError: subject "Hello" is not allowed');
     expect(handled).toEqual([]);
 
@@ -187,11 +225,18 @@ describe('dead-letters admin commands', () => {
   });
 
   it('answers a usage error with exit code 2', () => {
-    for (const args of [['dead-letters', 'show'], ['dead-letters', 'redrive', '--queue', 'sender.deliver', '--limit', '0'], ['dead-letters', 'purge']]) {
+    for (const args of [
+      ['dead-letters', 'show'],
+      ['dead-letters', 'redrive', '--queue', 'sender.deliver', '--limit', '0'],
+      ['dead-letters', 'purge'],
+    ]) {
       const r = spawnSync(process.execPath, [CLI, ...args], { env: system.env, encoding: 'utf8' });
       expect({ args, status: r.status }).toEqual({ args, status: 2 });
     }
-    const missing = spawnSync(process.execPath, [CLI, 'dead-letters', 'show', '--queue', 'no-such.queue'], { env: system.env, encoding: 'utf8' });
+    const missing = spawnSync(process.execPath, [CLI, 'dead-letters', 'show', '--queue', 'no-such.queue'], {
+      env: system.env,
+      encoding: 'utf8',
+    });
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/no queue/);
   });

@@ -115,21 +115,25 @@ async function rideOut(
   const before = sink.messages.length;
   const cutAt = Date.now();
   await proxy.cut(mode);
-  for (const name of services) await waitFor(`${name} unready during the ${label} cut`, async () => (await readiness(name)) === 503, 5_000);
+  for (const name of services)
+    await waitFor(`${name} unready during the ${label} cut`, async () => (await readiness(name)) === 503, 5_000);
   const during = await send(`${label} during the cut`);
-  if (duringCut === 503) expect({ status: during.status, name: during.body.name }).toEqual({ status: 503, name: 'service_unavailable' });
+  if (duringCut === 503)
+    expect({ status: during.status, name: during.body.name }).toEqual({ status: 503, name: 'service_unavailable' });
   else expect(during.status).toBe(200);
   expect(during.ms).toBeLessThan(10_000);
   await waitFor(`the ${label} cut to last ${CUT_MS} ms`, () => Date.now() - cutAt >= CUT_MS, CUT_MS + 1_000);
 
   await proxy.restore();
   const restoredAt = Date.now();
-  for (const name of SERVICE_NAMES) await waitFor(`${name} ready after the ${label} cut`, async () => (await readiness(name)) === 200, 5_000);
+  for (const name of SERVICE_NAMES)
+    await waitFor(`${name} ready after the ${label} cut`, async () => (await readiness(name)) === 200, 5_000);
   expect(Date.now() - restoredAt).toBeLessThan(5_000);
 
   const accepted = await send(`${label} after the cut`);
   expect(accepted.status).toBe(200);
-  const subjects = duringCut === 200 ? [`${label} during the cut`, `${label} after the cut`] : [`${label} after the cut`];
+  const subjects =
+    duringCut === 200 ? [`${label} during the cut`, `${label} after the cut`] : [`${label} after the cut`];
   for (const subject of subjects) {
     await waitFor(
       `"${subject}" to be delivered`,

@@ -15,7 +15,9 @@ describe('the chaos suite', () => {
       const report = await runChaos(full ? FULL : SHORT);
       process.stderr.write(`\n[chaos] ${full ? 'full' : 'short'} run\n${describeReport(report)}\n`);
       if (report.mxDuplicates.length + report.webhookDuplicates.length > 0) {
-        process.stderr.write(`[chaos] duplicates: ${JSON.stringify({ mx: report.mxDuplicates, webhooks: report.webhookDuplicates })}\n`);
+        process.stderr.write(
+          `[chaos] duplicates: ${JSON.stringify({ mx: report.mxDuplicates, webhooks: report.webhookDuplicates })}\n`,
+        );
       }
 
       expect(report.unexpectedExits).toEqual([]);
@@ -29,7 +31,8 @@ describe('the chaos suite', () => {
       expect(report.queuesNotEmpty).toEqual([]);
       // Every answer within 10 s; every service ready within 5 s of each fault's end.
       expect(report.slowestAnswerMs).toBeLessThanOrEqual(10_000);
-      for (const fault of report.faults) expect({ fault: fault.name, ready: fault.readyAfterMs <= 5_000 }).toEqual({ fault: fault.name, ready: true });
+      for (const fault of report.faults)
+        expect({ fault: fault.name, ready: fault.readyAfterMs <= 5_000 }).toEqual({ fault: fault.name, ready: true });
       // One email per request, whatever its client's retries.
       expect(report.acceptedTwice).toEqual([]);
       // An event is emitted once, whatever is redelivered.

@@ -80,7 +80,12 @@ async function relayOne(to: string, subject: string): Promise<string> {
     auth: { user: 'postline', pass: apiKey },
   });
   try {
-    const info = await transport.sendMail({ from: `Acme <news@${DOMAIN}>`, to, subject, text: 'Thanks for your order.' });
+    const info = await transport.sendMail({
+      from: `Acme <news@${DOMAIN}>`,
+      to,
+      subject,
+      text: 'Thanks for your order.',
+    });
     const id = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(info.response)?.[0];
     if (!id) throw new Error(`no email id in the relay's answer: ${info.response}`);
     return id;
@@ -93,11 +98,16 @@ async function relayOne(to: string, subject: string): Promise<string> {
  * Sends one email to `to` (with the SDK, or through the SMTP relay) and returns its id and the message the
  * sink MX got (its MAIL FROM is the VERP address).
  */
-async function sendOne(to: string, subject = 'Your receipt', via: 'api' | 'relay' = 'api'): Promise<{ id: string; message: SinkMessage }> {
+async function sendOne(
+  to: string,
+  subject = 'Your receipt',
+  via: 'api' | 'relay' = 'api',
+): Promise<{ id: string; message: SinkMessage }> {
   const id =
     via === 'relay'
       ? await relayOne(to, subject)
-      : dataOf(await resend.emails.send({ from: `Acme <news@${DOMAIN}>`, to, subject, text: 'Thanks for your order.' })).id;
+      : dataOf(await resend.emails.send({ from: `Acme <news@${DOMAIN}>`, to, subject, text: 'Thanks for your order.' }))
+          .id;
   await events.waitFor(
     `email.delivered ${id}`,
     (m) => m.routingKey === 'email.delivered' && m.envelope.data.email_id === id,
@@ -225,7 +235,9 @@ async function suppression(email: string): Promise<{ status: number; body: Recor
 async function returnPathMail(outcome: string): Promise<number> {
   const text = await (await fetch(`${system.services['inbound-smtp'].url}/metrics`)).text();
   // Other labels (the service's own) may stand beside the outcome.
-  const match = new RegExp(`^inbound_return_path_mail_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(text);
+  const match = new RegExp(`^inbound_return_path_mail_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(
+    text,
+  );
   return Number(match?.[1] ?? 0);
 }
 

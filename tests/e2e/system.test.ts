@@ -14,7 +14,11 @@ afterAll(async () => {
 async function call(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
   const r = await fetch(`${system.apiUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: r.status, headers: r.headers, text: await r.text() };
@@ -60,7 +64,11 @@ describe('the whole system', () => {
       ['/contacts/0190a6f4-8b4a-7000-8000-000000000000', 'sender'],
     ] as const) {
       const r = await call('GET', path, String(key));
-      expect({ path, status: r.status, name: (JSON.parse(r.text) as { name: string }).name }).toEqual({ path, status: 404, name: 'not_found' });
+      expect({ path, status: r.status, name: (JSON.parse(r.text) as { name: string }).name }).toEqual({
+        path,
+        status: 404,
+        name: 'not_found',
+      });
       // Straight to the owner, without the gateway's team header: refused.
       const direct = await fetch(`${system.services[owner].url}${path}`);
       expect(direct.status).toBe(401);
@@ -71,16 +79,34 @@ describe('the whole system', () => {
     const { api_key: key } = system.admin('team', 'create', '--name', 'Idem');
     const body = { from: 'a@example.com', to: ['b@example.com'], subject: 'hi', html: '<p>hi</p>' };
     const first = await call('POST', '/emails', String(key), body, { 'idempotency-key': 'order-1' });
-    const replay = await call('POST', '/emails', String(key), { html: '<p>hi</p>', subject: 'hi', to: ['b@example.com'], from: 'a@example.com' }, { 'idempotency-key': 'order-1' });
+    const replay = await call(
+      'POST',
+      '/emails',
+      String(key),
+      { html: '<p>hi</p>', subject: 'hi', to: ['b@example.com'], from: 'a@example.com' },
+      { 'idempotency-key': 'order-1' },
+    );
     expect(replay.status).toBe(first.status);
     expect(replay.text).toBe(first.text);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    const other = await call('POST', '/emails', String(key), { ...body, subject: 'other' }, { 'idempotency-key': 'order-1' });
+    const other = await call(
+      'POST',
+      '/emails',
+      String(key),
+      { ...body, subject: 'other' },
+      { 'idempotency-key': 'order-1' },
+    );
     expect(other.status).toBe(409);
     expect(JSON.parse(other.text)).toMatchObject({ name: 'invalid_idempotent_request' });
     // Keys are per team: another team's same key is a new request.
     const { api_key: otherTeam } = system.admin('team', 'create', '--name', 'Idem2');
-    const fresh = await call('POST', '/emails', String(otherTeam), { ...body, subject: 'other' }, { 'idempotency-key': 'order-1' });
+    const fresh = await call(
+      'POST',
+      '/emails',
+      String(otherTeam),
+      { ...body, subject: 'other' },
+      { 'idempotency-key': 'order-1' },
+    );
     expect(fresh.headers.get('idempotent-replayed')).toBeNull();
     const tooLong = await call('POST', '/emails', String(key), body, { 'idempotency-key': 'k'.repeat(257) });
     expect(tooLong.status).toBe(400);

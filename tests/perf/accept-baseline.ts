@@ -17,8 +17,16 @@ app.post('/emails', async (req, res) => {
   const client = await pool.connect();
   try {
     await client.query('begin');
-    await client.query('insert into baseline_emails (id, team_id, body) values ($1, $2, $3)', [id, randomUUID(), JSON.stringify(req.body)]);
-    await client.query('insert into baseline_outbox (id, routing_key, envelope) values ($1, $2, $3)', [randomUUID(), 'email.sent', JSON.stringify({ id })]);
+    await client.query('insert into baseline_emails (id, team_id, body) values ($1, $2, $3)', [
+      id,
+      randomUUID(),
+      JSON.stringify(req.body),
+    ]);
+    await client.query('insert into baseline_outbox (id, routing_key, envelope) values ($1, $2, $3)', [
+      randomUUID(),
+      'email.sent',
+      JSON.stringify({ id }),
+    ]);
     await client.query('commit');
     res.json({ id });
   } catch (err) {

@@ -34,7 +34,8 @@ const LARGE = Number(args.large);
 const REQUESTS = Number(args.requests);
 
 const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** Adds contacts `from`..`to` - 1 to the team and to the segment, in one statement per 100,000. */
 async function grow(client: pg.Client, teamId: string, segmentId: string, from: number, to: number): Promise<void> {
@@ -57,7 +58,13 @@ async function grow(client: pg.Client, teamId: string, segmentId: string, from: 
 
 type Lists = { contacts: number[]; segment: number[] };
 
-async function measure(apiUrl: string, apiKey: string, segmentId: string, client: pg.Client, teamId: string): Promise<Lists> {
+async function measure(
+  apiUrl: string,
+  apiKey: string,
+  segmentId: string,
+  client: pg.Client,
+  teamId: string,
+): Promise<Lists> {
   const origin = new URL(apiUrl).origin;
   const http = new Pool(origin, { connections: 1 });
   const headers = { authorization: `Bearer ${apiKey}`, 'user-agent': 'contact-lists-benchmark' };

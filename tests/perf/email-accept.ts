@@ -27,7 +27,15 @@ import amqp from 'amqplib';
 import { Pool } from 'undici';
 import { Resend } from 'resend';
 import { consumerQueueNames, declareConsumerQueues, DEFAULT_RETRY_POLICY, exchangeNames } from '@postline/platform';
-import { createTestDatabase, createVerifiedDomain, observeBroker, startDnsServer, startSystem, type DnsServer, type System } from '@postline/testing';
+import {
+  createTestDatabase,
+  createVerifiedDomain,
+  observeBroker,
+  startDnsServer,
+  startSystem,
+  type DnsServer,
+  type System,
+} from '@postline/testing';
 
 // The local servers unless the environment names others (npm test's defaults).
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -50,7 +58,14 @@ type Result = { requests: number; errors: number; seconds: number; rps: number; 
 type Round = { baseline: Result; direct: Result; single: Result };
 
 /** Closed loop: `concurrency` callers each send the next request as soon as the last one is answered. */
-async function load(url: string, path: string, headers: Record<string, string>, body: () => string, seconds: number, concurrency: number): Promise<Result> {
+async function load(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: () => string,
+  seconds: number,
+  concurrency: number,
+): Promise<Result> {
   const origin = new URL(url).origin;
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
@@ -59,7 +74,12 @@ async function load(url: string, path: string, headers: Record<string, string>, 
   let stop = false;
   const one = async () => {
     const started = performance.now();
-    const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: body() });
+    const res = await pool.request({
+      method: 'POST',
+      path,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body(),
+    });
     const text = await res.body.text();
     if (!measuring) return;
     if (res.statusCode !== 200) {
@@ -83,10 +103,18 @@ async function load(url: string, path: string, headers: Record<string, string>, 
   await pool.close();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-  return { requests: latencies.length, errors, seconds: elapsed, rps: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
+  return {
+    requests: latencies.length,
+    errors,
+    seconds: elapsed,
+    rps: latencies.length / elapsed,
+    p50: pct(50),
+    p99: pct(99),
+  };
 }
 
-const fmt = (r: Result) => `${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.requests} requests, ${r.errors} errors)`;
+const fmt = (r: Result) =>
+  `${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.requests} requests, ${r.errors} errors)`;
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
@@ -102,7 +130,12 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 const email = (from: string) => () =>
-  JSON.stringify({ from: `Acme <hello@${from}>`, to: ['delivered@postline.test'], subject: 'Your receipt', html: '<p>Thanks for your order.</p>' });
+  JSON.stringify({
+    from: `Acme <hello@${from}>`,
+    to: ['delivered@postline.test'],
+    subject: 'Your receipt',
+    html: '<p>Thanks for your order.</p>',
+  });
 
 /** Sums the samples of one metric on a service's /metrics whose labels `keep` accepts. */
 async function metricSum(url: string, name: string, keep: (labels: string) => boolean = () => true): Promise<number> {
@@ -139,7 +172,11 @@ async function quiet(system: System, parkedQueue: string): Promise<void> {
     let left = 0;
     for (const service of Object.values(system.services)) {
       left += await metricSum(service.url, 'outbox_pending_messages');
-      left += await metricSum(service.url, 'broker_queue_messages', (labels) => labels.includes('kind="work"') && !labels.includes(`queue="${parkedQueue}"`));
+      left += await metricSum(
+        service.url,
+        'broker_queue_messages',
+        (labels) => labels.includes('kind="work"') && !labels.includes(`queue="${parkedQueue}"`),
+      );
     }
     if (left === 0) {
       await sleep(1000);
@@ -151,11 +188,16 @@ async function quiet(system: System, parkedQueue: string): Promise<void> {
 }
 
 /** Declares the sender's delivery command queues (work, retry tiers, dead letters) for a paused system. */
-async function parkDeliveryCommands(amqpUrl: string, prefix: string): Promise<{ work: string; drop: () => Promise<number> }> {
+async function parkDeliveryCommands(
+  amqpUrl: string,
+  prefix: string,
+): Promise<{ work: string; drop: () => Promise<number> }> {
   const queues = consumerQueueNames(prefix, 'sender', 'deliver', DEFAULT_RETRY_POLICY.tiersMs);
   const connection = await amqp.connect(amqpUrl);
   const ch = await connection.createChannel();
-  await declareConsumerQueues(ch, exchangeNames(prefix), queues, [{ exchange: 'commands', routingKey: 'sender.deliver' }]);
+  await declareConsumerQueues(ch, exchangeNames(prefix), queues, [
+    { exchange: 'commands', routingKey: 'sender.deliver' },
+  ]);
   return {
     work: queues.work,
     /** Deletes the queues with the commands in them; returns how many commands were dropped. */
@@ -182,7 +224,8 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
   let parked: Awaited<ReturnType<typeof parkDeliveryCommands>> | undefined;
   try {
     // Before the first email (the domain's probe), so that every delivery command lands in the queue.
-    if (mode === 'paused') parked = await parkDeliveryCommands(String(system.env.AMQP_URL), String(system.env.BROKER_PREFIX));
+    if (mode === 'paused')
+      parked = await parkDeliveryCommands(String(system.env.AMQP_URL), String(system.env.BROKER_PREFIX));
     const parkedQueue = parked?.work;
     const settle = parkedQueue ? () => quiet(system, parkedQueue) : () => drained(system);
     const events = await observeBroker({
@@ -192,7 +235,12 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
     });
     const { api_key: apiKey, team_id: teamId } = system.admin('team', 'create', '--name', 'Bench');
     const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
-    const domain = await createVerifiedDomain({ resend, dns, events, name: `bench${Date.now().toString(36)}.example.com` });
+    const domain = await createVerifiedDomain({
+      resend,
+      dns,
+      events,
+      name: `bench${Date.now().toString(36)}.example.com`,
+    });
     await events.close();
     const auth = { authorization: `Bearer ${apiKey}`, 'user-agent': 'postline-bench' };
 
@@ -201,19 +249,36 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
       await settle();
       const base = await load(baselineUrl, '/emails', {}, email('example.com'), SECONDS, CONCURRENCY);
       console.log(`[${mode}] round ${round}: baseline (express + 1 transaction): ${fmt(base)}`);
-      const direct = await load(system.services.sender.url, '/emails', { 'x-postline-team-id': String(teamId) }, email(domain.name), SECONDS, CONCURRENCY);
+      const direct = await load(
+        system.services.sender.url,
+        '/emails',
+        { 'x-postline-team-id': String(teamId) },
+        email(domain.name),
+        SECONDS,
+        CONCURRENCY,
+      );
       console.log(`[${mode}] round ${round}: POST /emails to the sender directly (no gateway): ${fmt(direct)}`);
       await settle();
       const single = await load(system.apiUrl, '/emails', auth, email(domain.name), SECONDS, CONCURRENCY);
       console.log(`[${mode}] round ${round}: POST /emails through the gateway: ${fmt(single)}`);
-      console.log(`  → ${((100 * single.rps) / base.rps).toFixed(0)}% of this round's baseline, p99 ${(single.p99 / base.p99).toFixed(2)}×`);
+      console.log(
+        `  → ${((100 * single.rps) / base.rps).toFixed(0)}% of this round's baseline, p99 ${(single.p99 / base.p99).toFixed(2)}×`,
+      );
       rounds.push({ baseline: base, direct, single });
     }
 
     if (withBatch) {
       await settle();
-      const batchBody = () => JSON.stringify(Array.from({ length: 100 }, () => JSON.parse(email(domain.name)()) as unknown));
-      const batch = await load(system.apiUrl, '/emails/batch', auth, batchBody, BATCH_SECONDS, Number(args['batch-concurrency']));
+      const batchBody = () =>
+        JSON.stringify(Array.from({ length: 100 }, () => JSON.parse(email(domain.name)()) as unknown));
+      const batch = await load(
+        system.apiUrl,
+        '/emails/batch',
+        auth,
+        batchBody,
+        BATCH_SECONDS,
+        Number(args['batch-concurrency']),
+      );
       console.log(`[${mode}] POST /emails/batch (100 emails): ${fmt(batch)}`);
       console.log(`  → ${(batch.rps * 100).toFixed(0)} emails accepted per second (target ≥ 10,000)`);
     }
@@ -240,7 +305,10 @@ function summary(mode: Mode, rounds: Round[]): string {
 
 // The baseline: its own process on its own database, alive for the whole run.
 const baselineDb = await createTestDatabase('perf_baseline');
-const baseline = spawn(process.execPath, [fileURLToPath(new URL('./accept-baseline.ts', import.meta.url))], { env: { ...process.env, DATABASE_URL: baselineDb.url, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+const baseline = spawn(process.execPath, [fileURLToPath(new URL('./accept-baseline.ts', import.meta.url))], {
+  env: { ...process.env, DATABASE_URL: baselineDb.url, PORT: '0' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const baselinePort = await new Promise<number>((resolve) => {
   baseline.stdout.on('data', (d: Buffer) => {
     const match = /listening (\d+)/.exec(d.toString());
@@ -253,7 +321,10 @@ try {
   const results: [Mode, Round[]][] = [];
   const batchMode = MODES.includes('running') ? 'running' : MODES[MODES.length - 1];
   for (const mode of MODES as Mode[]) {
-    results.push([mode, await measure(mode, dns, `http://127.0.0.1:${baselinePort}`, BATCH_SECONDS > 0 && mode === batchMode)]);
+    results.push([
+      mode,
+      await measure(mode, dns, `http://127.0.0.1:${baselinePort}`, BATCH_SECONDS > 0 && mode === batchMode),
+    ]);
   }
   for (const [mode, rounds] of results) console.log(summary(mode, rounds));
 } finally {

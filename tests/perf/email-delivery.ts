@@ -25,7 +25,11 @@ process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 
 const { values: args } = parseArgs({
-  options: { emails: { type: 'string', default: '2000' }, connections: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } },
+  options: {
+    emails: { type: 'string', default: '2000' },
+    connections: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+  },
 });
 const N = Number(args.emails);
 const CONNECTIONS = Number(args.connections);
@@ -51,7 +55,11 @@ async function sinkIdle(): Promise<void> {
 type Dkim = { domainName: string; keySelector: string; privateKey: string };
 
 /** A baseline: a pooled nodemailer client sending N messages from `fromDomain` to the sink; emails/s. */
-async function baselineBurst(label: string, fromDomain: string, dkim: Dkim | undefined): Promise<{ rate: number; signed: number }> {
+async function baselineBurst(
+  label: string,
+  fromDomain: string,
+  dkim: Dkim | undefined,
+): Promise<{ rate: number; signed: number }> {
   await sinkIdle();
   const transport = nodemailer.createTransport({
     pool: true,
@@ -66,7 +74,12 @@ async function baselineBurst(label: string, fromDomain: string, dkim: Dkim | und
   const started = performance.now();
   await Promise.all(
     Array.from({ length: N }, (_, i) =>
-      transport.sendMail({ from: `Acme <hello@${fromDomain}>`, to: `${label}.${i}@${RCPT}`, subject: 'Your receipt', html }),
+      transport.sendMail({
+        from: `Acme <hello@${fromDomain}>`,
+        to: `${label}.${i}@${RCPT}`,
+        subject: 'Your receipt',
+        html,
+      }),
     ),
   );
   const seconds = (performance.now() - started) / 1000;
@@ -95,13 +108,22 @@ try {
   });
   const { api_key: apiKey } = system.admin('team', 'create', '--name', 'Bench');
   const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
-  const domain = await createVerifiedDomain({ resend, dns, events, name: `bench${Date.now().toString(36)}.example.com` });
+  const domain = await createVerifiedDomain({
+    resend,
+    dns,
+    events,
+    name: `bench${Date.now().toString(36)}.example.com`,
+  });
   await events.close();
   // The baseline signs as the same domain and selector with a key of its own (`<selector>._domainkey.<name>`).
   const { data: details } = await resend.domains.get(domain.id);
   const keySelector = details?.records.find((r) => r.record === 'DKIM')?.name.split('._domainkey')[0];
   if (!keySelector) throw new Error(`no DKIM record on ${domain.name}`);
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   const dkim: Dkim = { domainName: domain.name, keySelector, privateKey };
 
   /** N emails accepted in batches of 100 (4 in flight) until the last reaches the sink; emails/s. */
@@ -143,8 +165,8 @@ try {
       `round ${round}: nodemailer (${CONNECTIONS} connections) ${plain.rate.toFixed(0)} emails/s without DKIM, ` +
         `${signed.rate.toFixed(0)} emails/s with its own DKIM (${signed.signed}/${N} signed); ` +
         `Postline ${burst.rate.toFixed(0)} emails/s (accepted in ${burst.acceptedSeconds.toFixed(2)} s, ${burst.signed}/${N} DKIM-signed, ` +
-        `${sink.connections() - connectionsBefore} SMTP sessions) → ${(100 * burst.rate / plain.rate).toFixed(0)}% of nodemailer without DKIM, ` +
-        `${(100 * burst.rate / signed.rate).toFixed(0)}% of nodemailer with DKIM`,
+        `${sink.connections() - connectionsBefore} SMTP sessions) → ${((100 * burst.rate) / plain.rate).toFixed(0)}% of nodemailer without DKIM, ` +
+        `${((100 * burst.rate) / signed.rate).toFixed(0)}% of nodemailer with DKIM`,
     );
   }
   console.log(
@@ -152,7 +174,10 @@ try {
       `${(100 * median(ratios.map((r) => r.signed))).toFixed(0)}% of nodemailer with DKIM; at most ${sink.maxOpenSessions()} sessions open at once`,
   );
   // A run that deferred some deliveries (they come back minutes later) shows why: the sender's warnings.
-  const warnings = system.services.sender.output.join('').split('\n').filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
+  const warnings = system.services.sender.output
+    .join('')
+    .split('\n')
+    .filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
   for (const line of warnings.slice(0, 10)) console.log(`  sender: ${line.slice(0, 400)}`);
   if (warnings.length > 10) console.log(`  sender: … ${warnings.length - 10} more warnings`);
 } finally {

@@ -12,13 +12,22 @@
 // gateway, Postgres and RabbitMQ, so the ratio shows what a replica adds when the cores are shared.
 import { parseArgs } from 'node:util';
 import { Resend } from 'resend';
-import { createVerifiedDomain, observeBroker, startDnsServer, startSinkMx, startSystem, type System } from '@postline/testing';
+import {
+  createVerifiedDomain,
+  observeBroker,
+  startDnsServer,
+  startSinkMx,
+  startSystem,
+  type System,
+} from '@postline/testing';
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
 process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 
-const { values: args } = parseArgs({ options: { emails: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '3' } } });
+const { values: args } = parseArgs({
+  options: { emails: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '3' } },
+});
 const N = Number(args.emails);
 const ROUNDS = Number(args.rounds);
 const RCPT = 'sink.test';
@@ -48,8 +57,15 @@ async function startBench(label: string, senders: number): Promise<Bench> {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  const resend = new Resend(String(system.admin('team', 'create', '--name', label).api_key), { baseUrl: system.apiUrl });
-  const domain = await createVerifiedDomain({ resend, dns, events, name: `${label}${Date.now().toString(36)}.example.com` });
+  const resend = new Resend(String(system.admin('team', 'create', '--name', label).api_key), {
+    baseUrl: system.apiUrl,
+  });
+  const domain = await createVerifiedDomain({
+    resend,
+    dns,
+    events,
+    name: `${label}${Date.now().toString(36)}.example.com`,
+  });
   await events.close();
   return { label, system, resend, from: `Acme <hello@${domain.name}>` };
 }
@@ -69,7 +85,12 @@ async function burst(bench: Bench, round: number): Promise<number> {
       while (next < N) {
         const from = next;
         next = Math.min(N, next + 100);
-        const batch = Array.from({ length: next - from }, (_, k) => ({ from: bench.from, to: `${bench.label}${round}.${from + k}@${RCPT}`, subject: 'Your receipt', html }));
+        const batch = Array.from({ length: next - from }, (_, k) => ({
+          from: bench.from,
+          to: `${bench.label}${round}.${from + k}@${RCPT}`,
+          subject: 'Your receipt',
+          html,
+        }));
         const { error } = await bench.resend.batch.send(batch);
         if (error) throw new Error(JSON.stringify(error));
       }
@@ -88,11 +109,15 @@ try {
     const b = await burst(two, round);
     rates.one.push(a);
     rates.two.push(b);
-    console.log(`round ${round}: one sender ${a.toFixed(0)} emails/s, two senders ${b.toFixed(0)} emails/s → ${(b / a).toFixed(2)}×`);
+    console.log(
+      `round ${round}: one sender ${a.toFixed(0)} emails/s, two senders ${b.toFixed(0)} emails/s → ${(b / a).toFixed(2)}×`,
+    );
   }
   const a = median(rates.one);
   const b = median(rates.two);
-  console.log(`median of ${ROUNDS} rounds: one sender ${a.toFixed(0)} emails/s, two senders ${b.toFixed(0)} emails/s → ${(b / a).toFixed(2)}×`);
+  console.log(
+    `median of ${ROUNDS} rounds: one sender ${a.toFixed(0)} emails/s, two senders ${b.toFixed(0)} emails/s → ${(b / a).toFixed(2)}×`,
+  );
 } finally {
   await one.system.stop();
   await two.system.stop();

@@ -59,7 +59,10 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 
 function waitForArrivals(ids: string[], timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`only ${ids.filter((id) => arrivals.has(id)).length}/${ids.length} arrived`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`only ${ids.filter((id) => arrivals.has(id)).length}/${ids.length} arrived`)),
+      timeoutMs,
+    );
     let next = 0;
     onArrival = () => {
       while (next < ids.length && arrivals.has(ids[next]!)) next++;
@@ -72,7 +75,8 @@ function waitForArrivals(ids: string[], timeoutMs: number): Promise<void> {
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const secret = newSecret();
@@ -81,15 +85,27 @@ const secret = newSecret();
 async function baselineBurst(): Promise<number> {
   const pool = new Pool(new URL(receiverUrl).origin, { connections: CONCURRENCY });
   const baselineIds = Array.from({ length: N }, () => randomUUID());
-  const bodies = baselineIds.map((id) => JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: deliveredData(id) }));
+  const bodies = baselineIds.map((id) =>
+    JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: deliveredData(id) }),
+  );
   const baselineStart = performance.now();
   let cursor = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (cursor < N) {
         const i = cursor++;
-        const headers = signedHeaders({ id: `msg_${randomUUID().replaceAll('-', '')}`, timestamp: Math.floor(Date.now() / 1000), body: bodies[i]!, secrets: [secret] });
-        const r = await pool.request({ path: '/hooks', method: 'POST', body: bodies[i], headers: { 'content-type': 'application/json', 'user-agent': 'bench', ...headers } });
+        const headers = signedHeaders({
+          id: `msg_${randomUUID().replaceAll('-', '')}`,
+          timestamp: Math.floor(Date.now() / 1000),
+          body: bodies[i]!,
+          secrets: [secret],
+        });
+        const r = await pool.request({
+          path: '/hooks',
+          method: 'POST',
+          body: bodies[i],
+          headers: { 'content-type': 'application/json', 'user-agent': 'bench', ...headers },
+        });
         await r.body.dump();
       }
     }),
@@ -100,7 +116,11 @@ async function baselineBurst(): Promise<number> {
 }
 
 // Postline: the whole system, one subscribed endpoint.
-const system = await startSystem({ ALLOW_PRIVATE_NETWORK_TARGETS: 'true', RATE_LIMIT_PER_SECOND: '1000', LOG_LEVEL: 'warn' });
+const system = await startSystem({
+  ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+  RATE_LIMIT_PER_SECOND: '1000',
+  LOG_LEVEL: 'warn',
+});
 try {
   const team = system.admin('team', 'create', '--name', 'Bench');
   const resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
@@ -109,7 +129,8 @@ try {
   const connection = await amqp.connect(String(system.env.AMQP_URL));
   const channel = await connection.createConfirmChannel();
   const exchange = `${String(system.env.BROKER_PREFIX)}.events`;
-  const envelope = (emailId: string) => Buffer.from(JSON.stringify(deliveredEnvelope({ teamId: String(team.team_id), emailId })));
+  const envelope = (emailId: string) =>
+    Buffer.from(JSON.stringify(deliveredEnvelope({ teamId: String(team.team_id), emailId })));
   const publish = (emailId: string, content = envelope(emailId)) => {
     const at = performance.timeOrigin + performance.now();
     channel.publish(exchange, 'email.delivered', content, { persistent: true });
@@ -145,7 +166,9 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     const baselineRate = await baselineBurst();
     const burst = await systemBurst();
-    console.error(`round ${round}: undici ${Math.round(baselineRate)}/s, Postline ${Math.round(burst.rate)}/s (${((100 * burst.rate) / baselineRate).toFixed(1)}%)`);
+    console.error(
+      `round ${round}: undici ${Math.round(baselineRate)}/s, Postline ${Math.round(burst.rate)}/s (${((100 * burst.rate) / baselineRate).toFixed(1)}%)`,
+    );
     rounds.push({ baseline: baselineRate, postline: burst.rate, burst });
   }
   const ratios = rounds.map((r) => r.postline / r.baseline);
@@ -172,15 +195,30 @@ try {
     JSON.stringify(
       {
         events: N,
-        rounds: rounds.map((r) => ({ undici_per_second: Math.round(r.baseline), postline_per_second: Math.round(r.postline), ratio: Number((r.postline / r.baseline).toFixed(3)) })),
+        rounds: rounds.map((r) => ({
+          undici_per_second: Math.round(r.baseline),
+          postline_per_second: Math.round(r.postline),
+          ratio: Number((r.postline / r.baseline).toFixed(3)),
+        })),
         median_ratio: Number(median(ratios).toFixed(3)),
         // The median round's burst: when its deliveries arrived, from the first publish (a long tail shows
         // in p99 against last).
         burst_published_ms: { written: Math.round(published), confirmed: Math.round(confirmed) },
-        burst_arrival_ms: { first: Math.round(burst[0]!), p10: Math.round(percentile(burst, 10)), p50: Math.round(percentile(burst, 50)), p90: Math.round(percentile(burst, 90)), p99: Math.round(percentile(burst, 99)), last: Math.round(burst.at(-1)!) },
+        burst_arrival_ms: {
+          first: Math.round(burst[0]!),
+          p10: Math.round(percentile(burst, 10)),
+          p50: Math.round(percentile(burst, 50)),
+          p90: Math.round(percentile(burst, 90)),
+          p99: Math.round(percentile(burst, 99)),
+          last: Math.round(burst.at(-1)!),
+        },
         latency_rate_per_second: RATE,
         latency_events: total,
-        latency_ms: { p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number(latencies.at(-1)!.toFixed(1)) },
+        latency_ms: {
+          p50: Number(percentile(latencies, 50).toFixed(1)),
+          p99: Number(percentile(latencies, 99).toFixed(1)),
+          max: Number(latencies.at(-1)!.toFixed(1)),
+        },
       },
       null,
       2,

@@ -20,7 +20,7 @@ const delivered = {
 };
 
 describe('catalog', () => {
-  it('holds every public event, the internal domain state, the timer commands and the services\' own commands', () => {
+  it("holds every public event, the internal domain state, the timer commands and the services' own commands", () => {
     for (const type of PUBLIC_EVENT_TYPES) expect(isRoutingKey(type)).toBe(true);
     expect(Object.keys(catalog)).toHaveLength(32);
     expect(isRoutingKey('domain-verifier.check-domain')).toBe(true);

@@ -31,7 +31,9 @@ describe('DomainState', () => {
       tracking_subdomain: 'links',
       tracking_verified: true,
     });
-    expect(DomainState.parse({ ...older, tracking_subdomain: null, tracking_verified: false }).tracking_subdomain).toBeNull();
+    expect(
+      DomainState.parse({ ...older, tracking_subdomain: null, tracking_verified: false }).tracking_subdomain,
+    ).toBeNull();
     expect(DomainState.safeParse({ ...older, tracking_verified: 'yes' }).success).toBe(false);
   });
 });

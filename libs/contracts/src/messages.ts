@@ -137,31 +137,33 @@ export type FanOutBroadcast = z.infer<typeof FanOutBroadcast>;
  * accepting it, matched to the email and recipient by the VERP address (inbound-smtp publishes it for
  * DSNs and ARF complaints it has authenticated; the sender consumes it). Never delivered to customers.
  */
-export const EmailFeedback = z.object({
-  email_id: z.uuid(),
-  /**
-   * The recipient the report is about: its address as the report names it, and/or its position in the email
-   * when the VERP address named one (a report that cannot be parsed still names its recipient that way). The
-   * position wins when both are given. At least one is present.
-   */
-  recipient: z.string().min(3).max(320).optional(),
-  recipient_position: z.number().int().nonnegative().optional(),
-  kind: z.enum(['bounce', 'complaint']),
-  /** For bounces: the classification of the DSN's status. */
-  bounce: z
-    .object({ type: BounceType, subType: BounceSubType, message: z.string(), diagnosticCode: z.array(z.string()) })
-    .optional(),
-  /**
-   * For bounces: whether the report's status says the address itself is at fault (no such mailbox, disabled),
-   * so that it joins the suppression list, as a refusal at our own delivery would; false for a failure about
-   * the message or our sending (a policy refusal, 5.1.7/5.1.8, content). Absent: a Permanent bounce does.
-   */
-  suppress: z.boolean().optional(),
-  /** For complaints: the ARF Feedback-Type (`abuse`, `fraud`, ...). */
-  feedback_type: z.string().max(64).optional(),
-}).refine((f) => f.recipient !== undefined || f.recipient_position !== undefined, {
-  message: 'recipient or recipient_position is required',
-});
+export const EmailFeedback = z
+  .object({
+    email_id: z.uuid(),
+    /**
+     * The recipient the report is about: its address as the report names it, and/or its position in the email
+     * when the VERP address named one (a report that cannot be parsed still names its recipient that way). The
+     * position wins when both are given. At least one is present.
+     */
+    recipient: z.string().min(3).max(320).optional(),
+    recipient_position: z.number().int().nonnegative().optional(),
+    kind: z.enum(['bounce', 'complaint']),
+    /** For bounces: the classification of the DSN's status. */
+    bounce: z
+      .object({ type: BounceType, subType: BounceSubType, message: z.string(), diagnosticCode: z.array(z.string()) })
+      .optional(),
+    /**
+     * For bounces: whether the report's status says the address itself is at fault (no such mailbox, disabled),
+     * so that it joins the suppression list, as a refusal at our own delivery would; false for a failure about
+     * the message or our sending (a policy refusal, 5.1.7/5.1.8, content). Absent: a Permanent bounce does.
+     */
+    suppress: z.boolean().optional(),
+    /** For complaints: the ARF Feedback-Type (`abuse`, `fraud`, ...). */
+    feedback_type: z.string().max(64).optional(),
+  })
+  .refine((f) => f.recipient !== undefined || f.recipient_position !== undefined, {
+    message: 'recipient or recipient_position is required',
+  });
 export type EmailFeedback = z.infer<typeof EmailFeedback>;
 
 /**

@@ -1,15 +1,36 @@
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
-export { createDb, PREPARED, pingDb, isDatabaseUnavailable, ensureDatabase, migrateToLatest, runMigrateCommand, type DbOptions } from './db/db.ts';
+export {
+  createDb,
+  PREPARED,
+  pingDb,
+  isDatabaseUnavailable,
+  ensureDatabase,
+  migrateToLatest,
+  runMigrateCommand,
+  type DbOptions,
+} from './db/db.ts';
 export { paginate, type Page } from './db/pagination.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { newId, isUuid, uuidv7Time, uuidToBytes, uuidFromBytes } from './ids/ids.ts';
 export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
 export { verpAddress, parseVerp, verpKeyOf, type VerpInput, type VerpToken } from './crypto/verp.ts';
-export { classifyReply, parseEnhancedCode, expiredDeferralSubType, type BounceClass } from './mail/bounce-classification.ts';
-export { createLinkSigner, linkUrl, LINK_PATHS, type Link, type LinkKind, type LinkSigner } from './crypto/public-links.ts';
+export {
+  classifyReply,
+  parseEnhancedCode,
+  expiredDeferralSubType,
+  type BounceClass,
+} from './mail/bounce-classification.ts';
+export {
+  createLinkSigner,
+  linkUrl,
+  LINK_PATHS,
+  type Link,
+  type LinkKind,
+  type LinkSigner,
+} from './crypto/public-links.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
 export {
   ApiError,
@@ -37,22 +58,83 @@ export { parseInput } from './http/validate.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
 export { createOpenedCache } from './cache/opened-cache.ts';
-export { requireTeam, teamOf, TEAM_HEADER, KEY_HEADER, PERMISSION_HEADER, KEY_DOMAIN_HEADER, IDEMPOTENCY_HEADER, IDEMPOTENCY_HASH_HEADER } from './http/internal.ts';
+export {
+  requireTeam,
+  teamOf,
+  TEAM_HEADER,
+  KEY_HEADER,
+  PERMISSION_HEADER,
+  KEY_DOMAIN_HEADER,
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_HASH_HEADER,
+} from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
 export { createIntervalJob, type IntervalJob } from './lifecycle/interval-job.ts';
-export { createBroker, type Broker, type BrokerOptions, type PublishOptions, type PublishResult, type Setup } from './broker/broker.ts';
-export { createConsumer, type Consumer, type ConsumerOptions, type MatchingKeys, type BatchOptions, type BatchItem } from './broker/consumer.ts';
+export {
+  createBroker,
+  type Broker,
+  type BrokerOptions,
+  type PublishOptions,
+  type PublishResult,
+  type Setup,
+} from './broker/broker.ts';
+export {
+  createConsumer,
+  type Consumer,
+  type ConsumerOptions,
+  type MatchingKeys,
+  type BatchOptions,
+  type BatchItem,
+} from './broker/consumer.ts';
 export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } from './broker/batcher.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
 export { peekDeadLetters, describeDeadLetter, DEAD_HEADERS, type DeadLetter } from './broker/dead-letters.ts';
-export { DEFAULT_RETRY_POLICY, RETRY_COUNT_HEADER, decideFailure, tierFor, type RetryPolicy, type DeadReason } from './broker/retry-policy.ts';
-export { exchangeNames, consumerQueueNames, declareConsumerQueues, deadQueueName, topicMatches, DELIVERY_LIMIT, type Binding, type ExchangeKind, type ExchangeNames, type ConsumerQueueNames } from './broker/topology.ts';
+export {
+  DEFAULT_RETRY_POLICY,
+  RETRY_COUNT_HEADER,
+  decideFailure,
+  tierFor,
+  type RetryPolicy,
+  type DeadReason,
+} from './broker/retry-policy.ts';
+export {
+  exchangeNames,
+  consumerQueueNames,
+  declareConsumerQueues,
+  deadQueueName,
+  topicMatches,
+  DELIVERY_LIMIT,
+  type Binding,
+  type ExchangeKind,
+  type ExchangeNames,
+  type ConsumerQueueNames,
+} from './broker/topology.ts';
 export { brokerMetrics, type BrokerMetrics } from './broker/metrics.ts';
-export { OUTBOX_TABLES_V1, createMessagingTables, outboxChannel, NOTIFY_RELAY, type MessagingTables, type OutboxTable, type InboxTable } from './outbox/tables.ts';
-export { enqueue, enqueueEvent, enqueueCommand, exchangeFor, timerMessage, outboxRows, outboxSource, type OutboxRow, type OutboxMessage, type EventKey, type CommandKey } from './outbox/enqueue.ts';
+export {
+  OUTBOX_TABLES_V1,
+  createMessagingTables,
+  outboxChannel,
+  NOTIFY_RELAY,
+  type MessagingTables,
+  type OutboxTable,
+  type InboxTable,
+} from './outbox/tables.ts';
+export {
+  enqueue,
+  enqueueEvent,
+  enqueueCommand,
+  exchangeFor,
+  timerMessage,
+  outboxRows,
+  outboxSource,
+  type OutboxRow,
+  type OutboxMessage,
+  type EventKey,
+  type CommandKey,
+} from './outbox/enqueue.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';

@@ -22,7 +22,10 @@ describe('broker', () => {
     const amqpPort = Number(new URL(fx.amqpUrl).port || 5672);
     // Chunks per write to the broker's socket: 1 for each write(), n for a writev of n chunks.
     const writes: number[] = [];
-    const proto = net.Socket.prototype as unknown as Record<'_write' | '_writev', (this: net.Socket, ...args: unknown[]) => unknown>;
+    const proto = net.Socket.prototype as unknown as Record<
+      '_write' | '_writev',
+      (this: net.Socket, ...args: unknown[]) => unknown
+    >;
     const original = { _write: proto._write, _writev: proto._writev };
     const toBroker = (socket: net.Socket) => socket.remotePort === amqpPort;
     proto._write = function (this: net.Socket, ...args: unknown[]) {
@@ -36,7 +39,11 @@ describe('broker', () => {
     try {
       const envelopes = Array.from({ length: 50 }, () => deliveredEnvelope());
       const results = await Promise.all(
-        envelopes.map((e) => broker.publish(broker.exchanges.events, 'email.delivered', Buffer.from(JSON.stringify(e)), { messageId: e.id })),
+        envelopes.map((e) =>
+          broker.publish(broker.exchanges.events, 'email.delivered', Buffer.from(JSON.stringify(e)), {
+            messageId: e.id,
+          }),
+        ),
       );
       // Nobody is bound: every publish comes back returned, which still needs the broker to have read it.
       expect(results.every((r) => r.ok || r.reason === 'returned')).toBe(true);

@@ -11,7 +11,14 @@ import {
   type ConsumerOptions,
   type Metrics,
 } from '../src/index.ts';
-import { createMessagingFixture, deliveredEnvelope, metricValue, waitFor, type MessagingFixture, type TestDb } from './messaging-fixture.ts';
+import {
+  createMessagingFixture,
+  deliveredEnvelope,
+  metricValue,
+  waitFor,
+  type MessagingFixture,
+  type TestDb,
+} from './messaging-fixture.ts';
 
 jest.setTimeout(30_000);
 
@@ -39,7 +46,12 @@ async function txid(trx: Transaction<TestDb>): Promise<string> {
   return rows[0]!.id;
 }
 
-async function startConsumer(name: string, handle: Handle, batch: Batch, extra: { inbox?: boolean } = {}): Promise<Consumer> {
+async function startConsumer(
+  name: string,
+  handle: Handle,
+  batch: Batch,
+  extra: { inbox?: boolean } = {},
+): Promise<Consumer> {
   const consumer = createConsumer({
     broker,
     db: fx.db,
@@ -52,7 +64,8 @@ async function startConsumer(name: string, handle: Handle, batch: Batch, extra: 
     batch,
     ...extra,
   });
-  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
+  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)])
+    fx.queues.add(q);
   consumers.push(consumer);
   await consumer.start();
   return consumer;
@@ -60,13 +73,17 @@ async function startConsumer(name: string, handle: Handle, batch: Batch, extra: 
 
 async function publishAll(envelopes: { id: string }[]): Promise<void> {
   const results = await Promise.all(
-    envelopes.map((e) => broker.publish(broker.exchanges.events, 'email.delivered', Buffer.from(JSON.stringify(e)), { messageId: e.id })),
+    envelopes.map((e) =>
+      broker.publish(broker.exchanges.events, 'email.delivered', Buffer.from(JSON.stringify(e)), { messageId: e.id }),
+    ),
   );
   expect(results.every((r) => r.ok)).toBe(true);
 }
 
 async function effects(name: string): Promise<string[]> {
-  const { rows } = await sql<{ message_id: string }>`select message_id from effects where consumer = ${name}`.execute(fx.db);
+  const { rows } = await sql<{ message_id: string }>`select message_id from effects where consumer = ${name}`.execute(
+    fx.db,
+  );
   return rows.map((r) => r.message_id).sort();
 }
 
@@ -110,11 +127,20 @@ describe('consumer with batch', () => {
     expect(calls.every((c) => c.ids.length === 5)).toBe(true);
     expect(new Set(calls.map((c) => c.tx)).size).toBe(2);
     // The inbox rows were written in the batch's own transaction.
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from inbox where consumer = 'svc.batched'`.execute(fx.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from inbox where consumer = 'svc.batched'`.execute(fx.db);
     expect(rows[0]?.n).toBe(10);
     expect(await effects('batched')).toEqual(envelopes.map((e) => e.id).sort());
     expect(await queueDepth(broker, consumer.queues.work)).toBe(0);
-    expect(await metricValue(metrics.registry, 'broker_batch_messages', { consumer: 'svc.batched' }, 'broker_batch_messages_count')).toBe(2);
+    expect(
+      await metricValue(
+        metrics.registry,
+        'broker_batch_messages',
+        { consumer: 'svc.batched' },
+        'broker_batch_messages_count',
+      ),
+    ).toBe(2);
   });
 
   it('runs the per-message handler for each message in the one batch transaction when there is no batch handler', async () => {
@@ -155,7 +181,10 @@ describe('consumer with batch', () => {
     const fresh = deliveredEnvelope();
     // One batch of four: an id handled before, a new id twice, and one more new id.
     await publishAll([old, twin, twin, fresh]);
-    await waitFor('the batch to settle', async () => (await outcomes('dedupe', 'ok')) + (await outcomes('dedupe', 'duplicate')) === 5);
+    await waitFor(
+      'the batch to settle',
+      async () => (await outcomes('dedupe', 'ok')) + (await outcomes('dedupe', 'duplicate')) === 5,
+    );
 
     expect(await outcomes('dedupe', 'ok')).toBe(3);
     expect(await outcomes('dedupe', 'duplicate')).toBe(2);
@@ -175,7 +204,9 @@ describe('consumer with batch', () => {
           const ids = items.map((i) => i.message.id);
           seen.push(...ids);
           await sql`insert into effects (consumer, message_id) select 'no-inbox', id from unnest(${ids}::uuid[]) as id
-            where not exists (select 1 from effects e where e.consumer = 'no-inbox' and e.message_id = id)`.execute(trx);
+            where not exists (select 1 from effects e where e.consumer = 'no-inbox' and e.message_id = id)`.execute(
+            trx,
+          );
         },
       },
       { inbox: false },
@@ -187,7 +218,9 @@ describe('consumer with batch', () => {
     await waitFor('the redelivery', async () => (await outcomes('no-inbox', 'ok')) === 2);
     expect(seen).toEqual([once.id, once.id]);
     expect(await effects('no-inbox')).toEqual([once.id]);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from inbox where consumer = 'svc.no-inbox'`.execute(fx.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from inbox where consumer = 'svc.no-inbox'`.execute(fx.db);
     expect(rows[0]?.n).toBe(0);
   });
 
@@ -240,7 +273,11 @@ describe('consumer with batch', () => {
       maxMessages: 3,
       maxWaitMs: 1_000,
       handle: async (items, trx) => {
-        await insertEffects('after', trx, items.map((i) => i.message.id));
+        await insertEffects(
+          'after',
+          trx,
+          items.map((i) => i.message.id),
+        );
         return () => {
           runs++;
           void effects('after').then((ids) => seen.push(ids.length));

@@ -48,7 +48,10 @@ type Handle = ConsumerOptions<TestDb, 'email.delivered'>['handle'];
 /** A consumer `svc.<name>` of `email.delivered` on the test database, through `broker` unless told otherwise. */
 function deliveredConsumer<Prepared = undefined>(
   name: string,
-  opts: Omit<ConsumerOptions<TestDb, 'email.delivered', Prepared>, 'broker' | 'db' | 'service' | 'name' | 'bindings'> & { broker?: Broker },
+  opts: Omit<
+    ConsumerOptions<TestDb, 'email.delivered', Prepared>,
+    'broker' | 'db' | 'service' | 'name' | 'bindings'
+  > & { broker?: Broker },
 ): Consumer {
   return createConsumer<TestDb, 'email.delivered', Prepared>({
     db: fx.db,
@@ -67,7 +70,8 @@ async function startConsumer(name: string, handle: Handle, on: Broker = broker):
 
 /** Starts a consumer whose queues are removed, and which is stopped, when the suite ends. */
 async function started<C extends Consumer>(consumer: C): Promise<C> {
-  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)]) fx.queues.add(q);
+  for (const q of [consumer.queues.work, consumer.queues.dead, ...consumer.queues.tiers.map((t) => t.queue)])
+    fx.queues.add(q);
   consumers.push(consumer);
   await consumer.start();
   return consumer;
@@ -146,7 +150,9 @@ describe('consumer', () => {
     await publish(envelope, envelope.id);
 
     await waitFor('the effect', async () => (await effects('prepared')) === 1);
-    expect(seen).toEqual([{ prepared: `looked up ${(envelope.data as { email_id: string }).email_id}`, inTransactionDuringPrepare: false }]);
+    expect(seen).toEqual([
+      { prepared: `looked up ${(envelope.data as { email_id: string }).email_id}`, inTransactionDuringPrepare: false },
+    ]);
   });
 
   it('tells prepare whether a delivery is a redelivery, and hands discard the prepared results no handler sees', async () => {
@@ -233,7 +239,8 @@ describe('consumer', () => {
     // One batch: a, a again (same id) and b. The copy of a arrives while a waits for its batch, so it shares
     // a's prepare. The batch fails; each is handled on its own: a and b with the results prepared for them,
     // and the copy of a is a duplicate whose shared result is left to the copy that prepared it.
-    const shared = () => metricValue(metrics.registry, 'broker_shared_prepares_total', { consumer: 'svc.discard-batch' });
+    const shared = () =>
+      metricValue(metrics.registry, 'broker_shared_prepares_total', { consumer: 'svc.discard-batch' });
     const a = deliveredEnvelope();
     const b = deliveredEnvelope();
     await publish(a, a.id);
@@ -288,7 +295,8 @@ describe('consumer', () => {
         },
       }),
     );
-    const shared = () => metricValue(metrics.registry, 'broker_shared_prepares_total', { consumer: 'svc.shared-prepare' });
+    const shared = () =>
+      metricValue(metrics.registry, 'broker_shared_prepares_total', { consumer: 'svc.shared-prepare' });
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
     await inPrepare;
@@ -301,7 +309,10 @@ describe('consumer', () => {
     release();
 
     await waitFor('the effect to commit', async () => (await effects('shared-prepare')) === 1);
-    await waitFor('the work queue to be empty', async () => (await queueDepth(broker, `${fx.prefix}.svc.shared-prepare`)) === 0);
+    await waitFor(
+      'the work queue to be empty',
+      async () => (await queueDepth(broker, `${fx.prefix}.svc.shared-prepare`)) === 0,
+    );
     expect(prepares).toBe(1);
     expect(handled).toEqual([1]);
     await proxy.close();
@@ -321,7 +332,10 @@ describe('consumer', () => {
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
     await publish(envelope, envelope.id);
-    await waitFor('both deliveries to settle', async () => (await outcomes('after-commit', 'ok')) + (await outcomes('after-commit', 'duplicate')) === 2);
+    await waitFor(
+      'both deliveries to settle',
+      async () => (await outcomes('after-commit', 'ok')) + (await outcomes('after-commit', 'duplicate')) === 2,
+    );
     // After-commit work starts before a delivery's outcome is counted: both have run whatever they would.
     await waitFor('the after-commit work', () => seen.length > 0);
     expect(runs).toBe(1);
@@ -481,7 +495,8 @@ describe('consumer', () => {
         handle: async (message, trx) => {
           await recordEffect('record-again')(message, trx, undefined);
           // Fails after its write, as a lost connection would: nothing of a failed try may stay.
-          if (failures-- > 0) throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+          if (failures-- > 0)
+            throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
           if (message.data.email_id === poison) throw new Error('a bug in the handler, not an outage');
         },
       }),
@@ -491,8 +506,12 @@ describe('consumer', () => {
 
     await waitFor('the record', async () => (await effects('record-again')) === 1);
     expect(prepares).toBe(1);
-    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.record-again' })).toBe(2);
-    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(0);
+    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.record-again' })).toBe(
+      2,
+    );
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(
+      0,
+    );
     expect(await queueDepth(broker, consumer.queues.work)).toBe(0);
 
     // Past its record retries a message goes to a retry tier as before, and is prepared again there.
@@ -501,14 +520,22 @@ describe('consumer', () => {
     await publish(next, next.id);
     await waitFor('the record after a retry tier', async () => (await effects('record-again')) === 2);
     expect(prepares).toBe(3);
-    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(1);
+    expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })).toBe(
+      1,
+    );
 
     // Any other failure is not recorded again: straight to a retry tier, as without the option.
     const failing = deliveredEnvelope();
     poison = (failing.data as { email_id: string }).email_id;
     await publish(failing, failing.id);
-    await waitFor('the retry tier', async () => (await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })) === 2);
-    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.record-again' })).toBe(5);
+    await waitFor(
+      'the retry tier',
+      async () =>
+        (await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.record-again' })) === 2,
+    );
+    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.record-again' })).toBe(
+      5,
+    );
   });
 
   it('with recordRetriesMs and batches, records a batch again as a whole while the database is unavailable', async () => {
@@ -536,8 +563,12 @@ describe('consumer', () => {
 
     await waitFor('the records', async () => (await effects('batch-again')) === 3);
     expect(prepares).toBe(3);
-    expect(await metricValue(metrics.registry, 'broker_batch_fallbacks_total', { consumer: 'svc.batch-again' })).toBe(0);
-    expect(await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.batch-again' })).toBeGreaterThan(0);
+    expect(await metricValue(metrics.registry, 'broker_batch_fallbacks_total', { consumer: 'svc.batch-again' })).toBe(
+      0,
+    );
+    expect(
+      await metricValue(metrics.registry, 'broker_record_retries_total', { consumer: 'svc.batch-again' }),
+    ).toBeGreaterThan(0);
   });
 
   it('waits for the delay tier a RetryLaterError asks for', async () => {

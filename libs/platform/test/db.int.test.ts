@@ -80,7 +80,9 @@ describe('db', () => {
       const marked = () => sql<{ id: string }>`select ${PREPARED} id from items where team_id = ${team}`.execute(one);
       const plain = () => sql<{ id: string }>`select id from items where team_id = ${team}`.execute(one);
       const prepared = async () =>
-        (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(one)).rows.map((r) => r.statement);
+        (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(one)).rows.map(
+          (r) => r.statement,
+        );
       expect((await plain()).rows).toHaveLength(1);
       expect(await prepared()).toEqual([]);
       expect((await marked()).rows).toHaveLength(1);

@@ -144,14 +144,18 @@ describe('outbox relay', () => {
     expect(await unpublished(envelope.id)).toBe(true);
     expect(handled).toEqual([]);
     expect(await metricValue(metrics.registry, 'outbox_pending_messages', { schema: SCHEMA })).toBe(1);
-    expect(await metricValue(metrics.registry, 'outbox_oldest_pending_age_seconds', { schema: SCHEMA })).toBeGreaterThan(1);
+    expect(
+      await metricValue(metrics.registry, 'outbox_oldest_pending_age_seconds', { schema: SCHEMA }),
+    ).toBeGreaterThan(1);
 
     await proxy.restore();
     await waitFor('the consumer to receive the event', () => handled.includes(envelope.id));
     await waitFor('the row to be removed once published', async () => await removed(envelope.id));
     // A later event through the same relay and consumer: once it is handled, a second copy of the first
     // would have been too.
-    const later = await fx.db.transaction().execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
+    const later = await fx.db
+      .transaction()
+      .execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
     await waitFor('the later event', () => handled.includes(later.id) && tap.received.has(later.id));
     expect(handled.filter((id) => id === envelope.id)).toHaveLength(1);
     expect(tap.received.get(envelope.id)).toBe(1);
@@ -230,11 +234,15 @@ describe('outbox relay', () => {
     await waitFor('all 300 events', () => ids.every((id) => tap.received.has(id)), 20_000);
     // One more row after them: once both relays have published it (or one has, and the other has nothing
     // left to claim), any second copy of the 300 would have reached the tap before it.
-    const later = await fx.db.transaction().execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
+    const later = await fx.db
+      .transaction()
+      .execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
     await waitFor('the later event', () => tap.received.has(later.id));
     await waitFor('the later row to be removed', async () => await removed(later.id));
     expect(ids.filter((id) => tap.received.get(id) !== 1)).toEqual([]);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from outbox where id = any(${ids}::uuid[])`.execute(fx.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from outbox where id = any(${ids}::uuid[])`.execute(fx.db);
     expect(rows[0]?.n).toBe(0);
     // Both relays did part of the work, and together they published each row exactly once.
     const byA = await metricValue(ma.registry, 'broker_messages_published_total', { exchange: 'events', result: 'ok' });
@@ -250,7 +258,9 @@ describe('outbox relay', () => {
     await waitFor('the relay to LISTEN', async () => await listening(`${SCHEMA}-outbox-listen`));
     // A first row, published by the notification or by the catch-up pass that follows the LISTEN: after
     // it, only a notification can wake the relay before its 60 s poll.
-    const first = await fx.db.transaction().execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
+    const first = await fx.db
+      .transaction()
+      .execute((trx) => enqueueEvent(trx, 'email.delivered', TEAM_ID, deliveredData()));
     await waitFor('the first publish', () => tap.received.has(first.id), 3_000);
     const started = Date.now();
     const envelope = await fx.db
@@ -272,12 +282,21 @@ describe('outbox relay', () => {
     await sql`create schema ${sql.id(schema)}`.execute(one);
     await createMessagingTables(one);
     const broker = await fx.broker();
-    const relay = createOutboxRelay({ db: one, databaseUrl: fx.database.url, broker, logger: fx.logger, schema, pollMs: 50 });
+    const relay = createOutboxRelay({
+      db: one,
+      databaseUrl: fx.database.url,
+      broker,
+      logger: fx.logger,
+      schema,
+      pollMs: 50,
+    });
     const scans = () => sequentialScans(one, schema, ['outbox']);
     const publishOne = async () => {
-      const [envelope] = await one.transaction().execute((trx) =>
-        enqueue(trx, [{ exchange: 'events', type: 'email.delivered', team_id: TEAM_ID, data: deliveredData() }]),
-      );
+      const [envelope] = await one
+        .transaction()
+        .execute((trx) =>
+          enqueue(trx, [{ exchange: 'events', type: 'email.delivered', team_id: TEAM_ID, data: deliveredData() }]),
+        );
       await waitFor('the row to be tapped', () => tap.received.has(envelope!.id));
       await waitFor('the row to be removed once published', async () => {
         const row = await one.selectFrom('outbox').select('id').where('id', '=', envelope!.id).executeTakeFirst();

@@ -46,7 +46,11 @@ export function uniqueName(prefix = 't'): string {
  * connection, the one the statements ran on: its statistics are flushed first (other backends' reach the
  * view only a second or more later).
  */
-export async function sequentialScans<DB>(pinned: Kysely<DB>, schema: string, tables: string[]): Promise<Record<string, number>> {
+export async function sequentialScans<DB>(
+  pinned: Kysely<DB>,
+  schema: string,
+  tables: string[],
+): Promise<Record<string, number>> {
   await sql`select pg_stat_force_next_flush()`.execute(pinned);
   const { rows } = await sql<{ relname: string; seq_scan: string }>`select relname, seq_scan from pg_stat_user_tables
     where schemaname = ${schema} and relname = any(${tables}::text[])`.execute(pinned);

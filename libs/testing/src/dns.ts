@@ -70,7 +70,12 @@ export async function startDnsServer(): Promise<DnsServer> {
     } else {
       response.header.aa = 1;
       for (const record of records.filter((r) => r.type === type)) {
-        response.answers.push({ name: question.name, class: Packet.CLASS.IN, ttl: 60, ...rdata(record) } as unknown as dns2.Packet.Resource);
+        response.answers.push({
+          name: question.name,
+          class: Packet.CLASS.IN,
+          ttl: 60,
+          ...rdata(record),
+        } as unknown as dns2.Packet.Resource);
       }
     }
     void send(response);
@@ -84,7 +89,10 @@ export async function startDnsServer(): Promise<DnsServer> {
     const candidate = dns2.createServer({ udp: true, tcp: true, handle });
     const bound = await new Promise<boolean>((resolve) => {
       candidate.once('error', () => resolve(false));
-      candidate.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } }).then(() => resolve(true), () => resolve(false));
+      candidate.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } }).then(
+        () => resolve(true),
+        () => resolve(false),
+      );
     });
     if (bound) {
       candidate.on('error', () => undefined);

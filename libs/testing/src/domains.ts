@@ -42,11 +42,19 @@ export async function createVerifiedDomain(opts: {
   await resend.domains.verify(data.id);
   await events.waitFor(
     `${name} sending verified`,
-    (m) => m.routingKey === 'internal.domain.state' && m.envelope.data.domain_id === data.id && m.envelope.data.sending_verified === true,
+    (m) =>
+      m.routingKey === 'internal.domain.state' &&
+      m.envelope.data.domain_id === data.id &&
+      m.envelope.data.sending_verified === true,
     { timeoutMs: 20_000 },
   );
   await waitFor(`the sender to accept mail from ${name}`, async () => {
-    const sent = await resend.emails.send({ from: `probe@${name}`, to: 'delivered@postline.test', subject: 'probe', text: 'probe' });
+    const sent = await resend.emails.send({
+      from: `probe@${name}`,
+      to: 'delivered@postline.test',
+      subject: 'probe',
+      text: 'probe',
+    });
     return sent.error === null;
   });
   return { name, id: data.id, dkimRecord, recordNames };

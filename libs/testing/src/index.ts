@@ -2,13 +2,34 @@ export { infraFromEnv, dockerAvailable, type Infra } from './infra.ts';
 export { createTestDatabase, sequentialScans, uniqueName, type TestDatabase } from './db.ts';
 export { startDnsServer, type DnsServer, type DnsRecord, type DnsFailure } from './dns.ts';
 export { observeBroker, type BrokerObserver, type ObservedMessage } from './observe.ts';
-export { startWebhookReceiver, verifyDelivery, type WebhookReceiver, type ReceivedDelivery, type Reply } from './webhook-receiver.ts';
+export {
+  startWebhookReceiver,
+  verifyDelivery,
+  type WebhookReceiver,
+  type ReceivedDelivery,
+  type Reply,
+} from './webhook-receiver.ts';
 export { waitFor, sleep, nextSecond } from './wait.ts';
 export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
 export { startSystem, freePort, type System, type RunningService } from './system.ts';
-export { startSinkMx, defaultSinkBehaviour, type SinkMx, type SinkMxOptions, type SinkMessage, type SinkReply } from './mx.ts';
+export {
+  startSinkMx,
+  defaultSinkBehaviour,
+  type SinkMx,
+  type SinkMxOptions,
+  type SinkMessage,
+  type SinkReply,
+} from './mx.ts';
 export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';
 export { dataOf, mimePartOf } from './sdk.ts';
 export { startDeliveringSystem } from './delivering-system.ts';
-export { createReceivingDomain, openRawSmtp, rcptReply, startBareMx, type ReceivingDomain, type RawSmtp, type SmtpReply } from './inbound.ts';
+export {
+  createReceivingDomain,
+  openRawSmtp,
+  rcptReply,
+  startBareMx,
+  type ReceivingDomain,
+  type RawSmtp,
+  type SmtpReply,
+} from './inbound.ts';
 export { startTcpProxy, type TcpProxy, type CutMode } from './tcp-proxy.ts';

@@ -97,7 +97,10 @@ export async function startSinkMx(options: SinkMxOptions = {}): Promise<SinkMx> 
       connections++;
       open++;
       maxOpen = Math.max(maxOpen, open);
-      if (greeting === 421) return callback(Object.assign(new Error('4.3.2 Service not available, closing channel'), { responseCode: 421 }));
+      if (greeting === 421)
+        return callback(
+          Object.assign(new Error('4.3.2 Service not available, closing channel'), { responseCode: 421 }),
+        );
       callback();
     },
     onClose() {
@@ -151,7 +154,12 @@ export async function startSinkMx(options: SinkMxOptions = {}): Promise<SinkMx> 
     maxOpenSessions: () => maxOpen,
     setGreeting: (value) => void (greeting = value),
     waitForMessages: (count, timeoutMs = 10_000) =>
-      waits.until(`${count} messages at the sink MX ${host}:${port}`, () => (messages.length >= count ? messages.slice(0, count) : undefined), timeoutMs, () => `got ${messages.length}`),
+      waits.until(
+        `${count} messages at the sink MX ${host}:${port}`,
+        () => (messages.length >= count ? messages.slice(0, count) : undefined),
+        timeoutMs,
+        () => `got ${messages.length}`,
+      ),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -69,7 +69,12 @@ export async function observeBroker(opts: {
     messages,
     waitFor(what, match, opts = {}) {
       const since = opts.since ?? 0;
-      return waits.until(what, () => messages.slice(since).find(match), opts.timeoutMs ?? 15_000, () => `saw: ${messages.map((m) => m.routingKey).join(', ')}`);
+      return waits.until(
+        what,
+        () => messages.slice(since).find(match),
+        opts.timeoutMs ?? 15_000,
+        () => `saw: ${messages.map((m) => m.routingKey).join(', ')}`,
+      );
     },
     publishEvent(type, teamId, data) {
       const id = uuidv7();

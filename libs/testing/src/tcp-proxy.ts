@@ -39,7 +39,9 @@ type Reply = { id: number; count?: number } | { listening: number };
  * await pgProxy.restore();
  */
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
-  const child = fork(fileURLToPath(import.meta.url), [targetHost, String(targetPort)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), [targetHost, String(targetPort)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const pending = new Map<number, (reply: { count?: number }) => void>();
   let nextId = 0;
   const port = await new Promise<number>((resolve, reject) => {

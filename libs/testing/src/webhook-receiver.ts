@@ -52,7 +52,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       } catch {
         json = { type: '', created_at: '', data: {} };
       }
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]),
+      );
       const delivery: ReceivedDelivery = { at: Date.now(), path: req.url ?? '/', headers, body, json };
       deliveries.push(delivery);
       waits.notify();
@@ -96,7 +98,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     deliveries,
     reply: (fn) => void (decide = fn),
     async waitFor(what, match, timeoutMs = 20_000) {
-      await waits.until(what, () => (match(deliveries) ? true : undefined), timeoutMs, () => `${deliveries.length} deliveries received`);
+      await waits.until(
+        what,
+        () => (match(deliveries) ? true : undefined),
+        timeoutMs,
+        () => `${deliveries.length} deliveries received`,
+      );
     },
     async close() {
       for (const res of hanging) res.destroy();

@@ -18,7 +18,12 @@ import { createDomainExists } from './owners/domain-exists.ts';
 const config = loadConfig();
 const logger = createLogger({ service: 'api-gateway', level: config.LOG_LEVEL });
 const metrics = createMetrics('api-gateway');
-const { db } = createDb<GatewayDb>({ url: config.DATABASE_URL, schema: SCHEMA, max: 20, applicationName: 'api-gateway' });
+const { db } = createDb<GatewayDb>({
+  url: config.DATABASE_URL,
+  schema: SCHEMA,
+  max: 20,
+  applicationName: 'api-gateway',
+});
 // Counters may be lost, requests may not wait: a Redis that does not answer within 250 ms is skipped.
 // Auto-pipelining sends the rate-limit calls of requests handled in the same turn with one write.
 const redis = new Redis(config.REDIS_URL, {
@@ -42,9 +47,19 @@ const requestLogs = createRequestLogWriter({ db, logger });
 const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
 // A team's access, asked by every key-less public link (tracking redirects among them), kept the same way.
 const teamAccess = createKeyCache<boolean>({ load: (teamId) => teamHasAccess(db, teamId) });
-const keyWatch = watchKeyChanges({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, logger, caches: [keys, teamAccess] });
+const keyWatch = watchKeyChanges({
+  databaseUrl: config.DATABASE_URL,
+  schema: SCHEMA,
+  logger,
+  caches: [keys, teamAccess],
+});
 const keyUsage = createKeyUsageTracker({ db, logger });
-const idempotencyPrune = createIntervalJob({ name: 'idempotency-prune', everyMs: 60_000, run: () => pruneIdempotencyKeys(db), logger });
+const idempotencyPrune = createIntervalJob({
+  name: 'idempotency-prune',
+  everyMs: 60_000,
+  run: () => pruneIdempotencyKeys(db),
+  logger,
+});
 const http = createGatewayApp({
   db,
   redis,

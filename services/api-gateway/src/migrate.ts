@@ -5,4 +5,10 @@ import { loadConfig, SCHEMA } from './config.ts';
 import { migrate } from './db/migrate.ts';
 
 const config = loadConfig();
-await runMigrateCommand({ service: 'api-gateway', url: config.DATABASE_URL, schema: SCHEMA, level: config.LOG_LEVEL, migrate });
+await runMigrateCommand({
+  service: 'api-gateway',
+  url: config.DATABASE_URL,
+  schema: SCHEMA,
+  level: config.LOG_LEVEL,
+  migrate,
+});

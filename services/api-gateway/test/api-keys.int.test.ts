@@ -18,7 +18,11 @@ describe('/api-keys', () => {
     expect(Object.keys(r.body).sort()).toEqual(['id', 'token']);
     const token = String(r.body.token);
     expect(token).toMatch(/^pl_[A-Za-z0-9_-]{40,}$/);
-    const stored = await gw.db.selectFrom('api_keys').selectAll().where('id', '=', String(r.body.id)).executeTakeFirstOrThrow();
+    const stored = await gw.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', String(r.body.id))
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(stored)).not.toContain(token.slice(3));
     expect(stored.permission).toBe('full_access');
     expect((await call(gw, 'GET', '/api-keys', { key: token })).status).toBe(200);
@@ -40,13 +44,20 @@ describe('/api-keys', () => {
       body: { name: 'a', permission: 'full_access', domain_id: '0190a6f4-8b4a-7000-8000-000000000000' },
     });
     expect(domainOnFull.status).toBe(422);
-    const count = await gw.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).where('team_id', '=', team.teamId).executeTakeFirstOrThrow();
+    const count = await gw.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('team_id', '=', team.teamId)
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   });
 
   it('creates a sending_access key that can only send', async () => {
     const team = await gw.createTeam();
-    const r = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'sender', permission: 'sending_access' } });
+    const r = await call(gw, 'POST', '/api-keys', {
+      key: team.apiKey,
+      body: { name: 'sender', permission: 'sending_access' },
+    });
     expect(r.status).toBe(201);
     const denied = await call(gw, 'GET', '/api-keys', { key: String(r.body.token) });
     expect(denied.body.name).toBe('restricted_api_key');
@@ -109,7 +120,14 @@ describe('pagination', () => {
     const back = await call(gw, 'GET', `/api-keys?limit=2&before=${secondIds[0]}`, { key: team.apiKey });
     expect((back.body.data as { id: string }[]).map((k) => k.id)).toEqual(firstIds);
 
-    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'after=nope', `after=${firstIds[0]}&before=${firstIds[1]}`]) {
+    for (const q of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'limit=1.5',
+      'after=nope',
+      `after=${firstIds[0]}&before=${firstIds[1]}`,
+    ]) {
       const r = await call(gw, 'GET', `/api-keys?${q}`, { key: team.apiKey });
       expect(r.status).toBe(422);
       expect(r.body.name).toBe('validation_error');

@@ -37,15 +37,23 @@ describe('authentication', () => {
   // Keys are cached in memory; a change made outside this gateway (another replica, the admin CLI, psql)
   // reaches it by NOTIFY within milliseconds, far below the cache's 60 s bound.
   const refusedSoon = (apiKey: string) =>
-    waitFor('the key to be refused', async () => {
-      const r = await call(gw, 'GET', '/api-keys', { key: apiKey });
-      return r.status === 403 && r.body.name === 'invalid_api_key';
-    }, 2000);
+    waitFor(
+      'the key to be refused',
+      async () => {
+        const r = await call(gw, 'GET', '/api-keys', { key: apiKey });
+        return r.status === 403 && r.body.name === 'invalid_api_key';
+      },
+      2000,
+    );
 
   it('refuses an expired key with 403, also when it was cached before it expired', async () => {
     const team = await gw.createTeam();
     expect((await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status).toBe(200);
-    await gw.db.updateTable('api_keys').set({ expires_at: sql<Date>`now() - interval '1 second'` }).where('id', '=', team.keyId).execute();
+    await gw.db
+      .updateTable('api_keys')
+      .set({ expires_at: sql<Date>`now() - interval '1 second'` })
+      .where('id', '=', team.keyId)
+      .execute();
     await refusedSoon(team.apiKey);
   });
 
@@ -55,7 +63,11 @@ describe('authentication', () => {
     await gw.db.updateTable('teams').set({ access_enabled: false }).where('id', '=', team.teamId).execute();
     await refusedSoon(team.apiKey);
     await gw.db.updateTable('teams').set({ access_enabled: true }).where('id', '=', team.teamId).execute();
-    await waitFor('the key to work again', async () => (await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status === 200, 2000);
+    await waitFor(
+      'the key to work again',
+      async () => (await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status === 200,
+      2000,
+    );
   });
 
   it('refuses a key revoked on this gateway at once, though it was cached', async () => {

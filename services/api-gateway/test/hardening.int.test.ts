@@ -27,10 +27,17 @@ async function fakeOwner(delayMs = 0) {
 }
 
 /** A request whose path is sent byte for byte (fetch would normalise `..`). */
-function rawRequest(gw: Gateway, method: string, path: string, key: string, body?: string): Promise<{ status: number; body: string }> {
+function rawRequest(
+  gw: Gateway,
+  method: string,
+  path: string,
+  key: string,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   const u = new URL(gw.url);
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
-  if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+  if (body !== undefined)
+    Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
   return new Promise((resolve, reject) => {
     const req = http.request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
       let body = '';
@@ -46,7 +53,9 @@ let owner: Awaited<ReturnType<typeof fakeOwner>>;
 let gw: Gateway;
 beforeAll(async () => {
   owner = await fakeOwner(400);
-  gw = await startGateway({ owners: { sender: owner.url, 'domain-verifier': owner.url, 'webhook-dispatcher': owner.url } });
+  gw = await startGateway({
+    owners: { sender: owner.url, 'domain-verifier': owner.url, 'webhook-dispatcher': owner.url },
+  });
 });
 afterAll(async () => {
   await gw.stop();
@@ -61,13 +70,23 @@ describe('client mistakes are never a 500', () => {
       expect([raw, r.status < 500 && r.status >= 400]).toEqual([raw, true]);
       expect(typeof r.body.name).toBe('string');
     }
-    const del = await call(gw, 'DELETE', '/api-keys/0190a6f4-8b4a-7000-8000-000000000000', { key: team.apiKey, raw: '' });
+    const del = await call(gw, 'DELETE', '/api-keys/0190a6f4-8b4a-7000-8000-000000000000', {
+      key: team.apiKey,
+      raw: '',
+    });
     expect(del.status).toBe(404);
   });
 
   it('odd and repeated query parameters on lists are 422 validation_error', async () => {
     const team = await gw.createTeam();
-    for (const q of ['limit=1&limit=2', 'limit=abc', 'after=x&after=y', 'limit=', 'after[]=1', `after=${'0'.repeat(5000)}`]) {
+    for (const q of [
+      'limit=1&limit=2',
+      'limit=abc',
+      'after=x&after=y',
+      'limit=',
+      'after[]=1',
+      `after=${'0'.repeat(5000)}`,
+    ]) {
       const r = await call(gw, 'GET', `/api-keys?${q}`, { key: team.apiKey });
       expect([q, r.status]).toEqual([q, r.status < 500 ? r.status : 'server error']);
     }
@@ -113,7 +132,11 @@ describe('request log bounds', () => {
     for (let i = 0; i < 5000; i++) wide[`k${i}`] = 'v';
     await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: wide });
     await gw.flush();
-    const row = await gw.db.selectFrom('request_logs').select('request_body').where('team_id', '=', team.teamId).executeTakeFirstOrThrow();
+    const row = await gw.db
+      .selectFrom('request_logs')
+      .select('request_body')
+      .where('team_id', '=', team.teamId)
+      .executeTakeFirstOrThrow();
     expect(Object.keys(row.request_body as object).length).toBeLessThanOrEqual(101);
   });
 });
@@ -137,7 +160,11 @@ describe('idempotency', () => {
     const ac = new AbortController();
     const first = fetch(`${gw.url}/emails`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${team.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'retry-after-timeout' },
+      headers: {
+        authorization: `Bearer ${team.apiKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'retry-after-timeout',
+      },
       body: JSON.stringify(body),
       signal: ac.signal,
     }).catch(() => undefined);
@@ -147,7 +174,11 @@ describe('idempotency', () => {
     ac.abort();
     await first;
     await waitFor('the gateway to see the client go', () => gw.abandonedRequests() > abandonedBefore);
-    const retry = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-after-timeout' } });
+    const retry = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'retry-after-timeout' },
+    });
     await waitFor('the first answer to be stored', async () => {
       const row = await gw.db
         .selectFrom('idempotency_keys')
@@ -161,7 +192,11 @@ describe('idempotency', () => {
     // Either 409 concurrent_idempotent_requests or a replay; never a second send.
     expect({ forwarded, status: retry.status }).toEqual({ forwarded: 1, status: retry.status === 200 ? 200 : 409 });
     // And the first answer is kept for the next retry.
-    const third = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-after-timeout' } });
+    const third = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'retry-after-timeout' },
+    });
     expect(third.headers.get('idempotent-replayed')).toBe('true');
   });
 
@@ -170,7 +205,11 @@ describe('idempotency', () => {
     const body = { from: 'a@example.com', to: 'b@example.com', subject: 'slash', html: 'x' };
     const before = owner.seen.length;
     await call(gw, 'POST', '/emails/', { key: team.apiKey, body, headers: { 'idempotency-key': 'slash' } });
-    const again = await call(gw, 'POST', '/emails/', { key: team.apiKey, body, headers: { 'idempotency-key': 'slash' } });
+    const again = await call(gw, 'POST', '/emails/', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'slash' },
+    });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(owner.seen.slice(before).filter((s) => s.body.includes('"slash"'))).toHaveLength(1);
   });
@@ -180,7 +219,9 @@ describe('idempotency', () => {
     const body = { from: 'a@example.com', to: 'b@example.com', subject: 'race', html: 'x' };
     const before = owner.seen.length;
     const rs = await Promise.all(
-      Array.from({ length: 8 }, () => call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'race' } })),
+      Array.from({ length: 8 }, () =>
+        call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'race' } }),
+      ),
     );
     expect(owner.seen.slice(before).filter((s) => s.body.includes('"race"'))).toHaveLength(1);
     expect(rs.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);

@@ -22,24 +22,35 @@ export type Gateway = {
   url: string;
   db: Kysely<GatewayDb>;
   createTeam: (opts?: { rateLimit?: number }) => Promise<{ teamId: string; apiKey: string; keyId: string }>;
-  createKey: (teamId: string, permission: 'full_access' | 'sending_access') => Promise<{ apiKey: string; keyId: string }>;
+  createKey: (
+    teamId: string,
+    permission: 'full_access' | 'sending_access',
+  ) => Promise<{ apiKey: string; keyId: string }>;
   flush: () => Promise<void>;
   /** Requests whose client went away before the answer was sent, as the gateway's server saw them. */
   abandonedRequests: () => number;
   stop: () => Promise<void>;
 };
 
-
 /** The real gateway app on a random port, over its own fresh database and Redis prefix. */
 export async function startGateway(
-  opts: { rateLimitPerSecond?: number; publicLinkPerSecond?: number; owners?: Partial<Record<string, string>>; redisUrl?: string } = {},
+  opts: {
+    rateLimitPerSecond?: number;
+    publicLinkPerSecond?: number;
+    owners?: Partial<Record<string, string>>;
+    redisUrl?: string;
+  } = {},
 ): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
   // Nothing listens here: owners are unreachable (connection refused) unless a test gives real ones.
   const NOWHERE = `http://127.0.0.1:${await freePort()}`;
   const { db } = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 5 });
   await migrate(db);
-  const redis = new Redis(opts.redisUrl ?? infraFromEnv().redisUrl, { commandTimeout: 250, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  const redis = new Redis(opts.redisUrl ?? infraFromEnv().redisUrl, {
+    commandTimeout: 250,
+    maxRetriesPerRequest: 1,
+    enableAutoPipelining: true,
+  });
   redis.on('error', () => undefined);
   const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
   const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
@@ -94,7 +105,8 @@ export async function startGateway(
     createKey,
     async createTeam(o = {}) {
       const team = await insertTeam(db, { id: newId(), name: 'team' });
-      if (o.rateLimit !== undefined) await db.updateTable('teams').set({ rate_limit_per_second: o.rateLimit }).where('id', '=', team.id).execute();
+      if (o.rateLimit !== undefined)
+        await db.updateTable('teams').set({ rate_limit_per_second: o.rateLimit }).where('id', '=', team.id).execute();
       const key = await createKey(team.id, 'full_access');
       return { teamId: team.id, ...key };
     },

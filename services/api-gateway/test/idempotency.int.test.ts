@@ -28,11 +28,20 @@ describe('Idempotency-Key', () => {
 
   it('answers 409 concurrent_idempotent_requests while the same key is in flight', async () => {
     const team = await gw.createTeam();
-    await claimIdempotencyKey(gw.db, { teamId: team.teamId, key: 'busy', requestHash: requestHash('POST', '/emails', body), ttlSeconds: 60 });
+    await claimIdempotencyKey(gw.db, {
+      teamId: team.teamId,
+      key: 'busy',
+      requestHash: requestHash('POST', '/emails', body),
+      ttlSeconds: 60,
+    });
     const r = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'busy' } });
     expect(r.status).toBe(409);
     expect(r.body.name).toBe('concurrent_idempotent_requests');
-    const other = await call(gw, 'POST', '/emails', { key: team.apiKey, body: { ...body, subject: 'x' }, headers: { 'idempotency-key': 'busy' } });
+    const other = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body: { ...body, subject: 'x' },
+      headers: { 'idempotency-key': 'busy' },
+    });
     expect(other.status).toBe(409);
     expect(other.body.name).toBe('invalid_idempotent_request');
   });
@@ -40,35 +49,62 @@ describe('Idempotency-Key', () => {
   it('lets a retry take over a key left in flight past any forward by a gateway that died, and not before', async () => {
     const team = await gw.createTeam();
     const hash = requestHash('POST', '/emails', body);
-    for (const key of ['crashed', 'recent']) await claimIdempotencyKey(gw.db, { teamId: team.teamId, key, requestHash: hash, ttlSeconds: 60 });
+    for (const key of ['crashed', 'recent'])
+      await claimIdempotencyKey(gw.db, { teamId: team.teamId, key, requestHash: hash, ttlSeconds: 60 });
     const backdate = (key: string, seconds: number) =>
-      sql`update idempotency_keys set created_at = now() - make_interval(secs => ${seconds}) where team_id = ${team.teamId} and key = ${key}`.execute(gw.db);
+      sql`update idempotency_keys set created_at = now() - make_interval(secs => ${seconds}) where team_id = ${team.teamId} and key = ${key}`.execute(
+        gw.db,
+      );
     await backdate('crashed', IN_FLIGHT_STALE_SECONDS + 1);
     await backdate('recent', IN_FLIGHT_STALE_SECONDS - 10);
 
-    const recent = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'recent' } });
+    const recent = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'recent' },
+    });
     expect(recent.body.name).toBe('concurrent_idempotent_requests');
     // Taken over and forwarded: this gateway has no sender to reach, so the retry's own answer is a 503.
-    const crashed = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'crashed' } });
+    const crashed = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'crashed' },
+    });
     expect(crashed.status).toBe(503);
   });
 
   it('releases the key when the owner cannot be reached, so a retry is processed', async () => {
     const team = await gw.createTeam();
-    const first = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-me' } });
+    const first = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'retry-me' },
+    });
     expect(first.status).toBe(503);
     const rows = await gw.db.selectFrom('idempotency_keys').selectAll().where('team_id', '=', team.teamId).execute();
     expect(rows).toHaveLength(0);
-    const second = await call(gw, 'POST', '/emails', { key: team.apiKey, body, headers: { 'idempotency-key': 'retry-me' } });
+    const second = await call(gw, 'POST', '/emails', {
+      key: team.apiKey,
+      body,
+      headers: { 'idempotency-key': 'retry-me' },
+    });
     expect(second.status).toBe(503);
     expect(second.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('applies only to POST /emails and /emails/batch', async () => {
     const team = await gw.createTeam();
-    const r = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'a' }, headers: { 'idempotency-key': 'x' } });
+    const r = await call(gw, 'POST', '/api-keys', {
+      key: team.apiKey,
+      body: { name: 'a' },
+      headers: { 'idempotency-key': 'x' },
+    });
     expect(r.status).toBe(201);
-    const again = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'a' }, headers: { 'idempotency-key': 'x' } });
+    const again = await call(gw, 'POST', '/api-keys', {
+      key: team.apiKey,
+      body: { name: 'a' },
+      headers: { 'idempotency-key': 'x' },
+    });
     expect(again.status).toBe(201);
     expect(again.body.id).not.toBe(r.body.id);
   });
@@ -107,11 +143,23 @@ describe('Idempotency-Key with an owner that answers', () => {
   it('takes a batch in permissive mode for another request than the same batch in strict mode', async () => {
     const team = await withOwner.createTeam();
     const batch = [body];
-    const strict = await call(withOwner, 'POST', '/emails/batch', { key: team.apiKey, body: batch, headers: { 'idempotency-key': 'modes' } });
+    const strict = await call(withOwner, 'POST', '/emails/batch', {
+      key: team.apiKey,
+      body: batch,
+      headers: { 'idempotency-key': 'modes' },
+    });
     expect(strict.status).toBe(200);
-    const again = await call(withOwner, 'POST', '/emails/batch', { key: team.apiKey, body: batch, headers: { 'idempotency-key': 'modes', 'x-batch-validation': 'strict' } });
+    const again = await call(withOwner, 'POST', '/emails/batch', {
+      key: team.apiKey,
+      body: batch,
+      headers: { 'idempotency-key': 'modes', 'x-batch-validation': 'strict' },
+    });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const permissive = await call(withOwner, 'POST', '/emails/batch', { key: team.apiKey, body: batch, headers: { 'idempotency-key': 'modes', 'x-batch-validation': 'permissive' } });
+    const permissive = await call(withOwner, 'POST', '/emails/batch', {
+      key: team.apiKey,
+      body: batch,
+      headers: { 'idempotency-key': 'modes', 'x-batch-validation': 'permissive' },
+    });
     expect(permissive.status).toBe(409);
     expect(permissive.body.name).toBe('invalid_idempotent_request');
   });

@@ -9,12 +9,23 @@ afterAll(async () => {
   await gw.stop();
 });
 
-type LogItem = { id: string; endpoint: string; method: string; response_status: number; user_agent: string | null; created_at: string };
+type LogItem = {
+  id: string;
+  endpoint: string;
+  method: string;
+  response_status: number;
+  user_agent: string | null;
+  created_at: string;
+};
 
 describe('/logs', () => {
   it('records every API request with scrubbed bodies, newest first', async () => {
     const team = await gw.createTeam();
-    const created = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'logged' }, headers: { 'user-agent': 'test-agent/1' } });
+    const created = await call(gw, 'POST', '/api-keys', {
+      key: team.apiKey,
+      body: { name: 'logged' },
+      headers: { 'user-agent': 'test-agent/1' },
+    });
     const token = String(created.body.token);
     await call(gw, 'GET', '/nope', { key: team.apiKey });
     await gw.flush();
@@ -22,12 +33,28 @@ describe('/logs', () => {
     const list = await call(gw, 'GET', '/logs', { key: team.apiKey });
     expect(list.status).toBe(200);
     const items = list.body.data as LogItem[];
-    expect(items.map((l) => `${l.method} ${l.endpoint} ${l.response_status}`)).toEqual(['GET /nope 404', 'POST /api-keys 201']);
+    expect(items.map((l) => `${l.method} ${l.endpoint} ${l.response_status}`)).toEqual([
+      'GET /nope 404',
+      'POST /api-keys 201',
+    ]);
     expect(items[1]).toMatchObject({ user_agent: 'test-agent/1' });
-    expect(Object.keys(items[0] ?? {}).sort()).toEqual(['created_at', 'endpoint', 'id', 'method', 'response_status', 'user_agent']);
+    expect(Object.keys(items[0] ?? {}).sort()).toEqual([
+      'created_at',
+      'endpoint',
+      'id',
+      'method',
+      'response_status',
+      'user_agent',
+    ]);
 
     const one = await call(gw, 'GET', `/logs/${items[1]?.id}`, { key: team.apiKey });
-    expect(one.body).toMatchObject({ object: 'log', endpoint: '/api-keys', method: 'POST', response_status: 201, request_body: { name: 'logged' } });
+    expect(one.body).toMatchObject({
+      object: 'log',
+      endpoint: '/api-keys',
+      method: 'POST',
+      response_status: 201,
+      request_body: { name: 'logged' },
+    });
     expect(JSON.stringify(one.body)).not.toContain(token);
     expect((one.body.response_body as { token: string }).token).toBe('[redacted]');
   });

@@ -3,7 +3,10 @@ import { BaseEnv, BrokerEnv, commaList, parseEnv, port, positiveNumber } from '@
 
 const HostName = z
   .string()
-  .regex(/^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i, 'must be a host name');
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?)+$/i,
+    'must be a host name',
+  );
 
 /** Every variable the domain-verifier reads. */
 export const Env = BaseEnv.extend(BrokerEnv.shape).extend({

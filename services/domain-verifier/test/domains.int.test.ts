@@ -35,7 +35,12 @@ let teamId: string;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  system = await startSystem({ DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '200', POSTLINE_DELAY_SCALE: String(SCALE), RATE_LIMIT_PER_SECOND: '1000' });
+  system = await startSystem({
+    DNS_SERVERS: dns.address,
+    DNS_TIMEOUT_MS: '200',
+    POSTLINE_DELAY_SCALE: String(SCALE),
+    RATE_LIMIT_PER_SECOND: '1000',
+  });
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -80,7 +85,9 @@ async function get(id: string) {
 function publish(name: string, records: Records): void {
   for (const r of records) {
     const fqdn = r.record === 'Receiving' ? r.name : `${r.name}.example.com`;
-    dns.add(fqdn, [r.type === 'MX' ? { type: 'MX', exchange: r.value, priority: r.priority ?? 10 } : { type: 'TXT', value: r.value }]);
+    dns.add(fqdn, [
+      r.type === 'MX' ? { type: 'MX', exchange: r.value, priority: r.priority ?? 10 } : { type: 'TXT', value: r.value },
+    ]);
   }
   expect(name).toBeTruthy();
 }
@@ -111,7 +118,12 @@ describe('domains API', () => {
   it('creates a domain with its own DKIM key, return-path MX and SPF records, then gets, lists, updates and removes it', async () => {
     const name = uniqueDomain();
     const created = await create(name);
-    expect(created).toMatchObject({ name, status: 'not_started', region: 'us-east-1', capabilities: { sending: 'enabled', receiving: 'disabled' } });
+    expect(created).toMatchObject({
+      name,
+      status: 'not_started',
+      region: 'us-east-1',
+      capabilities: { sending: 'enabled', receiving: 'disabled' },
+    });
     expect(created).not.toHaveProperty('object');
     expect(created.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+\+00$/);
     const records = created.records as Records;
@@ -122,7 +134,11 @@ describe('domains API', () => {
     ]);
     expect(records[1]).toMatchObject({ value: MX_HOST, priority: 10, ttl: 'Auto' });
     expect(records[2]).toMatchObject({ value: SPF });
-    const publicKey = createPublicKey({ key: Buffer.from(records[0]!.value.replace(/^p=/, ''), 'base64'), format: 'der', type: 'spki' });
+    const publicKey = createPublicKey({
+      key: Buffer.from(records[0]!.value.replace(/^p=/, ''), 'base64'),
+      format: 'der',
+      type: 'spki',
+    });
     expect(publicKey.asymmetricKeyType).toBe('rsa');
     expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
 
@@ -154,7 +170,8 @@ describe('domains API', () => {
     const deleted = await domainEvent('domain.deleted', created.id);
     expect(deleted.envelope.data).toMatchObject({ name, records: expect.any(Array) });
     await stateEvent(created.id, (d) => d.deleted === true);
-    const cancelled = (m: ObservedMessage) => m.routingKey === 'scheduler.cancel-timer' && m.envelope.data.key === `domain-check:${created.id}`;
+    const cancelled = (m: ObservedMessage) =>
+      m.routingKey === 'scheduler.cancel-timer' && m.envelope.data.key === `domain-check:${created.id}`;
     await events.waitFor('timer cancelled', cancelled);
   });
 
@@ -162,7 +179,11 @@ describe('domains API', () => {
     const created = await create(uniqueDomain());
     const event = await domainEvent('domain.created', created.id);
     expect(event.envelope.team_id).toBe(teamId);
-    expect(event.envelope.data).toMatchObject({ id: created.id, status: 'not_started', records: expect.arrayContaining([expect.objectContaining({ record: 'DKIM' })]) });
+    expect(event.envelope.data).toMatchObject({
+      id: created.id,
+      status: 'not_started',
+      records: expect.arrayContaining([expect.objectContaining({ record: 'DKIM' })]),
+    });
     expect(JSON.stringify(event.envelope)).not.toMatch(/PRIVATE KEY|private_key/i);
 
     const state = await stateEvent(created.id, () => true);
@@ -174,7 +195,12 @@ describe('domains API', () => {
     const publicKey = createPublicKey({ key: Buffer.from(dkim.value.slice(2), 'base64'), format: 'der', type: 'spki' });
     const signature = sign('sha256', Buffer.from('message'), privateKey);
     expect(verify('sha256', Buffer.from('message'), publicKey, signature)).toBe(true);
-    expect(state.envelope.data).toMatchObject({ team_id: teamId, return_path: `send.${created.name}`, sending_verified: false, deleted: false });
+    expect(state.envelope.data).toMatchObject({
+      team_id: teamId,
+      return_path: `send.${created.name}`,
+      sending_verified: false,
+      deleted: false,
+    });
     // Never in an API response either.
     const shown = JSON.stringify(await get(created.id));
     expect(shown).not.toContain('PRIVATE KEY');
@@ -187,20 +213,39 @@ describe('domains API', () => {
       expect({ name, status: r.status, error: r.body.name }).toEqual({ name, status: 422, error: 'validation_error' });
       expect(r.body.message).toMatch(/`name`/);
     }
-    expect(await call('POST', '/domains', {})).toMatchObject({ status: 422, body: { name: 'missing_required_field', message: 'Missing `name` field.' } });
+    expect(await call('POST', '/domains', {})).toMatchObject({
+      status: 422,
+      body: { name: 'missing_required_field', message: 'Missing `name` field.' },
+    });
     const name = uniqueDomain();
     await create(name);
     const again = await resend.domains.create({ name: name.toUpperCase() });
-    expect(again.error).toEqual({ statusCode: 403, name: 'validation_error', message: `The \`${name}\` domain has been registered already.` });
+    expect(again.error).toEqual({
+      statusCode: 403,
+      name: 'validation_error',
+      message: `The \`${name}\` domain has been registered already.`,
+    });
     const other = system.admin('team', 'create', '--name', 'Other');
     const otherTry = await call('POST', '/domains', { name }, String(other.api_key));
     expect(otherTry).toMatchObject({ status: 403, body: { name: 'validation_error' } });
-    expect(await call('POST', '/domains', { name: uniqueDomain(), region: 'mars-1' })).toMatchObject({ status: 422, body: { name: 'invalid_region' } });
+    expect(await call('POST', '/domains', { name: uniqueDomain(), region: 'mars-1' })).toMatchObject({
+      status: 422,
+      body: { name: 'invalid_region' },
+    });
     expect(
-      await call('POST', '/domains', { name: uniqueDomain(), capabilities: { sending: 'disabled', receiving: 'disabled' } }),
+      await call('POST', '/domains', {
+        name: uniqueDomain(),
+        capabilities: { sending: 'disabled', receiving: 'disabled' },
+      }),
     ).toMatchObject({ status: 422, body: { name: 'validation_error' } });
-    expect(await call('POST', '/domains', { name: uniqueDomain(), custom_return_path: 'bad path' })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
-    expect(await call('POST', '/domains', { name: uniqueDomain(), tls: 'sometimes' })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    expect(await call('POST', '/domains', { name: uniqueDomain(), custom_return_path: 'bad path' })).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error' },
+    });
+    expect(await call('POST', '/domains', { name: uniqueDomain(), tls: 'sometimes' })).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error' },
+    });
   });
 
   it("answers 404 for another team's domain and for a malformed id, on every route", async () => {
@@ -212,11 +257,22 @@ describe('domains API', () => {
       ['POST', `/domains/${created.id}/verify`, undefined],
       ['DELETE', `/domains/${created.id}`, undefined],
     ] as const) {
-      expect({ method, ...(await call(method, path, body, other)) }).toMatchObject({ method, status: 404, body: { name: 'not_found' } });
-      expect({ method, ...(await call(method, path.replace(created.id, 'nope'), body)) }).toMatchObject({ method, status: 404 });
+      expect({ method, ...(await call(method, path, body, other)) }).toMatchObject({
+        method,
+        status: 404,
+        body: { name: 'not_found' },
+      });
+      expect({ method, ...(await call(method, path.replace(created.id, 'nope'), body)) }).toMatchObject({
+        method,
+        status: 404,
+      });
     }
     expect((await get(created.id)).open_tracking).toBe(false);
-    expect((await call('GET', '/domains', undefined, other)).body).toEqual({ object: 'list', has_more: false, data: [] });
+    expect((await call('GET', '/domains', undefined, other)).body).toEqual({
+      object: 'list',
+      has_more: false,
+      data: [],
+    });
   });
 
   it('lets a sending key be limited to a domain the team owns', async () => {
@@ -239,7 +295,11 @@ describe('verification', () => {
     publish(name, pending.records);
     const verified = await domainEvent('domain.updated', created.id, (d) => d.status === 'verified');
     const afterVerified = events.messages.indexOf(verified) + 1;
-    expect((verified.envelope.data.records as Records).map((r) => r.status)).toEqual(['verified', 'verified', 'verified']);
+    expect((verified.envelope.data.records as Records).map((r) => r.status)).toEqual([
+      'verified',
+      'verified',
+      'verified',
+    ]);
     await stateEvent(created.id, (d) => d.status === 'verified' && d.sending_verified === true);
     expect((await get(created.id)).status).toBe('verified');
 
@@ -281,7 +341,10 @@ describe('verification', () => {
     // at least one whole check interval has passed since the records appeared.
     const flakyDkim = `${flakyNow.records[0]!.name}.example.com`.toLowerCase();
     const since = dns.queries.length;
-    await waitFor('two more checks of the timing-out domain', () => dns.queries.slice(since).filter((query) => query.name === flakyDkim).length >= 2);
+    await waitFor(
+      'two more checks of the timing-out domain',
+      () => dns.queries.slice(since).filter((query) => query.name === flakyDkim).length >= 2,
+    );
     expect((await get(missing.id)).status).toBe('failed');
     const verify = await resend.domains.verify(missing.id);
     expect(verify).toMatchObject({ data: { object: 'domain', id: missing.id }, error: null });
@@ -294,7 +357,9 @@ describe('verification', () => {
     const records = (await get(created.id)).records;
     publish(name, records);
     dns.add(`send.${name}`, [{ type: 'TXT', value: 'v=spf1 include:other.example.net -all' }]);
-    const checked = await domainEvent('domain.updated', created.id, (d) => (d.records as Records).some((r) => r.status === 'failed'));
+    const checked = await domainEvent('domain.updated', created.id, (d) =>
+      (d.records as Records).some((r) => r.status === 'failed'),
+    );
     expect((checked.envelope.data.records as Records).map((r) => [r.type, r.status])).toEqual([
       ['TXT', 'verified'],
       ['MX', 'verified'],
@@ -307,7 +372,15 @@ describe('verification', () => {
     const name = uniqueDomain();
     const created = await create(name, { capabilities: { sending: 'enabled', receiving: 'enabled' } });
     const records = created.records as Records;
-    expect(records.at(-1)).toEqual({ record: 'Receiving', name, type: 'MX', ttl: 'Auto', status: 'not_started', value: MX_HOST, priority: 10 });
+    expect(records.at(-1)).toEqual({
+      record: 'Receiving',
+      name,
+      type: 'MX',
+      ttl: 'Auto',
+      status: 'not_started',
+      value: MX_HOST,
+      priority: 10,
+    });
     publish(name, records.slice(0, 3));
     await domainEvent('domain.updated', created.id, (d) => d.status === 'partially_verified');
     publish(name, records.slice(3));
@@ -340,8 +413,22 @@ describe('tracking subdomain', () => {
     const records = created.records as Records;
     expect(records.map((r) => r.record)).toEqual(['DKIM', 'SPF', 'SPF', 'Tracking', 'TrackingCAA']);
     expect(records.slice(3)).toEqual([
-      { record: 'Tracking', name: `links.${label}`, type: 'CNAME', ttl: 'Auto', status: 'not_started', value: TRACKING_HOST },
-      { record: 'TrackingCAA', name: 'example.com', type: 'CAA', ttl: 'Auto', status: 'not_started', value: TRACKING_CAA },
+      {
+        record: 'Tracking',
+        name: `links.${label}`,
+        type: 'CNAME',
+        ttl: 'Auto',
+        status: 'not_started',
+        value: TRACKING_HOST,
+      },
+      {
+        record: 'TrackingCAA',
+        name: 'example.com',
+        type: 'CAA',
+        ttl: 'Auto',
+        status: 'not_started',
+        value: TRACKING_CAA,
+      },
     ]);
     const createdEvent = await domainEvent('domain.created', created.id);
     expect((createdEvent.envelope.data.records as Records).slice(3).map((r) => [r.record, r.type])).toEqual([
@@ -361,14 +448,22 @@ describe('tracking subdomain', () => {
       ['Tracking', 'pending'],
       ['TrackingCAA', 'pending'],
     ]);
-    await stateEvent(created.id, (d) => d.status === 'verified' && d.sending_verified === true && d.tracking_verified === false);
+    await stateEvent(
+      created.id,
+      (d) => d.status === 'verified' && d.sending_verified === true && d.tracking_verified === false,
+    );
 
     // The CNAME (any case, trailing dot) and our CA added to the domain's CAA set: tracking is verified, the
     // domain stays verified.
     const beforeTracking = since();
     dns.set(`links.${name}`, [{ type: 'CNAME', target: 'TRACK.postline.test.' }]);
     dns.add(name, [{ type: 'CAA', tag: 'issue', value: 'letsencrypt.org' }]);
-    const tracked = await domainEvent('domain.updated', created.id, (d) => (d.records as Records).every((r) => r.status === 'verified'), beforeTracking);
+    const tracked = await domainEvent(
+      'domain.updated',
+      created.id,
+      (d) => (d.records as Records).every((r) => r.status === 'verified'),
+      beforeTracking,
+    );
     expect(tracked.envelope.data.status).toBe('verified');
     await stateEvent(created.id, (d) => d.tracking_verified === true && d.sending_verified === true, beforeTracking);
     const shown = await get(created.id);
@@ -379,13 +474,22 @@ describe('tracking subdomain', () => {
     // The CNAME removed: tracking is no longer verified, sending is untouched.
     const beforeLoss = since();
     dns.remove(`links.${name}`);
-    await stateEvent(created.id, (d) => d.tracking_verified === false && d.sending_verified === true && d.status === 'verified', beforeLoss);
+    await stateEvent(
+      created.id,
+      (d) => d.tracking_verified === false && d.sending_verified === true && d.status === 'verified',
+      beforeLoss,
+    );
     expect((await get(created.id)).status).toBe('verified');
 
     // A new tracking subdomain replaces the records, not started, and tracking is not verified until found.
     const beforeMove = since();
     expect(await resend.domains.update({ id: created.id, trackingSubdomain: 'clicks' })).toMatchObject({ error: null });
-    const moved = await domainEvent('domain.updated', created.id, (d) => (d.records as Records).some((r) => r.name === `clicks.${label}`), beforeMove);
+    const moved = await domainEvent(
+      'domain.updated',
+      created.id,
+      (d) => (d.records as Records).some((r) => r.name === `clicks.${label}`),
+      beforeMove,
+    );
     expect((moved.envelope.data.records as Records).slice(3).map((r) => [r.record, r.name, r.status])).toEqual([
       ['Tracking', `clicks.${label}`, 'not_started'],
       ['TrackingCAA', 'example.com', 'not_started'],
@@ -394,7 +498,10 @@ describe('tracking subdomain', () => {
     await stateEvent(created.id, (d) => d.tracking_subdomain === 'clicks' && d.tracking_verified === false, beforeMove);
     dns.set(`clicks.${name}`, [{ type: 'CNAME', target: TRACKING_HOST }]);
     await stateEvent(created.id, (d) => d.tracking_subdomain === 'clicks' && d.tracking_verified === true, beforeMove);
-    expect((await get(created.id)).records.find((r) => r.record === 'Tracking')).toMatchObject({ name: `clicks.${label}`, status: 'verified' });
+    expect((await get(created.id)).records.find((r) => r.record === 'Tracking')).toMatchObject({
+      name: `clicks.${label}`,
+      status: 'verified',
+    });
 
     // An empty tracking_subdomain clears it: the tracking records go, tracking is not verified.
     const beforeClear = since();
@@ -416,6 +523,9 @@ describe('tracking subdomain', () => {
     // Tracking is verified while the sending records are still missing: the domain itself is pending.
     expect(shown.status).toBe('pending');
     expect(shown.records.slice(3).map((r) => r.status)).toEqual(['verified', 'verified']);
-    expect(await call('PATCH', `/domains/${created.id}`, { tracking_subdomain: 'not a label' })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    expect(await call('PATCH', `/domains/${created.id}`, { tracking_subdomain: 'not a label' })).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error' },
+    });
   });
 });

@@ -12,7 +12,16 @@ import {
   type Broker,
   type ConsumerQueueNames,
 } from '@postline/platform';
-import { createTestDatabase, freePort, infraFromEnv, deliveredEnvelope, TEST_TEAM_ID, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
+import {
+  createTestDatabase,
+  freePort,
+  infraFromEnv,
+  deliveredEnvelope,
+  TEST_TEAM_ID,
+  uniqueName,
+  waitFor,
+  type TestDatabase,
+} from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { SchedulerDb } from '../src/db/schema.ts';

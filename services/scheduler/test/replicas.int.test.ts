@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql } from 'kysely';
-import {
-  createSchedulerFixture,
-  deliveredEnvelope,
-  inMs,
-  sample,
-  waitFor,
-  type SchedulerFixture,
-} from './harness.ts';
+import { createSchedulerFixture, deliveredEnvelope, inMs, sample, waitFor, type SchedulerFixture } from './harness.ts';
 
 jest.setTimeout(60_000);
 

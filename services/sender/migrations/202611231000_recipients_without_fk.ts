@@ -8,5 +8,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`alter table recipients add constraint recipients_email_id_fkey foreign key (email_id) references emails (id) on delete cascade`.execute(db);
+  await sql`alter table recipients add constraint recipients_email_id_fkey foreign key (email_id) references emails (id) on delete cascade`.execute(
+    db,
+  );
 }

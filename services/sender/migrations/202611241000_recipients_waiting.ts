@@ -6,7 +6,9 @@ import { sql, type Kysely } from 'kysely';
 // `status in ('pending', 'deferred')` would also be taken for the delivery reads that filter on it, and
 // scanned whole for each email (measured: 81 ms a read with 100,000 recipients waiting).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`alter table recipients add column waiting boolean generated always as (status in ('pending', 'deferred')) stored`.execute(db);
+  await sql`alter table recipients add column waiting boolean generated always as (status in ('pending', 'deferred')) stored`.execute(
+    db,
+  );
   await sql`create index recipients_waiting_idx on recipients (status, updated_at) where waiting`.execute(db);
 }
 

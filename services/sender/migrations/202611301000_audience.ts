@@ -107,7 +107,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['contact_import_failures', 'contact_imports', 'contact_topics', 'topics', 'contact_segments', 'segments', 'contacts', 'contact_properties']) {
+  for (const table of [
+    'contact_import_failures',
+    'contact_imports',
+    'contact_topics',
+    'topics',
+    'contact_segments',
+    'segments',
+    'contacts',
+    'contact_properties',
+  ]) {
     await sql`drop table if exists ${sql.table(table)}`.execute(db);
   }
 }

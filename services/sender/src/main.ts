@@ -1,7 +1,14 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
 import { SEND_EMAIL_BODY } from '@postline/contracts';
-import { createLinkSigner, createOpenedCache, createSecretBox, createServiceRuntime, verpKeyOf, type Consumer } from '@postline/platform';
+import {
+  createLinkSigner,
+  createOpenedCache,
+  createSecretBox,
+  createServiceRuntime,
+  verpKeyOf,
+  type Consumer,
+} from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
@@ -97,7 +104,10 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
   { consumes: 'sender.send-scheduled', consumer: createSendScheduledConsumer({ broker, db, logger }) },
   { consumes: 'sender.expire-suppression', consumer: createExpireSuppressionConsumer({ broker, db, logger, now }) },
   { consumes: 'internal.email.feedback', consumer: createFeedbackConsumer({ broker, db, logger, now }) },
-  { consumes: 'internal.contact.unsubscribe-mail', consumer: createUnsubscribeMailConsumer({ broker, db, logger, now, unsubscribeLinks }) },
+  {
+    consumes: 'internal.contact.unsubscribe-mail',
+    consumer: createUnsubscribeMailConsumer({ broker, db, logger, now, unsubscribeLinks }),
+  },
   { consumes: 'sender.import-contacts', consumer: createImportContactsConsumer({ broker, db, logger, now }) },
   { consumes: 'sender.send-broadcast', consumer: createBroadcastScheduledSendConsumer({ broker, db, logger }) },
   {

@@ -18,9 +18,17 @@ export type SenderMetrics = {
  * read from the database at scrape time (`waitingRecipients`), so every replica reports the same, global
  * figures (aggregate with max, not sum); the counters and the histogram are per replica (sum them).
  */
-export function createSenderMetrics(registry: Metrics['registry'], waitingRecipients: () => Promise<Waiting[]>): SenderMetrics {
+export function createSenderMetrics(
+  registry: Metrics['registry'],
+  waitingRecipients: () => Promise<Waiting[]>,
+): SenderMetrics {
   const registers = [registry];
-  const accepted = new Counter({ name: 'emails_accepted_total', help: 'Emails accepted, by request kind', labelNames: ['kind'] as const, registers });
+  const accepted = new Counter({
+    name: 'emails_accepted_total',
+    help: 'Emails accepted, by request kind',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   const results = new Counter({
     name: 'email_recipient_outcomes_total',
     help: 'Recipient outcomes of delivery attempts',

@@ -21,7 +21,12 @@ import type { Mta } from '../src/smtp/types.ts';
 import { acceptEmails } from '../src/use-cases/accept-emails.ts';
 import { applyDomainState } from '../src/use-cases/apply-domain-state.ts';
 import { createDeliveryClaims, type DeliveryClaims } from '../src/jobs/delivery-claims.ts';
-import { attemptDelivery, recordAttempts, type DeliverDeps, type DeliveryAttempt } from '../src/use-cases/deliver-emails.ts';
+import {
+  attemptDelivery,
+  recordAttempts,
+  type DeliverDeps,
+  type DeliveryAttempt,
+} from '../src/use-cases/deliver-emails.ts';
 import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/use-cases/suppressions.ts';
 
 let database: TestDatabase;
@@ -89,18 +94,33 @@ async function accept(to: string[]): Promise<string> {
   return id as string;
 }
 
-const query = (emailId: string, positions: number[], attempt = 1, team = teamId): AttemptQuery => ({ teamId: team, emailId, positions, attempt, now });
+const query = (emailId: string, positions: number[], attempt = 1, team = teamId): AttemptQuery => ({
+  teamId: team,
+  emailId,
+  positions,
+  attempt,
+  now,
+});
 
 function attempted(loaded: LoadedAttempt | undefined, domainName: string, results: RecipientResult[]): DeliveryAttempt {
   if (!loaded) throw new Error('nothing loaded');
-  return { kind: 'attempted', email: loaded.email, recipients: loaded.recipients, results, attempt: 1, domain: domainName };
+  return {
+    kind: 'attempted',
+    email: loaded.email,
+    recipients: loaded.recipients,
+    results,
+    attempt: 1,
+    domain: domainName,
+  };
 }
 
 const delivered: RecipientResult = { kind: 'delivered', code: 250, response: '2.0.0 OK' };
 
 async function outboxOf(emailId: string): Promise<string[]> {
   const { rows } = await sql<{ routing_key: string }>`select routing_key from outbox
-    where envelope->'data'->>'email_id' = ${emailId} or envelope->'data'->'message'->'data'->>'email_id' = ${emailId} order by id`.execute(db);
+    where envelope->'data'->>'email_id' = ${emailId} or envelope->'data'->'message'->'data'->>'email_id' = ${emailId} order by id`.execute(
+    db,
+  );
   return rows.map((r) => r.routing_key);
 }
 
@@ -156,8 +176,24 @@ describe('loadAttempts', () => {
     await db
       .insertInto('suppressions')
       .values([
-        { id: newId(), team_id: teamId, email: 'gone@rcpt.test', origin: 'complaint', source_id: null, expires_at: null, created_at: now },
-        { id: newId(), team_id: otherTeam, email: 'fine@rcpt.test', origin: 'bounce', source_id: null, expires_at: null, created_at: now },
+        {
+          id: newId(),
+          team_id: teamId,
+          email: 'gone@rcpt.test',
+          origin: 'complaint',
+          source_id: null,
+          expires_at: null,
+          created_at: now,
+        },
+        {
+          id: newId(),
+          team_id: otherTeam,
+          email: 'fine@rcpt.test',
+          origin: 'bounce',
+          source_id: null,
+          expires_at: null,
+          created_at: now,
+        },
       ])
       .execute();
     const [loaded] = await loadAttempts(db, [query(id, [0, 1])]);
@@ -178,58 +214,126 @@ describe('recordAttempts', () => {
     const id = await accept(['a@postline.test', 'b@rcpt.test']);
     const [sandbox, remote] = await loadAttempts(db, [query(id, [0]), query(id, [1])]);
     const first = attempted(sandbox, 'postline.test', [delivered]);
-    const copy = attempted(sandbox, 'postline.test', [{ kind: 'bounced', code: 550, response: '5.1.1 no', bounce: { type: 'Permanent', subType: 'General', suppress: true } }]);
+    const copy = attempted(sandbox, 'postline.test', [
+      {
+        kind: 'bounced',
+        code: 550,
+        response: '5.1.1 no',
+        bounce: { type: 'Permanent', subType: 'General', suppress: true },
+      },
+    ]);
     const other = attempted(remote, 'rcpt.test', [delivered]);
 
     await db.transaction().execute((trx) => recordAttempts(deps(), trx, [first, copy, other]));
 
-    const recipients = await db.selectFrom('recipients').select(['position', 'status', 'attempts', 'last_code']).where('email_id', '=', id).orderBy('position').execute();
+    const recipients = await db
+      .selectFrom('recipients')
+      .select(['position', 'status', 'attempts', 'last_code'])
+      .where('email_id', '=', id)
+      .orderBy('position')
+      .execute();
     expect(recipients).toEqual([
       { position: 0, status: 'delivered', attempts: 1, last_code: 250 },
       { position: 1, status: 'delivered', attempts: 1, last_code: 250 },
     ]);
-    expect(await outboxOf(id)).toEqual(['email.sent', 'sender.deliver', 'sender.deliver', 'email.delivered', 'email.delivered']);
+    expect(await outboxOf(id)).toEqual([
+      'email.sent',
+      'sender.deliver',
+      'sender.deliver',
+      'email.delivered',
+      'email.delivered',
+    ]);
     const email = await db.selectFrom('emails').select('last_event').where('id', '=', id).executeTakeFirstOrThrow();
     expect(email.last_event).toBe('delivered');
-    expect(await db.selectFrom('suppressions').selectAll().where('email', '=', 'a@postline.test').execute()).toEqual([]);
+    expect(await db.selectFrom('suppressions').selectAll().where('email', '=', 'a@postline.test').execute()).toEqual(
+      [],
+    );
 
     // The same attempts again (a redelivered batch) record nothing more.
     await db.transaction().execute((trx) => recordAttempts(deps(), trx, [first, other]));
     expect(await outboxOf(id)).toHaveLength(5);
   });
 
-  it('keeps each attempt\'s own events, retries and suppressions apart within one batch', async () => {
+  it("keeps each attempt's own events, retries and suppressions apart within one batch", async () => {
     const bounced = await accept(['gone@far.test']);
     const deferred = await accept(['later@slow.test']);
     const loaded = await loadAttempts(db, [query(bounced, [0]), query(deferred, [0])]);
-    await db.transaction().execute((trx) =>
-      recordAttempts(deps(), trx, [
-        attempted(loaded[0], 'far.test', [{ kind: 'bounced', code: 550, response: '5.1.1 no such user', bounce: { type: 'Permanent', subType: 'General', suppress: true } }]),
-        { kind: 'skip' },
-        attempted(loaded[1], 'slow.test', [{ kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true }]),
-      ]),
-    );
+    await db
+      .transaction()
+      .execute((trx) =>
+        recordAttempts(deps(), trx, [
+          attempted(loaded[0], 'far.test', [
+            {
+              kind: 'bounced',
+              code: 550,
+              response: '5.1.1 no such user',
+              bounce: { type: 'Permanent', subType: 'General', suppress: true },
+            },
+          ]),
+          { kind: 'skip' },
+          attempted(loaded[1], 'slow.test', [
+            { kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true },
+          ]),
+        ]),
+      );
     expect(await outboxOf(bounced)).toEqual(['email.sent', 'sender.deliver', 'email.bounced']);
-    expect(await outboxOf(deferred)).toEqual(['email.sent', 'sender.deliver', 'email.delivery_delayed', 'scheduler.set-timer']);
-    const lasts = await db.selectFrom('emails').select(['id', 'last_event']).where('id', 'in', [bounced, deferred]).execute();
-    expect(Object.fromEntries(lasts.map((l) => [l.id, l.last_event]))).toEqual({ [bounced]: 'bounced', [deferred]: 'delivery_delayed' });
-    const suppressions = await db.selectFrom('suppressions').select(['email', 'origin', 'source_id']).where('team_id', '=', teamId).where('email', '=', 'gone@far.test').execute();
+    expect(await outboxOf(deferred)).toEqual([
+      'email.sent',
+      'sender.deliver',
+      'email.delivery_delayed',
+      'scheduler.set-timer',
+    ]);
+    const lasts = await db
+      .selectFrom('emails')
+      .select(['id', 'last_event'])
+      .where('id', 'in', [bounced, deferred])
+      .execute();
+    expect(Object.fromEntries(lasts.map((l) => [l.id, l.last_event]))).toEqual({
+      [bounced]: 'bounced',
+      [deferred]: 'delivery_delayed',
+    });
+    const suppressions = await db
+      .selectFrom('suppressions')
+      .select(['email', 'origin', 'source_id'])
+      .where('team_id', '=', teamId)
+      .where('email', '=', 'gone@far.test')
+      .execute();
     expect(suppressions).toEqual([{ email: 'gone@far.test', origin: 'bounce', source_id: bounced }]);
-    const later = await db.selectFrom('recipients').select(['status', 'first_deferred_at']).where('email_id', '=', deferred).executeTakeFirstOrThrow();
+    const later = await db
+      .selectFrom('recipients')
+      .select(['status', 'first_deferred_at'])
+      .where('email_id', '=', deferred)
+      .executeTakeFirstOrThrow();
     expect(later.status).toBe('deferred');
     expect(later.first_deferred_at).toBeInstanceOf(Date);
   });
 });
 
 describe('temporary suppression after repeated transient bounces', () => {
-  async function bounceThrice(address: string, bounce: { type: 'Transient'; subType: 'MailboxFull' | 'ContentRejected' }, spellings = [address, address, address]) {
+  async function bounceThrice(
+    address: string,
+    bounce: { type: 'Transient'; subType: 'MailboxFull' | 'ContentRejected' },
+    spellings = [address, address, address],
+  ) {
     for (const spelling of spellings) {
       const id = await accept([spelling]);
       const [loaded] = await loadAttempts(db, [query(id, [0])]);
-      const result: RecipientResult = { kind: 'bounced', code: 552, response: '552 5.x.x refused', bounce: { ...bounce, suppress: false } };
-      await db.transaction().execute((trx) => recordAttempts(deps(), trx, [attempted(loaded, address.split('@')[1] as string, [result])]));
+      const result: RecipientResult = {
+        kind: 'bounced',
+        code: 552,
+        response: '552 5.x.x refused',
+        bounce: { ...bounce, suppress: false },
+      };
+      await db
+        .transaction()
+        .execute((trx) => recordAttempts(deps(), trx, [attempted(loaded, address.split('@')[1] as string, [result])]));
     }
-    return db.selectFrom('suppressions').select(['email', 'expires_at']).where('team_id', '=', teamId).where('email', '=', address).execute();
+    return db
+      .selectFrom('suppressions')
+      .select(['email', 'expires_at'])
+      .where('team_id', '=', teamId)
+      .where('email', '=', address)
+      .execute();
   }
 
   it('suppresses a mailbox that was full three times, for a while, however its address was spelled', async () => {
@@ -241,31 +345,57 @@ describe('temporary suppression after repeated transient bounces', () => {
     expect(suppressions).toEqual([{ email: 'full-thrice@far.test', expires_at: expect.any(Date) }]);
   });
 
-  it('sets an expiry timer that fired early again for the entry\'s time, and removes the entry once it is due', async () => {
-    const [entry] = await db.transaction().execute((trx) =>
-      addSuppressions(trx, teamId, [{ email: 'early@far.test', origin: 'bounce', sourceId: null, expiresAt: new Date(Date.now() + 60_000) }], new Date()),
-    );
+  it("sets an expiry timer that fired early again for the entry's time, and removes the entry once it is due", async () => {
+    const [entry] = await db
+      .transaction()
+      .execute((trx) =>
+        addSuppressions(
+          trx,
+          teamId,
+          [{ email: 'early@far.test', origin: 'bounce', sourceId: null, expiresAt: new Date(Date.now() + 60_000) }],
+          new Date(),
+        ),
+      );
     const id = (entry as SuppressionRow).id;
     expect(await db.transaction().execute((trx) => expireSuppression(trx, teamId, id, new Date()))).toBe('rearmed');
     const timers = await sql<{ due: string }>`select envelope->'data'->>'due_at' as due from outbox
       where routing_key = 'scheduler.set-timer' and envelope->'data'->>'key' = ${expiryTimerKey(id)}`.execute(db);
-    expect(timers.rows.map((t) => Date.parse(t.due))).toEqual([entry!.expires_at!.getTime(), entry!.expires_at!.getTime()]);
+    expect(timers.rows.map((t) => Date.parse(t.due))).toEqual([
+      entry!.expires_at!.getTime(),
+      entry!.expires_at!.getTime(),
+    ]);
     expect(await db.selectFrom('suppressions').select('id').where('id', '=', id).execute()).toHaveLength(1);
 
-    expect(await db.transaction().execute((trx) => expireSuppression(trx, teamId, id, new Date(Date.now() + 61_000)))).toBe('removed');
+    expect(
+      await db.transaction().execute((trx) => expireSuppression(trx, teamId, id, new Date(Date.now() + 61_000))),
+    ).toBe('removed');
     expect(await db.selectFrom('suppressions').select('id').where('id', '=', id).execute()).toEqual([]);
   });
 
   it('replaces a temporary entry past its time that its late timer has not removed yet', async () => {
     const add = (expiresAt: Date, at: Date) =>
-      db.transaction().execute((trx) => addSuppressions(trx, teamId, [{ email: 'late-timer@far.test', origin: 'bounce', sourceId: null, expiresAt }], at));
+      db
+        .transaction()
+        .execute((trx) =>
+          addSuppressions(
+            trx,
+            teamId,
+            [{ email: 'late-timer@far.test', origin: 'bounce', sourceId: null, expiresAt }],
+            at,
+          ),
+        );
     const [old] = await add(new Date(Date.now() + 1000), new Date());
     const later = new Date(Date.now() + 5000);
     const [fresh] = await add(new Date(later.getTime() + 60_000), later);
     expect(fresh!.id).not.toBe(old!.id);
     expect(fresh!.expires_at!.getTime()).toBe(later.getTime() + 60_000);
-    const { rows } = await sql<{ routing_key: string; id: string }>`select routing_key, envelope->'data'->>'id' as id from outbox
-      where routing_key like 'suppression.%' and envelope->'data'->>'email' = 'late-timer@far.test' order by id`.execute(db);
+    const { rows } = await sql<{
+      routing_key: string;
+      id: string;
+    }>`select routing_key, envelope->'data'->>'id' as id from outbox
+      where routing_key like 'suppression.%' and envelope->'data'->>'email' = 'late-timer@far.test' order by id`.execute(
+      db,
+    );
     expect(rows.map((r) => [r.routing_key, r.id])).toEqual([
       ['suppression.added', old!.id],
       ['suppression.removed', old!.id],
@@ -278,12 +408,28 @@ describe('temporary suppression after repeated transient bounces', () => {
   it('files a deferral that ran out of time against a block as ContentRejected, which no suppression counts', async () => {
     const id = await accept(['greylisted@far.test']);
     // Deferred since six days: past the five-day window.
-    await db.updateTable('recipients').set({ status: 'deferred', attempts: 1, first_deferred_at: new Date(Date.now() - 6 * 86_400_000) }).where('email_id', '=', id).execute();
+    await db
+      .updateTable('recipients')
+      .set({ status: 'deferred', attempts: 1, first_deferred_at: new Date(Date.now() - 6 * 86_400_000) })
+      .where('email_id', '=', id)
+      .execute();
     const [loaded] = await loadAttempts(db, [query(id, [0], 2)]);
-    const blocked: RecipientResult = { kind: 'deferred', code: 451, response: '451 4.7.1 Client host blocked using zen.spamhaus.org', fromServer: true };
-    const second = { ...(attempted(loaded, 'far.test', [blocked]) as DeliveryAttempt & { kind: 'attempted' }), attempt: 2 };
+    const blocked: RecipientResult = {
+      kind: 'deferred',
+      code: 451,
+      response: '451 4.7.1 Client host blocked using zen.spamhaus.org',
+      fromServer: true,
+    };
+    const second = {
+      ...(attempted(loaded, 'far.test', [blocked]) as DeliveryAttempt & { kind: 'attempted' }),
+      attempt: 2,
+    };
     await db.transaction().execute((trx) => recordAttempts(deps(), trx, [second]));
-    const row = await db.selectFrom('recipients').select(['status', 'bounce_type', 'bounce_sub_type']).where('email_id', '=', id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('recipients')
+      .select(['status', 'bounce_type', 'bounce_sub_type'])
+      .where('email_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'bounced', bounce_type: 'Transient', bounce_sub_type: 'ContentRejected' });
     const { rows } = await sql<{ bounce: { subType: string } }>`select envelope->'data'->'bounce' as bounce from outbox
       where routing_key = 'email.bounced' and envelope->'data'->>'email_id' = ${id}`.execute(db);
@@ -291,7 +437,9 @@ describe('temporary suppression after repeated transient bounces', () => {
   });
 
   it('never suppresses an address for refusals of the message (a block list, a spam filter)', async () => {
-    expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual([]);
+    expect(await bounceThrice('blocked-thrice@far.test', { type: 'Transient', subType: 'ContentRejected' })).toEqual(
+      [],
+    );
   });
 });
 
@@ -299,10 +447,23 @@ describe('pruneAcceptedRequests', () => {
   it('deletes the idempotency keys past their day, a batch at a time until none is left, and keeps the others', async () => {
     const team = newId();
     const day = 24 * 3600_000;
-    const row = (key: string, age: number) => ({ team_id: team, idempotency_key: key, request_hash: null, response: JSON.stringify({ id: key }), created_at: new Date(Date.now() - age) });
-    await db.insertInto('accepted_requests').values([row('old-1', day + 1000), row('old-2', day + 2000), row('old-3', day + 3000), row('fresh', 1000)]).execute();
+    const row = (key: string, age: number) => ({
+      team_id: team,
+      idempotency_key: key,
+      request_hash: null,
+      response: JSON.stringify({ id: key }),
+      created_at: new Date(Date.now() - age),
+    });
+    await db
+      .insertInto('accepted_requests')
+      .values([row('old-1', day + 1000), row('old-2', day + 2000), row('old-3', day + 3000), row('fresh', 1000)])
+      .execute();
     expect(await pruneAcceptedRequests(db, new Date(), { batch: 2 })).toBe(3);
-    const left = await db.selectFrom('accepted_requests').select('idempotency_key').where('team_id', '=', team).execute();
+    const left = await db
+      .selectFrom('accepted_requests')
+      .select('idempotency_key')
+      .where('team_id', '=', team)
+      .execute();
     expect(left.map((r) => r.idempotency_key)).toEqual(['fresh']);
   });
 });
@@ -324,16 +485,21 @@ describe('the read model of sending domains', () => {
     click_tracking: false,
     deleted,
   });
-  const lookup = async (team: string) => (await findSendingDomains(db, [{ teamId: team, name: 'comeback.test' }]))(team, 'comeback.test');
+  const lookup = async (team: string) =>
+    (await findSendingDomains(db, [{ teamId: team, name: 'comeback.test' }]))(team, 'comeback.test');
 
   it('keeps a deleted domain deleted when an older state of it arrives afterwards, and finds the domain added again', async () => {
     const team = newId();
     const old = newId();
-    await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 2000)));
+    await db
+      .transaction()
+      .execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 2000)));
     expect((await lookup(team))?.domain_id).toBe(old);
     await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, true), new Date()));
     // Overtaken, or back from a retry tier: a verified state from before the deletion.
-    await db.transaction().execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 1000)));
+    await db
+      .transaction()
+      .execute((trx) => applyDomainState(trx, state(old, team, false), new Date(Date.now() - 1000)));
     expect(await lookup(team)).toBeUndefined();
     const row = await db
       .selectFrom('sending_domains')
@@ -351,16 +517,34 @@ describe('the read model of sending domains', () => {
 
 describe('a send to an address on the suppression list', () => {
   it('names the earlier bounce or complaint as the reason, and none for an address added by hand', async () => {
-    const addresses = { bounce: 'delivered+sb@postline.test', complaint: 'delivered+sc@postline.test', manual: 'delivered+sm@postline.test' } as const;
+    const addresses = {
+      bounce: 'delivered+sb@postline.test',
+      complaint: 'delivered+sc@postline.test',
+      manual: 'delivered+sm@postline.test',
+    } as const;
     await db.transaction().execute((trx) =>
-      addSuppressions(trx, teamId, Object.entries(addresses).map(([origin, email]) => ({ email, origin: origin as SuppressionOrigin, sourceId: null })), new Date()),
+      addSuppressions(
+        trx,
+        teamId,
+        Object.entries(addresses).map(([origin, email]) => ({
+          email,
+          origin: origin as SuppressionOrigin,
+          sourceId: null,
+        })),
+        new Date(),
+      ),
     );
     const reasons: Record<string, unknown> = {};
     for (const [origin, address] of Object.entries(addresses)) {
       const id = await accept([address]);
-      const attempt = await attemptDelivery({ ...deps(), mta: {} as Mta }, { team_id: teamId, data: { email_id: id, domain: 'postline.test', recipients: [0], attempt: 1 } });
+      const attempt = await attemptDelivery(
+        { ...deps(), mta: {} as Mta },
+        { team_id: teamId, data: { email_id: id, domain: 'postline.test', recipients: [0], attempt: 1 } },
+      );
       await db.transaction().execute((trx) => recordAttempts(deps(), trx, [attempt]));
-      const { rows } = await sql<{ suppressed: Record<string, unknown> }>`select envelope->'data'->'suppressed' as suppressed from outbox
+      const { rows } = await sql<{
+        suppressed: Record<string, unknown>;
+      }>`select envelope->'data'->'suppressed' as suppressed from outbox
         where routing_key = 'email.suppressed' and envelope->'data'->>'email_id' = ${id}`.execute(db);
       reasons[origin] = rows[0]?.suppressed;
     }
@@ -383,21 +567,45 @@ describe('attemptDelivery of a message that cannot be made', () => {
 
   async function attemptOf(sending: SendingDomainRow, fields: { subject: string }) {
     await db.insertInto('sending_domains').values(sending).execute();
-    const request = parsed({ from: `hi@${sending.name}`, to: ['someone@far.test'], text: 'Hi', ...fields }, { now, batch: false });
-    const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain: sending }], now }, (ids) => ids);
-    const attemptDeps = { ...deps(), mta: refusingMta, logger: { error: (...args: unknown[]) => logged.push(args) } as never };
-    const attempt = await attemptDelivery(attemptDeps, { team_id: sending.team_id, data: { email_id: id as string, domain: 'far.test', recipients: [0], attempt: 1 } });
+    const request = parsed(
+      { from: `hi@${sending.name}`, to: ['someone@far.test'], text: 'Hi', ...fields },
+      { now, batch: false },
+    );
+    const [id] = await acceptEmails(
+      db,
+      { idempotency: undefined, emails: [{ request, domain: sending }], now },
+      (ids) => ids,
+    );
+    const attemptDeps = {
+      ...deps(),
+      mta: refusingMta,
+      logger: { error: (...args: unknown[]) => logged.push(args) } as never,
+    };
+    const attempt = await attemptDelivery(attemptDeps, {
+      team_id: sending.team_id,
+      data: { email_id: id as string, domain: 'far.test', recipients: [0], attempt: 1 },
+    });
     await db.transaction().execute((trx) => recordAttempts(attemptDeps, trx, [attempt]));
-    const recipient = await db.selectFrom('recipients').select(['status']).where('email_id', '=', id as string).executeTakeFirstOrThrow();
+    const recipient = await db
+      .selectFrom('recipients')
+      .select(['status'])
+      .where('email_id', '=', id as string)
+      .executeTakeFirstOrThrow();
     const failed = await sql<{ data: unknown }>`select envelope->'data'->'failed' as data from outbox
       where routing_key = 'email.failed' and envelope->'data'->>'email_id' = ${id}`.execute(db);
     return { attempt, recipient, failed: failed.rows.map((r) => r.data) };
   }
 
-  it('fails the recipients with dkim_signing_failed when the domain\'s key cannot sign, and never sends unsigned', async () => {
+  it("fails the recipients with dkim_signing_failed when the domain's key cannot sign, and never sends unsigned", async () => {
     const team = newId();
     const { attempt, recipient, failed } = await attemptOf(
-      { ...domain, domain_id: newId(), team_id: team, name: 'badkey.test', dkim_private_key_encrypted: box.seal('not a key') },
+      {
+        ...domain,
+        domain_id: newId(),
+        team_id: team,
+        name: 'badkey.test',
+        dkim_private_key_encrypted: box.seal('not a key'),
+      },
       { subject: 'Hello' },
     );
     expect(attempt).toMatchObject({ kind: 'attempted', results: [{ kind: 'failed', reason: 'dkim_signing_failed' }] });
@@ -410,10 +618,19 @@ describe('attemptDelivery of a message that cannot be made', () => {
     const team = newId();
     // A subject of one 998-character word: no header line can hold it (RFC 5322 §2.1.1).
     const { attempt, recipient, failed } = await attemptOf(
-      { ...domain, domain_id: newId(), team_id: team, name: 'longword.test', dkim_private_key_encrypted: box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()) },
+      {
+        ...domain,
+        domain_id: newId(),
+        team_id: team,
+        name: 'longword.test',
+        dkim_private_key_encrypted: box.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+      },
       { subject: 'x'.repeat(998) },
     );
-    expect(attempt).toMatchObject({ kind: 'attempted', results: [{ kind: 'failed', reason: 'message_not_composable' }] });
+    expect(attempt).toMatchObject({
+      kind: 'attempted',
+      results: [{ kind: 'failed', reason: 'message_not_composable' }],
+    });
     expect(recipient.status).toBe('failed');
     expect(failed).toEqual([{ reason: 'message_not_composable' }]);
   });
@@ -426,8 +643,17 @@ describe('on a table that grew after its statements were first planned, and was 
     const { db: one } = createDb<SenderDb>({ url: database.url, schema: SCHEMA, max: 1 });
     const scans = () => sequentialScans(one, SCHEMA, ['emails', 'recipients']);
     const deliver = async (ids: string[]) => {
-      const loaded = await loadAttempts(one, ids.map((id) => query(id, [0, 1])));
-      await one.transaction().execute((trx) => recordAttempts(deps(), trx, loaded.map((l) => attempted(l, 'near.test', [delivered, delivered]))));
+      const loaded = await loadAttempts(
+        one,
+        ids.map((id) => query(id, [0, 1])),
+      );
+      await one.transaction().execute((trx) =>
+        recordAttempts(
+          deps(),
+          trx,
+          loaded.map((l) => attempted(l, 'near.test', [delivered, delivered])),
+        ),
+      );
     };
     const ids = await Promise.all(Array.from({ length: 28 }, () => accept(['a@near.test', 'b@near.test'])));
     try {
@@ -458,7 +684,10 @@ describe('on a table that grew after its statements were first planned, and was 
       expect(Number(counted[1]?.n)).toBeGreaterThan(304);
       expect(waiting).toEqual(counted.map((c) => ({ status: c.status, n: Number(c.n), oldest: expect.any(Number) })));
       const statuses = await db.selectFrom('recipients').select('status').where('email_id', 'in', ids).execute();
-      expect(statuses.map((s) => s.status).sort()).toEqual([...Array.from({ length: 52 }, () => 'delivered'), ...Array.from({ length: 4 }, () => 'pending')]);
+      expect(statuses.map((s) => s.status).sort()).toEqual([
+        ...Array.from({ length: 52 }, () => 'delivered'),
+        ...Array.from({ length: 4 }, () => 'pending'),
+      ]);
     } finally {
       await one.destroy();
     }
@@ -500,7 +729,13 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
       deliver: async (request) => {
         calls.push(name);
         await answered;
-        return request.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, code: 250, response: '2.0.0 OK', mx: 'mx.far.test' }));
+        return request.recipients.map((recipient) => ({
+          recipient,
+          status: 'delivered' as const,
+          code: 250,
+          response: '2.0.0 OK',
+          mx: 'mx.far.test',
+        }));
       },
       inFlight: () => 0,
       close: () => Promise.resolve(),
@@ -511,7 +746,14 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
       ...deps(),
       mta,
       logger: silent,
-      claims: { claim: async (c) => { const r = await claims.claim(c); if (r.kind === 'held') held++; return r; }, release: claims.release },
+      claims: {
+        claim: async (c) => {
+          const r = await claims.claim(c);
+          if (r.kind === 'held') held++;
+          return r;
+        },
+        release: claims.release,
+      },
       heldPollMs: 50,
       onRetaken: () => retaken++,
     };
@@ -519,12 +761,22 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
   }
 
   async function acceptOne(): Promise<string> {
-    const request = parsed({ from: 'hi@claims.test', to: ['someone@far.test'], subject: 'Claims', text: 'Hi' }, { now, batch: false });
-    const [id] = await acceptEmails(db, { idempotency: undefined, emails: [{ request, domain: sending }], now }, (ids) => ids);
+    const request = parsed(
+      { from: 'hi@claims.test', to: ['someone@far.test'], subject: 'Claims', text: 'Hi' },
+      { now, batch: false },
+    );
+    const [id] = await acceptEmails(
+      db,
+      { idempotency: undefined, emails: [{ request, domain: sending }], now },
+      (ids) => ids,
+    );
     return id as string;
   }
 
-  const command = (id: string) => ({ team_id: sending.team_id, data: { email_id: id, domain: 'far.test', recipients: [0], attempt: 1 } });
+  const command = (id: string) => ({
+    team_id: sending.team_id,
+    data: { email_id: id, domain: 'far.test', recipients: [0], attempt: 1 },
+  });
 
   it('a copy of the command in a second process waits for the transaction of the first and sends nothing', async () => {
     const id = await acceptOne();
@@ -549,7 +801,10 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
     const id = await acceptOne();
     // A process that claimed the attempt and died (SIGKILL): nothing refreshes its claim, no outcome comes.
     const dead = createDeliveryClaims({ db, logger: silent, staleMs: STALE_MS });
-    expect(await dead.claim({ emailId: id, firstPosition: 0, attempt: 1 })).toEqual({ kind: 'claimed', retaken: false });
+    expect(await dead.claim({ emailId: id, firstPosition: 0, attempt: 1 })).toEqual({
+      kind: 'claimed',
+      retaken: false,
+    });
 
     const b = process('b');
     b.answer();

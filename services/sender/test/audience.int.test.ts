@@ -50,7 +50,6 @@ const address = (prefix: string) => `${unique(prefix)}@example.com`;
 const MISSING_ID = '0192f1c4-7a3b-7c2d-8e4f-5a6b7c8d9e0f';
 const POSTGRES_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00$/;
 
-
 async function call(
   method: string,
   path: string,

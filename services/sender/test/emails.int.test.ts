@@ -103,7 +103,13 @@ type SendOptions = Partial<Parameters<Resend['emails']['send']>[0]>;
 
 async function send(options: SendOptions, from = domain, requestOptions?: { idempotencyKey?: string }) {
   return resend.emails.send(
-    { from: `Acme <hello@${from}>`, to: `ok@${RCPT}`, subject: 'Hello', html: '<p>Hello <b>there</b></p>', ...options } as Parameters<Resend['emails']['send']>[0],
+    {
+      from: `Acme <hello@${from}>`,
+      to: `ok@${RCPT}`,
+      subject: 'Hello',
+      html: '<p>Hello <b>there</b></p>',
+      ...options,
+    } as Parameters<Resend['emails']['send']>[0],
     requestOptions,
   );
 }
@@ -114,22 +120,43 @@ async function sendOk(options: SendOptions): Promise<string> {
   return data.id;
 }
 
-function eventFor(type: string, emailId: string, extra: (m: ObservedMessage) => boolean = () => true, timeoutMs = 20_000) {
-  return events.waitFor(`${type} ${emailId}`, (m) => m.routingKey === type && m.envelope.data.email_id === emailId && extra(m), { timeoutMs });
+function eventFor(
+  type: string,
+  emailId: string,
+  extra: (m: ObservedMessage) => boolean = () => true,
+  timeoutMs = 20_000,
+) {
+  return events.waitFor(
+    `${type} ${emailId}`,
+    (m) => m.routingKey === type && m.envelope.data.email_id === emailId && extra(m),
+    { timeoutMs },
+  );
 }
 
-const eventsOf = (emailId: string) => events.messages.filter((m) => m.envelope.data.email_id === emailId).map((m) => m.routingKey);
+const eventsOf = (emailId: string) =>
+  events.messages.filter((m) => m.envelope.data.email_id === emailId).map((m) => m.routingKey);
 
 describe('POST /emails to a real MX', () => {
   it('delivers a DKIM-signed message that verifies, with a VERP envelope sender, and reports sent then delivered', async () => {
-    const id = await sendOk({ to: `ok-dkim@${RCPT}`, text: 'plain', headers: { 'X-Entity-Ref-ID': 'ref-1' }, tags: [{ name: 'kind', value: 'welcome' }] });
+    const id = await sendOk({
+      to: `ok-dkim@${RCPT}`,
+      text: 'plain',
+      headers: { 'X-Entity-Ref-ID': 'ref-1' },
+      tags: [{ name: 'kind', value: 'welcome' }],
+    });
     const delivered = await eventFor('email.delivered', id);
-    expect(delivered.envelope.data).toMatchObject({ to: [`ok-dkim@${RCPT}`], subject: 'Hello', tags: { kind: 'welcome' } });
+    expect(delivered.envelope.data).toMatchObject({
+      to: [`ok-dkim@${RCPT}`],
+      subject: 'Hello',
+      tags: { kind: 'welcome' },
+    });
     expect(eventsOf(id).slice(0, 2)).toEqual(['email.sent', 'email.delivered']);
 
     const message = sink.messages.find((m) => m.to.includes(`ok-dkim@${RCPT}`));
     expect(message).toBeDefined();
-    expect(message?.from).toMatch(new RegExp(`^b\\.${id.replaceAll('-', '')}\\.0\\.[a-z2-7]{10}@send\\.${domain.replaceAll('.', '\\.')}$`));
+    expect(message?.from).toMatch(
+      new RegExp(`^b\\.${id.replaceAll('-', '')}\\.0\\.[a-z2-7]{10}@send\\.${domain.replaceAll('.', '\\.')}$`),
+    );
     expect(message?.secure).toBe(true);
     const raw = message?.raw.toString('utf8') ?? '';
     expect(raw).toMatch(/^DKIM-Signature: /m);
@@ -147,7 +174,13 @@ describe('POST /emails to a real MX', () => {
     expect(result.results[0]?.signingDomain).toBe(domain);
 
     const { data } = await resend.emails.get(id);
-    expect(data).toMatchObject({ object: 'email', id, last_event: 'delivered', to: [`ok-dkim@${RCPT}`], from: `Acme <hello@${domain}>` });
+    expect(data).toMatchObject({
+      object: 'email',
+      id,
+      last_event: 'delivered',
+      to: [`ok-dkim@${RCPT}`],
+      from: `Acme <hello@${domain}>`,
+    });
   });
 
   it('gives one delivered, one retried and one bounced-and-suppressed recipient for 250/452/550 in one transaction', async () => {
@@ -161,7 +194,10 @@ describe('POST /emails to a real MX', () => {
       to: [hard],
       bounce: { type: 'Permanent', subType: 'General', diagnosticCode: ['smtp; 550 5.1.1 No such user here'] },
     });
-    await events.waitFor('suppression.added', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === hard && m.envelope.data.source_id === id);
+    await events.waitFor(
+      'suppression.added',
+      (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === hard && m.envelope.data.source_id === id,
+    );
     await eventFor('email.delivery_delayed', id, (m) => (m.envelope.data.to as string[])[0] === `${soft}@${RCPT}`);
     // The retry delivers the soft recipient in a later transaction; the others are not sent again.
     await eventFor('email.delivered', id, (m) => (m.envelope.data.to as string[]).includes(`${soft}@${RCPT}`));
@@ -171,7 +207,10 @@ describe('POST /emails to a real MX', () => {
     // A later email to the suppressed address is skipped.
     const next = await sendOk({ to: hard });
     const suppressed = await eventFor('email.suppressed', next);
-    expect(suppressed.envelope.data).toMatchObject({ to: [hard], suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' } });
+    expect(suppressed.envelope.data).toMatchObject({
+      to: [hard],
+      suppressed: { type: 'OnAccountSuppressionList', reason: 'previous_bounce' },
+    });
     expect(sink.messages.some((m) => m.raw.toString().includes(`<${next}@`))).toBe(false);
   });
 
@@ -192,9 +231,18 @@ describe('feedback after delivery (from the inbound MX)', () => {
     const to = `${unique('complainer')}@${RCPT}`;
     const id = await sendOk({ to });
     await eventFor('email.delivered', id);
-    events.publishEvent('internal.email.feedback', teamIdOf(), { email_id: id, recipient: to, kind: 'complaint', feedback_type: 'abuse' });
+    events.publishEvent('internal.email.feedback', teamIdOf(), {
+      email_id: id,
+      recipient: to,
+      kind: 'complaint',
+      feedback_type: 'abuse',
+    });
     await eventFor('email.complained', id);
-    await events.waitFor('complaint suppression', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to && m.envelope.data.origin === 'complaint');
+    await events.waitFor(
+      'complaint suppression',
+      (m) =>
+        m.routingKey === 'suppression.added' && m.envelope.data.email === to && m.envelope.data.origin === 'complaint',
+    );
     expect((await resend.emails.get(id)).data?.last_event).toBe('complained');
     const next = await sendOk({ to });
     const skipped = await eventFor('email.suppressed', next);
@@ -209,11 +257,19 @@ describe('feedback after delivery (from the inbound MX)', () => {
       email_id: id,
       recipient: to,
       kind: 'bounce',
-      bounce: { type: 'Permanent', subType: 'General', message: 'mailbox gone', diagnosticCode: ['smtp; 550 5.1.1 gone'] },
+      bounce: {
+        type: 'Permanent',
+        subType: 'General',
+        message: 'mailbox gone',
+        diagnosticCode: ['smtp; 550 5.1.1 gone'],
+      },
     };
     events.publishEvent('internal.email.feedback', teamIdOf(), report);
     await eventFor('email.bounced', id);
-    await events.waitFor('bounce suppression', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to);
+    await events.waitFor(
+      'bounce suppression',
+      (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to,
+    );
     events.publishEvent('internal.email.feedback', teamIdOf(), report);
     const marker = await sendOk({ to: 'delivered@postline.test' });
     await eventFor('email.delivered', marker);
@@ -229,13 +285,20 @@ describe('feedback after delivery (from the inbound MX)', () => {
       recipient: to,
       kind: 'bounce',
       suppress: false,
-      bounce: { type: 'Permanent', subType: 'General', message: 'looping', diagnosticCode: ['x-qmail; looping (#5.4.6)'] },
+      bounce: {
+        type: 'Permanent',
+        subType: 'General',
+        message: 'looping',
+        diagnosticCode: ['x-qmail; looping (#5.4.6)'],
+      },
     });
     await eventFor('email.bounced', id);
     // A later send to the address is made, not suppressed.
     const next = await sendOk({ to });
     await eventFor('email.delivered', next);
-    expect(events.messages.some((m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to)).toBe(false);
+    expect(events.messages.some((m) => m.routingKey === 'suppression.added' && m.envelope.data.email === to)).toBe(
+      false,
+    );
   });
 });
 
@@ -247,11 +310,18 @@ describe('repeated transient bounces', () => {
       const bounced = await eventFor('email.bounced', id);
       expect(bounced.envelope.data).toMatchObject({ bounce: { type: 'Transient', subType: 'MailboxFull' } });
     }
-    const added = await events.waitFor('temporary suppression', (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === full);
+    const added = await events.waitFor(
+      'temporary suppression',
+      (m) => m.routingKey === 'suppression.added' && m.envelope.data.email === full,
+    );
     const skipped = await sendOk({ to: full });
     await eventFor('email.suppressed', skipped);
     // 3 days × POSTLINE_DELAY_SCALE ≈ 5 s
-    await events.waitFor('expiry', (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === added.envelope.data.id, { timeoutMs: 20_000 });
+    await events.waitFor(
+      'expiry',
+      (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === added.envelope.data.id,
+      { timeoutMs: 20_000 },
+    );
     const after = await sendOk({ to: full });
     await eventFor('email.bounced', after);
   });
@@ -266,8 +336,20 @@ describe('destinations that cannot be reached', () => {
     const b = await sendOk({ to: `x@${unique('nx')}.test` });
     const bounceA = await eventFor('email.bounced', a);
     const bounceB = await eventFor('email.bounced', b);
-    expect(bounceA.envelope.data).toMatchObject({ bounce: { type: 'Permanent', subType: 'NoEmail', diagnosticCode: [`smtp; 556 5.1.10 Recipient domain publishes a null MX and accepts no mail (${nullMx})`] } });
-    expect(bounceB.envelope.data).toMatchObject({ bounce: { type: 'Permanent', subType: 'NoEmail', diagnosticCode: [expect.stringMatching(/^smtp; 550 5\.1\.2 Recipient domain does not exist/)] } });
+    expect(bounceA.envelope.data).toMatchObject({
+      bounce: {
+        type: 'Permanent',
+        subType: 'NoEmail',
+        diagnosticCode: [`smtp; 556 5.1.10 Recipient domain publishes a null MX and accepts no mail (${nullMx})`],
+      },
+    });
+    expect(bounceB.envelope.data).toMatchObject({
+      bounce: {
+        type: 'Permanent',
+        subType: 'NoEmail',
+        diagnosticCode: [expect.stringMatching(/^smtp; 550 5\.1\.2 Recipient domain does not exist/)],
+      },
+    });
     expect(sink.connections()).toBe(before);
   });
 
@@ -303,7 +385,9 @@ describe('sandbox recipients at postline.test', () => {
     const suppressed = await sendOk({ to: 'suppressed@postline.test' });
     await eventFor('email.delivered', delivered);
     const b = await eventFor('email.bounced', bounced);
-    expect(b.envelope.data).toMatchObject({ bounce: { type: 'Permanent', diagnosticCode: [expect.stringContaining('5.1.1')] } });
+    expect(b.envelope.data).toMatchObject({
+      bounce: { type: 'Permanent', diagnosticCode: [expect.stringContaining('5.1.1')] },
+    });
     await eventFor('email.complained', complained);
     const s = await eventFor('email.suppressed', suppressed);
     expect(s.envelope.data).toMatchObject({ suppressed: { type: 'OnAccountSuppressionList' } });
@@ -318,10 +402,17 @@ describe('webhooks', () => {
   it('delivers signed email.sent and email.delivered for a sandbox email to a subscribed endpoint', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const { data: hook, error } = await resend.webhooks.create({ endpoint: `${receiver.url}/hooks`, events: ['email.sent', 'email.delivered'] });
+      const { data: hook, error } = await resend.webhooks.create({
+        endpoint: `${receiver.url}/hooks`,
+        events: ['email.sent', 'email.delivered'],
+      });
       if (error || !hook) throw new Error(JSON.stringify(error));
       const id = await sendOk({ to: 'delivered+hooks@postline.test' });
-      await receiver.waitFor('sent and delivered', (ds) => ds.filter((d) => d.json.data.email_id === id).length >= 2, 20_000);
+      await receiver.waitFor(
+        'sent and delivered',
+        (ds) => ds.filter((d) => d.json.data.email_id === id).length >= 2,
+        20_000,
+      );
       const mine = receiver.deliveries.filter((d) => d.json.data.email_id === id);
       expect(mine.map((d) => d.json.type).sort()).toEqual(['email.delivered', 'email.sent']);
       for (const delivery of mine) expect(verifyDelivery(delivery, hook.signing_secret)).toBe(true);
@@ -333,7 +424,7 @@ describe('webhooks', () => {
 });
 
 describe('the API', () => {
-  it('refuses a from domain that is not the team\'s verified domain with 403 validation_error', async () => {
+  it("refuses a from domain that is not the team's verified domain with 403 validation_error", async () => {
     const { error } = await send({}, 'not-mine.example.com');
     expect(error).toMatchObject({ statusCode: 403, name: 'validation_error' });
   });
@@ -341,8 +432,18 @@ describe('the API', () => {
   it('answers each of many concurrent sends from two teams on its own (they are written in groups)', async () => {
     const other = system.admin('team', 'create', '--name', 'Other sender');
     const otherResend = new Resend(String(other.api_key), { baseUrl: system.apiUrl });
-    const otherDomain = await createVerifiedDomain({ resend: otherResend, dns, events, name: `${unique('o')}.example.com` });
-    const mail = (from: string, i: number) => ({ from: `Acme <hello@${from}>`, to: `delivered+${i}@postline.test`, subject: `n${i}`, html: '<p>hi</p>' });
+    const otherDomain = await createVerifiedDomain({
+      resend: otherResend,
+      dns,
+      events,
+      name: `${unique('o')}.example.com`,
+    });
+    const mail = (from: string, i: number) => ({
+      from: `Acme <hello@${from}>`,
+      to: `delivered+${i}@postline.test`,
+      subject: `n${i}`,
+      html: '<p>hi</p>',
+    });
     const sends = Array.from({ length: 40 }, (_, i) => {
       if (i % 4 === 0) return { team: 'a', refused: true, call: resend.emails.send(mail(otherDomain.name, i)) }; // not team a's domain
       if (i % 2 === 0) return { team: 'a', refused: false, call: resend.emails.send(mail(domain, i)) };
@@ -365,9 +466,15 @@ describe('the API', () => {
     }
   });
 
-  it('names bad input with the reference\'s errors', async () => {
-    expect((await send({ from: 'nope' } as SendOptions)).error).toMatchObject({ statusCode: 422, name: 'invalid_parameter' });
-    expect((await send({ subject: undefined })).error).toMatchObject({ statusCode: 422, name: 'missing_required_field' });
+  it("names bad input with the reference's errors", async () => {
+    expect((await send({ from: 'nope' } as SendOptions)).error).toMatchObject({
+      statusCode: 422,
+      name: 'invalid_parameter',
+    });
+    expect((await send({ subject: undefined })).error).toMatchObject({
+      statusCode: 422,
+      name: 'missing_required_field',
+    });
     expect((await send({ headers: { 'X-Bad': 'a\r\nBcc: victim@x.test' } })).error).toMatchObject({ statusCode: 422 });
     expect((await send({ headers: { From: 'ceo@elsewhere.test' } })).error).toMatchObject({ statusCode: 422 });
     const attachment = await send({ attachments: [{ filename: 'a.txt', path: 'https://example.com/a.txt' }] });
@@ -397,7 +504,11 @@ describe('the API', () => {
     // The sender itself also deduplicates on the key the gateway forwards (a gateway that died mid-request).
     const direct = await fetch(`${system.services.sender.url}/emails`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-postline-team-id': teamIdOf(), 'x-postline-idempotency-key': key },
+      headers: {
+        'content-type': 'application/json',
+        'x-postline-team-id': teamIdOf(),
+        'x-postline-idempotency-key': key,
+      },
       body: JSON.stringify({ from: `hello@${domain}`, to, subject: 'Hello', html: '<p>x</p>' }),
     });
     expect(await direct.json()).toEqual({ id: first.data?.id });
@@ -419,8 +530,18 @@ describe('the API', () => {
     const direct = (hash: string) =>
       fetch(`${system.services.sender.url}/emails`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-postline-team-id': teamIdOf(), 'x-postline-idempotency-key': key, 'x-postline-idempotency-hash': hash },
-        body: JSON.stringify({ from: `hello@${domain}`, to: 'delivered@postline.test', subject: hash, html: '<p>x</p>' }),
+        headers: {
+          'content-type': 'application/json',
+          'x-postline-team-id': teamIdOf(),
+          'x-postline-idempotency-key': key,
+          'x-postline-idempotency-hash': hash,
+        },
+        body: JSON.stringify({
+          from: `hello@${domain}`,
+          to: 'delivered@postline.test',
+          subject: hash,
+          html: '<p>x</p>',
+        }),
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
 
     const first = await direct('request-a');
@@ -428,13 +549,21 @@ describe('the API', () => {
     expect(await direct('request-a')).toEqual(first);
     expect(await direct('request-b')).toEqual({
       status: 409,
-      body: { statusCode: 409, name: 'invalid_idempotent_request', message: expect.stringContaining('different request payload') },
+      body: {
+        statusCode: 409,
+        name: 'invalid_idempotent_request',
+        message: expect.stringContaining('different request payload'),
+      },
     });
 
     // A day later the key is free again (the gateway forgot it too): the request is a new one.
     const { db } = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
     try {
-      await db.updateTable('accepted_requests').set({ created_at: new Date(Date.now() - 24 * 3600_000 - 1000) }).where('idempotency_key', '=', key).execute();
+      await db
+        .updateTable('accepted_requests')
+        .set({ created_at: new Date(Date.now() - 24 * 3600_000 - 1000) })
+        .where('idempotency_key', '=', key)
+        .execute();
     } finally {
       await db.destroy();
     }
@@ -477,11 +606,13 @@ describe('attachments and share links of a sent email', () => {
     const list = await resend.emails.attachments.list({ emailId: id });
     expect(list.error).toBeNull();
     const items = list.data!.data;
-    expect(items.map((a) => [a.filename, a.size, a.content_type, a.content_disposition, a.content_id ?? null])).toEqual([
-      ['invoice.pdf', 16, 'application/pdf', 'attachment', null],
-      ['logo.png', 300, 'image/png', 'inline', 'logo'],
-      ['attachment-3.txt', 7, 'text/plain', 'attachment', null],
-    ]);
+    expect(items.map((a) => [a.filename, a.size, a.content_type, a.content_disposition, a.content_id ?? null])).toEqual(
+      [
+        ['invoice.pdf', 16, 'application/pdf', 'attachment', null],
+        ['logo.png', 300, 'image/png', 'inline', 'logo'],
+        ['attachment-3.txt', 7, 'text/plain', 'attachment', null],
+      ],
+    );
     expect(list.data!.has_more).toBe(false);
     const [invoice, logo] = items;
     expect(Date.parse(invoice!.expires_at) - Date.now()).toBeGreaterThan(50 * 60_000);
@@ -509,20 +640,36 @@ describe('attachments and share links of a sent email', () => {
 
     // An edited token, another email's attachment, another team's email: nothing.
     const token = new URL(invoice!.download_url).pathname.split('/').pop()!;
-    const edited = await fetch(`${system.apiUrl}/downloads/${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`);
+    const edited = await fetch(
+      `${system.apiUrl}/downloads/${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`,
+    );
     expect(edited.status).toBe(404);
     expect(await edited.json()).toMatchObject({ statusCode: 404, name: 'not_found' });
     expect(await statusOf(`${system.apiUrl}/downloads/${token}`, { method: 'POST' })).toBe(405);
-    expect((await resend.emails.attachments.get({ emailId: id, id: randomUuid() })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
-    const other = new Resend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), { baseUrl: system.apiUrl });
-    expect((await other.emails.attachments.list({ emailId: id })).error).toMatchObject({ statusCode: 404, name: 'not_found' });
+    expect((await resend.emails.attachments.get({ emailId: id, id: randomUuid() })).error).toMatchObject({
+      statusCode: 404,
+      name: 'not_found',
+    });
+    const other = new Resend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), {
+      baseUrl: system.apiUrl,
+    });
+    expect((await other.emails.attachments.list({ emailId: id })).error).toMatchObject({
+      statusCode: 404,
+      name: 'not_found',
+    });
     expect((await other.emails.share(id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
     // Email metrics are out of scope (API-REFERENCE.md §9), and say so rather than "Email not found".
-    expect((await resend.emails.metrics()).error).toMatchObject({ statusCode: 404, message: 'Email metrics are not available yet.' });
+    expect((await resend.emails.metrics()).error).toMatchObject({
+      statusCode: 404,
+      message: 'Email metrics are not available yet.',
+    });
   });
 
   it('lists every attachment when no limit is given, gives ids to attachments kept before ids were, and serves an odd type', async () => {
-    const many = Array.from({ length: 22 }, (_, i) => ({ filename: `f${i}.txt`, content: Buffer.from(`file ${i}`).toString('base64') }));
+    const many = Array.from({ length: 22 }, (_, i) => ({
+      filename: `f${i}.txt`,
+      content: Buffer.from(`file ${i}`).toString('base64'),
+    }));
     const id = await sendOk({ to: 'delivered@postline.test', attachments: many });
     const all = await resend.emails.attachments.list({ emailId: id });
     expect(all.data!.has_more).toBe(false);
@@ -531,18 +678,35 @@ describe('attachments and share links of a sent email', () => {
     // Rows written before attachments had ids (migration 202611291000 leaves them null) get one on first read, kept after.
     const { db } = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
     try {
-      await db.updateTable('email_attachments').set({ id: sql<string>`null` }).where('email_id', '=', id).execute();
+      await db
+        .updateTable('email_attachments')
+        .set({ id: sql<string>`null` })
+        .where('email_id', '=', id)
+        .execute();
     } finally {
       await db.destroy();
     }
     const first = (await resend.emails.attachments.list({ emailId: id, limit: 100 })).data!.data;
     expect(first).toHaveLength(22);
     expect(new Set(first.map((a) => a.id)).size).toBe(22);
-    expect((await resend.emails.attachments.list({ emailId: id, limit: 100 })).data!.data.map((a) => a.id)).toEqual(first.map((a) => a.id));
-    expect((await resend.emails.attachments.get({ emailId: id, id: first[5]!.id })).data).toMatchObject({ filename: 'f5.txt' });
+    expect((await resend.emails.attachments.list({ emailId: id, limit: 100 })).data!.data.map((a) => a.id)).toEqual(
+      first.map((a) => a.id),
+    );
+    expect((await resend.emails.attachments.get({ emailId: id, id: first[5]!.id })).data).toMatchObject({
+      filename: 'f5.txt',
+    });
 
     // A type the API accepts but a header cannot carry (non-ASCII in a parameter) goes out bare.
-    const odd = await sendOk({ to: 'delivered@postline.test', attachments: [{ filename: 'n.txt', content: Buffer.from('naïve').toString('base64'), contentType: 'text/plain; name="€.txt"' }] });
+    const odd = await sendOk({
+      to: 'delivered@postline.test',
+      attachments: [
+        {
+          filename: 'n.txt',
+          content: Buffer.from('naïve').toString('base64'),
+          contentType: 'text/plain; name="€.txt"',
+        },
+      ],
+    });
     const [item] = (await resend.emails.attachments.list({ emailId: odd })).data!.data;
     const served = await fetch(item!.download_url);
     expect(served.status).toBe(200);
@@ -568,8 +732,14 @@ describe('attachments and share links of a sent email', () => {
 
     // The default and longest life is 48 hours; more, or something that is not a duration, is refused.
     expect((await resend.emails.share(id)).error).toBeNull();
-    expect((await resend.emails.share(id, { expiresIn: '3 days' })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
-    expect((await resend.emails.share(id, { expiresIn: 'soon' })).error).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await resend.emails.share(id, { expiresIn: '3 days' })).error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
+    expect((await resend.emails.share(id, { expiresIn: 'soon' })).error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
     expect((await resend.emails.share(randomUuid())).error).toMatchObject({ statusCode: 404, name: 'not_found' });
 
     const brief = await resend.emails.share(id, { expiresIn: '1s' });
@@ -613,12 +783,17 @@ describe('attachments and share links of a sent email', () => {
       await nextSecond();
       return Promise.all(
         Array.from({ length: 15 }, (_, i) =>
-          fetch(i % 3 === 2 ? secondShareUrl : shareUrl).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() })),
+          fetch(i % 3 === 2 ? secondShareUrl : shareUrl).then(async (r) => ({
+            status: r.status,
+            retryAfter: r.headers.get('retry-after'),
+            body: await r.text(),
+          })),
         ),
       );
     };
     let burst = await shareBurst();
-    for (let again = 0; again < 3 && burst.filter((r) => r.status === 200).length > 10; again++) burst = await shareBurst();
+    for (let again = 0; again < 3 && burst.filter((r) => r.status === 200).length > 10; again++)
+      burst = await shareBurst();
     expect(burst.filter((r) => r.status === 200)).toHaveLength(10);
     const limited = burst.filter((r) => r.status === 429);
     expect(limited).toHaveLength(5);
@@ -634,7 +809,11 @@ describe('attachments and share links of a sent email', () => {
     for (const url of [shareUrl, report!.download_url]) {
       const gone = await fetch(url);
       expect(gone.status).toBe(404);
-      expect(await gone.json()).toMatchObject({ statusCode: 404, name: 'not_found', message: 'This link is not valid or has expired.' });
+      expect(await gone.json()).toMatchObject({
+        statusCode: 404,
+        name: 'not_found',
+        message: 'This link is not valid or has expired.',
+      });
     }
     system.admin('team', 'enable', '--team', String(team.team_id));
     expect(await statusOf(report!.download_url)).toBe(200);
@@ -662,8 +841,17 @@ describe('batch', () => {
   });
 
   it('refuses half of a surrogate pair anywhere in the body with 422 naming the field, never a 500', async () => {
-    const single = await resend.emails.send({ from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'Your order 🎉 is \ud83d', html: '<p>x</p>' });
-    expect(single.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('`subject`') });
+    const single = await resend.emails.send({
+      from: `hello@${domain}`,
+      to: 'delivered@postline.test',
+      subject: 'Your order 🎉 is \ud83d',
+      html: '<p>x</p>',
+    });
+    expect(single.error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+      message: expect.stringContaining('`subject`'),
+    });
     const batch = await resend.batch.send(
       [
         { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>1</p>' },
@@ -671,7 +859,11 @@ describe('batch', () => {
       ],
       { batchValidation: 'permissive' },
     );
-    expect(batch.error).toMatchObject({ statusCode: 422, name: 'validation_error', message: expect.stringContaining('`[1].html`') });
+    expect(batch.error).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+      message: expect.stringContaining('`[1].html`'),
+    });
   });
 
   it('permissive: queues the valid emails and reports the others by index', async () => {
@@ -679,7 +871,13 @@ describe('batch', () => {
       [
         { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'fine', html: '<p>1</p>' },
         { from: 'hello@not-verified.example.com', to: 'delivered@postline.test', subject: 'x', html: '<p>2</p>' },
-        { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'att', html: '<p>3</p>', attachments: [{ filename: 'a', content: 'YQ==' }] } as never,
+        {
+          from: `hello@${domain}`,
+          to: 'delivered@postline.test',
+          subject: 'att',
+          html: '<p>3</p>',
+          attachments: [{ filename: 'a', content: 'YQ==' }],
+        } as never,
         // Postgres text cannot hold a NUL: this item's error, not a failed statement for the whole batch.
         { from: `hello@${domain}`, to: 'delivered@postline.test', subject: 'nul', html: '<p>4\u0000</p>' },
       ],
@@ -719,7 +917,10 @@ describe('scheduling', () => {
     expect((await resend.emails.get(canceled)).data?.last_event).toBe('canceled');
     // Timers fire in the order of their time: once an email scheduled after the canceled one's time is sent, the
     // canceled one would have been sent before it.
-    const after = await sendOk({ to: 'delivered@postline.test', scheduledAt: new Date(canceledAt + 500).toISOString() });
+    const after = await sendOk({
+      to: 'delivered@postline.test',
+      scheduledAt: new Date(canceledAt + 500).toISOString(),
+    });
     await eventFor('email.sent', after);
     expect(eventsOf(canceled)).toEqual(['email.scheduled']);
     expect((await resend.emails.cancel(canceled)).error).toMatchObject({ statusCode: 403, name: 'validation_error' });
@@ -739,7 +940,13 @@ describe('/suppressions', () => {
     expect(created.status).toBe(201);
     const id = (created.body as { id: string }).id;
     await events.waitFor('suppression.added', (m) => m.routingKey === 'suppression.added' && m.envelope.data.id === id);
-    expect((await call('GET', `/suppressions/${address}`)).body).toMatchObject({ object: 'suppression', id, email: address, origin: 'manual', source_id: null });
+    expect((await call('GET', `/suppressions/${address}`)).body).toMatchObject({
+      object: 'suppression',
+      id,
+      email: address,
+      origin: 'manual',
+      source_id: null,
+    });
     const list = await call('GET', '/suppressions?origin=manual');
     expect((list.body as { data: { id: string }[] }).data.map((s) => s.id)).toContain(id);
 
@@ -747,7 +954,10 @@ describe('/suppressions', () => {
     await eventFor('email.suppressed', skipped);
 
     expect((await call('DELETE', `/suppressions/${id}`)).body).toEqual({ object: 'suppression', id, deleted: true });
-    await events.waitFor('suppression.removed', (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === id);
+    await events.waitFor(
+      'suppression.removed',
+      (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === id,
+    );
     expect((await call('GET', `/suppressions/${id}`)).status).toBe(404);
     const sent = await sendOk({ to: address });
     await eventFor('email.delivered', sent);
@@ -769,7 +979,9 @@ describe('/suppressions', () => {
     const added = await call('POST', '/suppressions/batch/add', { emails });
     expect(added.status).toBe(201);
     expect((added.body as { data: unknown[] }).data).toHaveLength(2);
-    const removed = await call('POST', '/suppressions/batch/remove', { emails: [...emails, `${unique('none')}@${RCPT}`] });
+    const removed = await call('POST', '/suppressions/batch/remove', {
+      emails: [...emails, `${unique('none')}@${RCPT}`],
+    });
     expect((removed.body as { data: { deleted: boolean }[] }).data.map((d) => d.deleted)).toEqual([true, true, false]);
 
     // By id: an id in upper case names the same entry, and one named twice is answered once.
@@ -797,14 +1009,22 @@ describe('a domain that loses verification', () => {
     const id = String(data?.id);
     for (const name of lost.names) dns.remove(name);
     await resend.domains.verify(lost.domainId);
-    await events.waitFor('unverified', (m) => m.routingKey === 'internal.domain.state' && m.envelope.data.domain_id === lost.domainId && m.envelope.data.sending_verified === false);
+    await events.waitFor(
+      'unverified',
+      (m) =>
+        m.routingKey === 'internal.domain.state' &&
+        m.envelope.data.domain_id === lost.domainId &&
+        m.envelope.data.sending_verified === false,
+    );
     const failed = await eventFor('email.failed', id);
     expect(failed.envelope.data).toMatchObject({ failed: { reason: 'domain_not_verified' } });
   });
 });
 
 function teamIdOf(): string {
-  const state = events.messages.find((m) => m.routingKey === 'internal.domain.state' && m.envelope.data.domain_id === domainId);
+  const state = events.messages.find(
+    (m) => m.routingKey === 'internal.domain.state' && m.envelope.data.domain_id === domainId,
+  );
   return String(state?.envelope.team_id);
 }
 

@@ -336,7 +336,10 @@ describe('idempotency, keys and events', () => {
       for (const delivery of of(ids[0] as string)) expect(verifyDelivery(delivery, hook.signing_secret)).toBe(true);
       const shape = (id: string) =>
         of(id)
-          .map((d) => ({ type: d.json.type, data: { ...d.json.data, email_id: 'id', created_at: 'at', message_id: 'mid' } }))
+          .map((d) => ({
+            type: d.json.type,
+            data: { ...d.json.data, email_id: 'id', created_at: 'at', message_id: 'mid' },
+          }))
           .sort((a, b) => String(a.type).localeCompare(String(b.type)));
       expect(shape(ids[0] as string)).toEqual(shape(ids[1] as string));
       expect(shape(ids[0] as string).map((d) => d.type)).toEqual(['email.delivered', 'email.sent']);

@@ -26,23 +26,44 @@ const { db, broker, logger } = runtime;
 const metrics = createDispatcherMetrics(runtime.metrics.registry, () => readUndelivered(db));
 const box = createSecretBox(config.POSTLINE_SECRET_KEY);
 // As many sockets per endpoint as deliveries in flight to it, so none of those waits in the client's queue.
-const client = createWebhookClient({ allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS, maxConnectionsPerOrigin: PER_ENDPOINT });
+const client = createWebhookClient({
+  allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+  maxConnectionsPerOrigin: PER_ENDPOINT,
+});
 
 const delivery = createAttemptDelivery({ db, box, client, perEndpoint: PER_ENDPOINT, overall: OVERALL });
 const recording = createAttemptRecording({ db, logger, scale: config.POSTLINE_DELAY_SCALE, metrics });
 const firstAttempts = createFirstAttempts({ delivery, recording, logger });
-const publicEvents = createPublicEventsConsumer({ db, broker, logger, fanOut: createFanOut({ db, firstAttempts }), firstAttempts });
+const publicEvents = createPublicEventsConsumer({
+  db,
+  broker,
+  logger,
+  fanOut: createFanOut({ db, firstAttempts }),
+  firstAttempts,
+});
 const deliverCommands = createDeliverWebhookConsumer({ db, broker, logger, delivery, recording, prefetch: OVERALL });
 const sweeper = createFirstAttemptSweeper({ db, logger });
 
 await runtime.start({
-  routes: (app) => app.use(internalRoutes({ db, box, allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS, scale: config.POSTLINE_DELAY_SCALE })),
+  routes: (app) =>
+    app.use(
+      internalRoutes({
+        db,
+        box,
+        allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+        scale: config.POSTLINE_DELAY_SCALE,
+      }),
+    ),
   // Stopped in reverse: public events first, then the in-process first attempts they started finish and
   // are recorded, and the client closes last.
   parts: [
     { name: 'webhook client', start: () => undefined, stop: () => client.close() },
     { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
-    { name: 'webhook-dispatcher.deliver commands', start: () => deliverCommands.start(), stop: () => deliverCommands.stop() },
+    {
+      name: 'webhook-dispatcher.deliver commands',
+      start: () => deliverCommands.start(),
+      stop: () => deliverCommands.stop(),
+    },
     { name: 'in-process first attempts', start: () => undefined, stop: () => firstAttempts.stop() },
     { name: 'public events', start: () => publicEvents.start(), stop: () => publicEvents.stop() },
   ],

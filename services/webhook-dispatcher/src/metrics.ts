@@ -17,7 +17,10 @@ const UNDELIVERED_READ_REUSE_MS = 500;
  * at scrape time, so every replica reports the same, global numbers (aggregate with max, not sum); the
  * counter and the histogram are per replica (sum them).
  */
-export function createDispatcherMetrics(registry: Metrics['registry'], readUndelivered: () => Promise<Undelivered>): DeliveryMetrics {
+export function createDispatcherMetrics(
+  registry: Metrics['registry'],
+  readUndelivered: () => Promise<Undelivered>,
+): DeliveryMetrics {
   const registers = [registry];
   const delivery: DeliveryMetrics = {
     deliveries: new Counter({
@@ -36,7 +39,8 @@ export function createDispatcherMetrics(registry: Metrics['registry'], readUndel
   };
   let lastRead: { at: number; value: Promise<Undelivered> } | undefined;
   function undelivered(): Promise<Undelivered> {
-    if (!lastRead || Date.now() - lastRead.at > UNDELIVERED_READ_REUSE_MS) lastRead = { at: Date.now(), value: readUndelivered() };
+    if (!lastRead || Date.now() - lastRead.at > UNDELIVERED_READ_REUSE_MS)
+      lastRead = { at: Date.now(), value: readUndelivered() };
     return lastRead.value;
   }
   new Gauge({

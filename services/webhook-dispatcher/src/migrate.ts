@@ -4,4 +4,10 @@ import { loadConfig, SCHEMA } from './config.ts';
 import { migrate } from './db/migrate.ts';
 
 const config = loadConfig();
-await runMigrateCommand({ service: 'webhook-dispatcher', url: config.DATABASE_URL, schema: SCHEMA, level: config.LOG_LEVEL, migrate });
+await runMigrateCommand({
+  service: 'webhook-dispatcher',
+  url: config.DATABASE_URL,
+  schema: SCHEMA,
+  level: config.LOG_LEVEL,
+  migrate,
+});

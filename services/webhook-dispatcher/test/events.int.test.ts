@@ -35,13 +35,36 @@ describe('recordScheduledAttempts', () => {
     const scans = () => sequentialScans(one, SCHEMA, ['webhook_events']);
     const retried = async () => {
       const id = msgId('msg');
-      await db.transaction().execute((trx) =>
-        insertEvents(trx, [
-          { id, endpoint_id: endpointId, team_id: teamId, source_event_id: newId(), type: 'email.sent', body: '{}', status: 'attempting', attempts_made: 1, next_attempt_at: new Date() },
-        ]),
-      );
+      await db
+        .transaction()
+        .execute((trx) =>
+          insertEvents(trx, [
+            {
+              id,
+              endpoint_id: endpointId,
+              team_id: teamId,
+              source_event_id: newId(),
+              type: 'email.sent',
+              body: '{}',
+              status: 'attempting',
+              attempts_made: 1,
+              next_attempt_at: new Date(),
+            },
+          ]),
+        );
       const moved = await recordScheduledAttempts(one, [
-        { event_id: id, attempt: 2, status: 'success', next_attempt_at: null, attempt_id: msgId('att'), sent_at: new Date(), http_status_code: 200, response: 'ok', error: null, duration_ms: 5 },
+        {
+          event_id: id,
+          attempt: 2,
+          status: 'success',
+          next_attempt_at: null,
+          attempt_id: msgId('att'),
+          sent_at: new Date(),
+          http_status_code: 200,
+          response: 'ok',
+          error: null,
+          duration_ms: 5,
+        },
       ]);
       expect(moved).toEqual([{ id, endpoint_id: endpointId, team_id: teamId }]);
     };

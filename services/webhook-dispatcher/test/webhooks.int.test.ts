@@ -36,7 +36,11 @@ const receivers: WebhookReceiver[] = [];
 const hooks: string[] = [];
 
 beforeAll(async () => {
-  system = await startSystem({ ALLOW_PRIVATE_NETWORK_TARGETS: 'true', POSTLINE_DELAY_SCALE: String(SCALE), RATE_LIMIT_PER_SECOND: '1000' });
+  system = await startSystem({
+    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    POSTLINE_DELAY_SCALE: String(SCALE),
+    RATE_LIMIT_PER_SECOND: '1000',
+  });
   const team = system.admin('team', 'create', '--name', 'Hooks');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
@@ -72,7 +76,12 @@ async function subscribe(url: string, events: string[] = ['email.delivered']) {
 /** Publishes a public event as the sender would (through the broker), for this test's team. */
 function publishDelivered(team = teamId, emailId: string = randomUUID()): string {
   const envelope = deliveredEnvelope({ teamId: team, emailId });
-  channel.publish(`${String(system.env.BROKER_PREFIX)}.events`, 'email.delivered', Buffer.from(JSON.stringify(envelope)), { persistent: true });
+  channel.publish(
+    `${String(system.env.BROKER_PREFIX)}.events`,
+    'email.delivered',
+    Buffer.from(JSON.stringify(envelope)),
+    { persistent: true },
+  );
   return emailId;
 }
 
@@ -102,7 +111,11 @@ async function afterAFullSchedule(r: WebhookReceiver): Promise<void> {
 async function previousSecretExpiry(hookId: string): Promise<number> {
   const { db } = createDb<DispatcherDb>({ url: String(system.env.DATABASE_URL), schema: 'webhook_dispatcher' });
   try {
-    const row = await db.selectFrom('webhook_endpoints').select('previous_secret_expires_at').where('id', '=', hookId).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('webhook_endpoints')
+      .select('previous_secret_expires_at')
+      .where('id', '=', hookId)
+      .executeTakeFirstOrThrow();
     if (!row.previous_secret_expires_at) throw new Error('no previous secret');
     return row.previous_secret_expires_at.getTime();
   } finally {
@@ -114,7 +127,11 @@ describe('webhook management', () => {
   it('creates, gets, lists, updates and removes endpoints with the resend SDK, each with its own whsec_ secret', async () => {
     const r = await receiver();
     const created = await subscribe(r.url, ['email.sent', 'domain.created']);
-    expect(created).toEqual({ object: 'webhook', id: expect.any(String), signing_secret: expect.stringMatching(/^whsec_/) });
+    expect(created).toEqual({
+      object: 'webhook',
+      id: expect.any(String),
+      signing_secret: expect.stringMatching(/^whsec_/),
+    });
     const other = await subscribe(r.url);
     expect(other.signing_secret).not.toBe(created.signing_secret);
 
@@ -132,22 +149,51 @@ describe('webhook management', () => {
     expect(list.data?.data.map((w) => w.id)).toEqual(expect.arrayContaining([created.id, other.id]));
     expect(list.data?.data.find((w) => w.id === created.id)).not.toHaveProperty('signing_secret');
 
-    expect((await resend.webhooks.update(created.id, { events: ['email.bounced'], status: 'disabled' })).data).toEqual({ object: 'webhook', id: created.id });
-    expect((await resend.webhooks.get(created.id)).data).toMatchObject({ events: ['email.bounced'], status: 'disabled' });
-    expect((await resend.webhooks.remove(created.id)).data).toEqual({ object: 'webhook', id: created.id, deleted: true });
+    expect((await resend.webhooks.update(created.id, { events: ['email.bounced'], status: 'disabled' })).data).toEqual({
+      object: 'webhook',
+      id: created.id,
+    });
+    expect((await resend.webhooks.get(created.id)).data).toMatchObject({
+      events: ['email.bounced'],
+      status: 'disabled',
+    });
+    expect((await resend.webhooks.remove(created.id)).data).toEqual({
+      object: 'webhook',
+      id: created.id,
+      deleted: true,
+    });
     expect((await resend.webhooks.get(created.id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
   });
 
   it('refuses unknown event names, empty lists and unsafe URLs with named 422s', async () => {
-    const unknown = await call('POST', '/webhooks', { endpoint: 'https://hooks.example.com/x', events: ['email.sent', 'email.exploded'] });
-    expect(unknown).toMatchObject({ status: 422, body: { name: 'validation_error', message: expect.stringContaining('`email.exploded`') } });
-    expect(await call('POST', '/webhooks', { endpoint: 'https://hooks.example.com/x', events: [] })).toMatchObject({ status: 422 });
-    expect(await call('POST', '/webhooks', { events: ['email.sent'] })).toMatchObject({ status: 422, body: { name: 'missing_required_field' } });
-    expect(await call('POST', '/webhooks', { endpoint: 'https://user:pw@hooks.example.com/x', events: ['email.sent'] })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
-    expect(await call('POST', '/webhooks', { endpoint: 'not a url', events: ['email.sent'] })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    const unknown = await call('POST', '/webhooks', {
+      endpoint: 'https://hooks.example.com/x',
+      events: ['email.sent', 'email.exploded'],
+    });
+    expect(unknown).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error', message: expect.stringContaining('`email.exploded`') },
+    });
+    expect(await call('POST', '/webhooks', { endpoint: 'https://hooks.example.com/x', events: [] })).toMatchObject({
+      status: 422,
+    });
+    expect(await call('POST', '/webhooks', { events: ['email.sent'] })).toMatchObject({
+      status: 422,
+      body: { name: 'missing_required_field' },
+    });
+    expect(
+      await call('POST', '/webhooks', { endpoint: 'https://user:pw@hooks.example.com/x', events: ['email.sent'] }),
+    ).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    expect(await call('POST', '/webhooks', { endpoint: 'not a url', events: ['email.sent'] })).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error' },
+    });
     const r = await receiver();
     const { id } = await subscribe(r.url);
-    expect(await call('PATCH', `/webhooks/${id}`, { events: ['contact.exploded'] })).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+    expect(await call('PATCH', `/webhooks/${id}`, { events: ['contact.exploded'] })).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error' },
+    });
   });
 
   it("answers 404 for another team's endpoint and events", async () => {
@@ -161,7 +207,10 @@ describe('webhook management', () => {
       ['POST', `/webhooks/${id}/signing-secret/rotate`],
       ['GET', `/webhooks/${id}/events`],
     ] as const) {
-      expect({ path, ...(await call(method, path, method === 'PATCH' ? { status: 'disabled' } : undefined, stranger)) }).toMatchObject({ path, status: 404 });
+      expect({
+        path,
+        ...(await call(method, path, method === 'PATCH' ? { status: 'disabled' } : undefined, stranger)),
+      }).toMatchObject({ path, status: 404 });
     }
     expect((await resend.webhooks.get(id)).data?.status).toBe('enabled');
   });
@@ -180,18 +229,34 @@ describe('delivery', () => {
     expect(delivery.headers['user-agent']).toBe('Postline-Webhooks/1.0');
     expect(delivery.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
     expect(delivery.headers['svix-id']).toBe(delivery.headers['webhook-id']);
-    expect(delivery.json).toMatchObject({ type: 'domain.created', created_at: expect.stringMatching(/Z$/), data: { id: domain.data?.id, records: expect.any(Array) } });
+    expect(delivery.json).toMatchObject({
+      type: 'domain.created',
+      created_at: expect.stringMatching(/Z$/),
+      data: { id: domain.data?.id, records: expect.any(Array) },
+    });
     // Tampered body, wrong secret, stale timestamp: the receiver's verifier refuses each.
     expect(verifyDelivery({ ...delivery, body: delivery.body.replace(name, 'evil.example.com') }, secret)).toBe(false);
     expect(verifyDelivery(delivery, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).toBe(false);
     const stale = String(Number(delivery.headers['webhook-timestamp']) - 600);
-    expect(verifyDelivery({ ...delivery, headers: { ...delivery.headers, 'webhook-timestamp': stale, 'svix-timestamp': stale } }, secret)).toBe(false);
+    expect(
+      verifyDelivery(
+        { ...delivery, headers: { ...delivery.headers, 'webhook-timestamp': stale, 'svix-timestamp': stale } },
+        secret,
+      ),
+    ).toBe(false);
     // Only subscribed endpoints get it; the event log shows it delivered once the outcome is recorded
     // (outcomes are recorded in batches, a few milliseconds after the response).
     const hookId = (await resend.webhooks.list()).data!.data.find((w) => w.endpoint === r.url)!.id;
-    await waitFor('recorded', async () => (await call('GET', `/webhooks/${hookId}/events`)).body.data?.[0]?.status === 'success');
+    await waitFor(
+      'recorded',
+      async () => (await call('GET', `/webhooks/${hookId}/events`)).body.data?.[0]?.status === 'success',
+    );
     const events = await call('GET', `/webhooks/${hookId}/events`);
-    expect(events.body.data?.[0]).toMatchObject({ id: delivery.headers['webhook-id'], type: 'domain.created', status: 'success' });
+    expect(events.body.data?.[0]).toMatchObject({
+      id: delivery.headers['webhook-id'],
+      type: 'domain.created',
+      status: 'success',
+    });
   });
 
   it('records a success whose response body holds NUL bytes (kept as U+FFFD), instead of retrying it for ever', async () => {
@@ -201,7 +266,10 @@ describe('delivery', () => {
     const emailId = publishDelivered();
     await r.waitFor('the delivery', (ds) => ds.some(forEmail(emailId)));
     const eventId = r.deliveries.find(forEmail(emailId))!.headers['webhook-id']!;
-    await waitFor('recorded', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await waitFor(
+      'recorded',
+      async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success',
+    );
     const log = await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`);
     expect(log.body.data).toEqual([expect.objectContaining({ http_status_code: 200, response: 'ok\uFFFDdone' })]);
   });
@@ -216,12 +284,25 @@ describe('delivery', () => {
     expect(new Set(attempts.map((d) => d.headers['webhook-id'])).size).toBe(1);
     expect(attempts.every((d) => verifyDelivery(d, hook.signing_secret))).toBe(true);
     const eventId = attempts[0]!.headers['webhook-id']!;
-    await waitFor('success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await waitFor(
+      'success',
+      async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success',
+    );
     const event = await call('GET', `/webhooks/${hook.id}/events/${eventId}`);
-    expect(event.body).toMatchObject({ object: 'webhook_event', id: eventId, type: 'email.delivered', next_attempt_at: null, payload: { data: { email_id: emailId } } });
+    expect(event.body).toMatchObject({
+      object: 'webhook_event',
+      id: eventId,
+      type: 'email.delivered',
+      next_attempt_at: null,
+      payload: { data: { email_id: emailId } },
+    });
     const log = await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`);
     expect(log.body.data?.map((a) => a.http_status_code).sort()).toEqual([204, 500, 500, 500]);
-    expect(log.body.data?.find((a) => a.http_status_code === 500)).toMatchObject({ response: 'boom', sent_at: expect.any(String), id: expect.stringMatching(/^atmpt_/) });
+    expect(log.body.data?.find((a) => a.http_status_code === 500)).toMatchObject({
+      response: 'boom',
+      sent_at: expect.any(String),
+      id: expect.stringMatching(/^atmpt_/),
+    });
   });
 
   it('makes 8 attempts with the scaled waits (±10%), then marks the event failed; a replay sends it once more with the same id', async () => {
@@ -232,7 +313,10 @@ describe('delivery', () => {
     await r.waitFor('8 attempts', (ds) => ds.filter(forEmail(emailId)).length === 8);
     const attempts = r.deliveries.filter(forEmail(emailId));
     const eventId = attempts[0]!.headers['webhook-id']!;
-    await waitFor('failed', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed');
+    await waitFor(
+      'failed',
+      async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed',
+    );
     // Waits long enough to measure (2 h and more, scaled) fall within ±10% (plus scheduling slack); each
     // one outside is listed with the attempt it led to.
     const gaps = [3, 4, 5, 6].map((i) => {
@@ -240,7 +324,11 @@ describe('delivery', () => {
       return { attempt: i + 2, gap: attempts[i + 1]!.at - attempts[i]!.at, min: wait * 0.9 - 5, max: wait * 1.1 + 300 };
     });
     expect(gaps.filter(({ gap, min, max }) => gap < min || gap > max)).toEqual([]);
-    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({ status: 'failed', next_attempt_at: null, attempts: 8 });
+    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({
+      status: 'failed',
+      next_attempt_at: null,
+      attempts: 8,
+    });
     await afterAFullSchedule(r);
     expect(r.deliveries.filter(forEmail(emailId)).length).toBe(8);
 
@@ -252,9 +340,16 @@ describe('delivery', () => {
     const again = r.deliveries.filter(forEmail(emailId))[8]!;
     expect(again.headers['webhook-id']).toBe(eventId);
     expect(verifyDelivery(again, hook.signing_secret)).toBe(true);
-    await waitFor('replayed success', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await waitFor(
+      'replayed success',
+      async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success',
+    );
     // One replay recorded, the schedule untouched, and nothing sent after it.
-    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({ status: 'success', next_attempt_at: null, attempts: 8 });
+    expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({
+      status: 'success',
+      next_attempt_at: null,
+      attempts: 8,
+    });
     await afterAFullSchedule(r);
     const log = (await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data!;
     expect(log.map((a) => a.replay).sort()).toEqual([false, false, false, false, false, false, false, false, true]);
@@ -265,7 +360,11 @@ describe('delivery', () => {
     const r = await receiver();
     const hook = await subscribe(r.url);
     const rotated = await call('POST', `/webhooks/${hook.id}/signing-secret/rotate`);
-    expect(rotated.body).toMatchObject({ object: 'webhook', id: hook.id, signing_secret: expect.stringMatching(/^whsec_/) });
+    expect(rotated.body).toMatchObject({
+      object: 'webhook',
+      id: hook.id,
+      signing_secret: expect.stringMatching(/^whsec_/),
+    });
     const fresh = String(rotated.body.signing_secret);
     const during = publishDelivered();
     await r.waitFor('delivery during overlap', (ds) => ds.some(forEmail(during)));
@@ -288,12 +387,17 @@ describe('delivery', () => {
   it('counts a redirect as a failure without following it, and keeps only the first 4 KB of a large body', async () => {
     const target = await receiver();
     const r = await receiver();
-    r.reply((_d, n) => (n === 1 ? { status: 302, headers: { location: target.url } } : { stream: 2 * 1024 * 1024, status: 500 }));
+    r.reply((_d, n) =>
+      n === 1 ? { status: 302, headers: { location: target.url } } : { stream: 2 * 1024 * 1024, status: 500 },
+    );
     const hook = await subscribe(r.url);
     const emailId = publishDelivered();
     await r.waitFor('two attempts', (ds) => ds.filter(forEmail(emailId)).length >= 2);
     const eventId = r.deliveries[0]!.headers['webhook-id']!;
-    await waitFor('two attempts recorded', async () => ((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 2);
+    await waitFor(
+      'two attempts recorded',
+      async () => ((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 2,
+    );
     const log = (await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data!;
     const attemptByStatus = Object.fromEntries(log.map((a) => [String(a.http_status_code), a]));
     expect(attemptByStatus['302']).toBeDefined();
@@ -310,7 +414,8 @@ describe('delivery', () => {
     // fan-out is over: the records of one event, on every endpoint, are written in one statement.
     const witness = await receiver();
     const witnessHook = await subscribe(witness.url);
-    const fannedOut = async () => ((await call('GET', `/webhooks/${witnessHook.id}/events?limit=100`)).body.data ?? []).length;
+    const fannedOut = async () =>
+      ((await call('GET', `/webhooks/${witnessHook.id}/events?limit=100`)).body.data ?? []).length;
     const published: string[] = [];
     const disabledAfterMs = 5 * 24 * 3600 * 1000 * SCALE;
     const enabled = async () => (await resend.webhooks.get(hook.id)).data?.status === 'enabled';
@@ -320,7 +425,10 @@ describe('delivery', () => {
       // One event at a time keeps the failure streak going: its eight attempts span about 2 s (scaled).
       const emailId = publishDelivered();
       published.push(emailId);
-      await waitFor('its eight attempts, or the endpoint disabled', async () => r.deliveries.filter(forEmail(emailId)).length === 8 || !(await enabled()));
+      await waitFor(
+        'its eight attempts, or the endpoint disabled',
+        async () => r.deliveries.filter(forEmail(emailId)).length === 8 || !(await enabled()),
+      );
     }
     expect(Date.now() - started).toBeGreaterThanOrEqual(disabledAfterMs * 0.9);
     // Every event published so far fanned out, and each of its records on this endpoint ended (failed, as
@@ -328,7 +436,9 @@ describe('delivery', () => {
     const events = async () => (await call('GET', `/webhooks/${hook.id}/events?limit=100`)).body.data ?? [];
     await waitFor(
       'every event fanned out and ended',
-      async () => (await fannedOut()) === published.length && (await events()).every((e) => e.status === 'success' || e.status === 'failed'),
+      async () =>
+        (await fannedOut()) === published.length &&
+        (await events()).every((e) => e.status === 'success' || e.status === 'failed'),
     );
     const before = { deliveries: r.deliveries.length, events: (await events()).length };
 
@@ -357,7 +467,8 @@ describe('delivery', () => {
     const eventId = first.headers['webhook-id']!;
     await waitFor(
       'a timed-out attempt',
-      async () => ((await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 1,
+      async () =>
+        ((await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data?.length ?? 0) >= 1,
       25_000,
     );
     const [attempt] = (await call('GET', `/webhooks/${slowHook.id}/events/${eventId}/attempts`)).body.data!;
@@ -371,10 +482,23 @@ describe('delivery', () => {
     const { db } = createDb<DispatcherDb>({ url: String(system.env.DATABASE_URL), schema: 'webhook_dispatcher' });
     const eventId = `msg_${randomUUID().replaceAll('-', '')}`;
     const emailId = randomUUID();
-    const body = JSON.stringify({ type: 'email.delivered', created_at: new Date().toISOString(), data: { email_id: emailId } });
+    const body = JSON.stringify({
+      type: 'email.delivered',
+      created_at: new Date().toISOString(),
+      data: { email_id: emailId },
+    });
     await db
       .insertInto('webhook_events')
-      .values({ id: eventId, endpoint_id: hook.id, team_id: teamId, source_event_id: randomUUID(), type: 'email.delivered', body, status: 'pending', next_attempt_at: new Date(Date.now() - 60_000) })
+      .values({
+        id: eventId,
+        endpoint_id: hook.id,
+        team_id: teamId,
+        source_event_id: randomUUID(),
+        type: 'email.delivered',
+        body,
+        status: 'pending',
+        next_attempt_at: new Date(Date.now() - 60_000),
+      })
       .execute();
     await db.destroy();
     await r.waitFor('the swept first attempt', (ds) => ds.some(forEmail(emailId)), 20_000);
@@ -415,7 +539,10 @@ describe('a dispatcher that crashes', () => {
     expect(again.body).toBe(first.body);
     expect(verifyDelivery(again, hook.signing_secret)).toBe(true);
     const eventId = again.headers['webhook-id']!;
-    await waitFor('recorded', async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success');
+    await waitFor(
+      'recorded',
+      async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'success',
+    );
     expect((await call('GET', `/webhooks/${hook.id}/events`)).body.data).toHaveLength(1);
     expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}/attempts`)).body.data).toHaveLength(1);
   });

@@ -8,13 +8,15 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 function fakeChannel() {
   const sent: string[] = [];
   const ch = {
-    ack: (msg: ConsumeMessage, allUpTo?: boolean) => sent.push(`${allUpTo ? 'ack ≤' : 'ack '}${msg.fields.deliveryTag}`),
+    ack: (msg: ConsumeMessage, allUpTo?: boolean) =>
+      sent.push(`${allUpTo ? 'ack ≤' : 'ack '}${msg.fields.deliveryTag}`),
     nack: (msg: ConsumeMessage) => sent.push(`nack ${msg.fields.deliveryTag}`),
   } as unknown as Channel;
   return { ch, sent };
 }
 
-const messages = (n: number) => Array.from({ length: n }, (_, i) => ({ fields: { deliveryTag: i + 1 } }) as ConsumeMessage);
+const messages = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ fields: { deliveryTag: i + 1 } }) as ConsumeMessage);
 
 describe('createAcker', () => {
   it('acks a turn of consecutive deliveries with one multiple ack', async () => {

@@ -12,7 +12,11 @@ function gate() {
 describe('createBatcher', () => {
   it('flushes a full batch at once and the rest after maxWaitMs', async () => {
     const batches: number[][] = [];
-    const b = createBatcher<number>({ maxItems: 3, maxWaitMs: 30, flush: (items) => Promise.resolve(void batches.push(items)) });
+    const b = createBatcher<number>({
+      maxItems: 3,
+      maxWaitMs: 30,
+      flush: (items) => Promise.resolve(void batches.push(items)),
+    });
     for (let i = 1; i <= 4; i++) b.add(i);
     await tick();
     expect(batches).toEqual([[1, 2, 3]]);
@@ -23,7 +27,11 @@ describe('createBatcher', () => {
 
   it('with maxWaitMs 0, batches what arrived in the same turn', async () => {
     const batches: number[][] = [];
-    const b = createBatcher<number>({ maxItems: 10, maxWaitMs: 0, flush: (items) => Promise.resolve(void batches.push(items)) });
+    const b = createBatcher<number>({
+      maxItems: 10,
+      maxWaitMs: 0,
+      flush: (items) => Promise.resolve(void batches.push(items)),
+    });
     b.add(1);
     b.add(2);
     await tick(5);
@@ -91,7 +99,7 @@ describe('createBatchLoader', () => {
     expect(calls).toHaveLength(2);
   });
 
-  it("rejects every caller of a failed call, and the next call goes on", async () => {
+  it('rejects every caller of a failed call, and the next call goes on', async () => {
     let fail = true;
     const load = createBatchLoader<number, number>({
       maxItems: 10,

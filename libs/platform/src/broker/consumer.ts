@@ -98,7 +98,10 @@ export type Delivery = {
   redelivered: boolean;
 };
 
-export type BatchItem<P extends string, Prepared = undefined> = { message: Message<MatchingKeys<P>>; prepared: Prepared };
+export type BatchItem<P extends string, Prepared = undefined> = {
+  message: Message<MatchingKeys<P>>;
+  prepared: Prepared;
+};
 
 export type BatchOptions<DB, P extends string, Prepared = undefined> = {
   /** Most messages in one transaction. Default 64; the prefetch should be larger. */
@@ -144,7 +147,13 @@ type Ready<Prepared> = {
  * One prepare and the copies of its message holding it. Its result is discarded once the last copy has
  * settled, unless one of them was handled: a result a committed handler recorded is never discarded.
  */
-type Share<Prepared> = { result: Promise<Prepared>; prepared?: Prepared; copies: number; handled: boolean; key?: string };
+type Share<Prepared> = {
+  result: Promise<Prepared>;
+  prepared?: Prepared;
+  copies: number;
+  handled: boolean;
+  key?: string;
+};
 
 /**
  * A typed, idempotent consumer on its own quorum queue with delay-tier retries and a dead-letter queue.
@@ -271,7 +280,10 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
         running.copies++;
         share = running;
         metrics?.sharedPrepares.inc({ consumer: consumerId });
-        log.info({ message_id: message.id, type: message.type }, 'a copy of a message in flight here; sharing its prepare');
+        log.info(
+          { message_id: message.id, type: message.type },
+          'a copy of a message in flight here; sharing its prepare',
+        );
       } else {
         const result = (
           opts.prepare
@@ -311,7 +323,14 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
    * One message in its own transaction: inbox row, handler, commit, ack, after-commit work. A failed
    * transaction is tried again after each of `recordRetriesMs` (unless the consumer is stopping).
    */
-  async function commitOne(ch: Channel, msg: ConsumeMessage, message: Message, share: Share<Prepared>, attempt: number, retry = 0): Promise<Outcome> {
+  async function commitOne(
+    ch: Channel,
+    msg: ConsumeMessage,
+    message: Message,
+    share: Share<Prepared>,
+    attempt: number,
+    retry = 0,
+  ): Promise<Outcome> {
     const prepared = share.prepared as Prepared;
     try {
       const after: { run?: void | (() => void) } = {};
@@ -342,7 +361,8 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     log.warn({ err, messages, retry: retry + 1 }, 'recording prepared results failed; trying again');
     metrics?.recordRetries.inc({ consumer: consumerId }, messages);
     // In steps, so that a consumer told to stop does not wait out a long delay first.
-    for (let waited = 0; waited < delayMs && !stopping; waited += 250) await new Promise((resolve) => setTimeout(resolve, Math.min(250, delayMs - waited)));
+    for (let waited = 0; waited < delayMs && !stopping; waited += 250)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, delayMs - waited)));
     return !stopping;
   }
 
@@ -356,13 +376,19 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
     const after: { run?: void | (() => void) } = {};
     try {
       await opts.db.transaction().execute(async (trx) => {
-        const newIds = await claimNew(trx, items.map((i) => i.message.id));
+        const newIds = await claimNew(
+          trx,
+          items.map((i) => i.message.id),
+        );
         for (const item of items) {
           const id = item.message.id.toLowerCase();
           // The first copy of a new id is handled; later copies in the same batch are duplicates.
           if (newIds.delete(id)) fresh.add(item);
         }
-        const handled = [...fresh].map((i) => ({ message: i.message as Message<MatchingKeys<P>>, prepared: i.prepared }));
+        const handled = [...fresh].map((i) => ({
+          message: i.message as Message<MatchingKeys<P>>,
+          prepared: i.prepared,
+        }));
         if (handled.length === 0) return;
         if (opts.batch?.handle) {
           after.run = await opts.batch.handle(handled, trx);
@@ -391,7 +417,9 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
       // otherwise each gets its own, all at once, so that no message waits out the others' retries unacked.
       const spent = isDatabaseUnavailable(err) ? retry : 0;
       await Promise.all(
-        items.map(async (item) => item.settled(await commitOne(item.ch, item.msg, item.message, item.share, item.attempt, spent))),
+        items.map(async (item) =>
+          item.settled(await commitOne(item.ch, item.msg, item.message, item.share, item.attempt, spent)),
+        ),
       );
       return;
     }
@@ -436,7 +464,13 @@ export function createConsumer<DB, P extends string, Prepared = undefined>(
   }
 
   /** Retry tier or dead letter for a failed prepare or handler, by the retry policy. */
-  async function fail(ch: Channel, msg: ConsumeMessage, message: Message, attempt: number, err: unknown): Promise<Outcome> {
+  async function fail(
+    ch: Channel,
+    msg: ConsumeMessage,
+    message: Message,
+    attempt: number,
+    err: unknown,
+  ): Promise<Outcome> {
     const decision = decideFailure(err, attempt, policy);
     const context = { err, message_id: message.id, type: message.type, attempt };
     if (decision.action === 'dead') {

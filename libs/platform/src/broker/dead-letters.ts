@@ -50,7 +50,10 @@ type XDeath = { reason?: unknown; queue?: unknown; count?: unknown; time?: unkno
  * Reads a dead-lettered message: the envelope's id, type and team, and why and when it died, from the
  * consumer's headers (DEAD_HEADERS) or, for a message the broker itself dead-lettered, from `x-death`.
  */
-export function describeDeadLetter(msg: { content: Buffer; properties: Pick<MessageProperties, 'messageId' | 'type' | 'headers'> }): DeadLetter {
+export function describeDeadLetter(msg: {
+  content: Buffer;
+  properties: Pick<MessageProperties, 'messageId' | 'type' | 'headers'>;
+}): DeadLetter {
   const headers: Record<string, unknown> = msg.properties.headers ?? {};
   let envelope: { id?: unknown; type?: unknown; team_id?: unknown } = {};
   try {
@@ -60,7 +63,9 @@ export function describeDeadLetter(msg: { content: Buffer; properties: Pick<Mess
     // Not JSON: an invalid message, described by its properties alone.
   }
   // Deaths the broker recorded; an `expired` entry is a stay in a retry tier, not a death.
-  const brokerDeaths = (Array.isArray(headers['x-death']) ? (headers['x-death'] as XDeath[]) : []).filter((d) => d.reason !== 'expired');
+  const brokerDeaths = (Array.isArray(headers['x-death']) ? (headers['x-death'] as XDeath[]) : []).filter(
+    (d) => d.reason !== 'expired',
+  );
   const brokerLast = brokerDeaths
     .map((d) => timestampOf(d.time))
     .filter((t): t is string => t !== null)
@@ -72,7 +77,13 @@ export function describeDeadLetter(msg: { content: Buffer; properties: Pick<Mess
   // death the broker recorded since is in x-death alone.
   const counted = Number(headers[DEAD_HEADERS.count]);
   const before = Number.isInteger(counted) && counted > 0 ? counted : 0;
-  const deaths = ownReason ? Math.max(1, before) : before + Math.max(1, brokerDeaths.reduce((n, d) => n + (Number(d.count) || 1), 0));
+  const deaths = ownReason
+    ? Math.max(1, before)
+    : before +
+      Math.max(
+        1,
+        brokerDeaths.reduce((n, d) => n + (Number(d.count) || 1), 0),
+      );
   return {
     message_id: text(envelope.id) ?? text(msg.properties.messageId),
     type: text(envelope.type) ?? text(msg.properties.type),
@@ -114,7 +125,9 @@ function historyHeaders(letter: DeadLetter): Record<string, unknown> {
 
 /** Headers the broker owns or that describe one stay in a queue; a moved copy starts without them. */
 function isBrokerHeader(key: string): boolean {
-  return key === 'x-death' || key.startsWith('x-first-death') || key.startsWith('x-last-death') || key === 'x-delivery-count';
+  return (
+    key === 'x-death' || key.startsWith('x-first-death') || key.startsWith('x-last-death') || key === 'x-delivery-count'
+  );
 }
 
 /** Ready messages in `queue`; undefined when the broker is down or the queue does not exist. */

@@ -41,7 +41,8 @@ export function createSlots(max: number): { acquire: () => Promise<() => void> }
   const line: (() => void)[] = [];
   const release = () => {
     const next = line.shift();
-    if (next) next(); // the slot passes straight to the next in line
+    if (next)
+      next(); // the slot passes straight to the next in line
     else held--;
   };
   return {

@@ -45,7 +45,12 @@ export function commaList() {
   return z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    );
 }
 
 /** The variables every service reads. */

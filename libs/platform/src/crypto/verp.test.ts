@@ -28,7 +28,9 @@ describe('verpAddress / parseVerp', () => {
     const [local, domain] = address.split('@') as [string, string];
     const parts = local.split('.');
     expect(parseVerp(`${[parts[0], parts[1], '4', parts[3]].join('.')}@${domain}`, key)).toBeUndefined();
-    expect(parseVerp(`${[parts[0], parts[1]!.replace(/^0/, '1'), parts[2], parts[3]].join('.')}@${domain}`, key)).toBeUndefined();
+    expect(
+      parseVerp(`${[parts[0], parts[1]!.replace(/^0/, '1'), parts[2], parts[3]].join('.')}@${domain}`, key),
+    ).toBeUndefined();
     expect(parseVerp(`${local}@send.other.com`, key)).toBeUndefined();
     const flipped = parts[3]!.slice(0, -1) + (parts[3]!.endsWith('a') ? 'b' : 'a');
     expect(parseVerp(`${[parts[0], parts[1], parts[2], flipped].join('.')}@${domain}`, key)).toBeUndefined();

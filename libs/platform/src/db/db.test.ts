@@ -8,7 +8,9 @@ describe('isDatabaseUnavailable', () => {
     }
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     // What a rollback on a broken connection throws, without a code.
-    expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(
+      true,
+    );
   });
 
   it('leaves a fault of the statement or its data to the caller', () => {

@@ -99,7 +99,8 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
     const [text, values] = args;
     if (args.length > 2 || typeof text !== 'string' || !text.includes(PREPARED_MARK)) return query(...args);
     return (query({ name: preparedName(text), text, values }) as Promise<unknown>).catch((err: unknown) => {
-      if ((err as { code?: string }).code === '0A000') setImmediate(() => void (client as unknown as pg.Client).end().catch(() => undefined));
+      if ((err as { code?: string }).code === '0A000')
+        setImmediate(() => void (client as unknown as pg.Client).end().catch(() => undefined));
       throw err;
     });
   };
@@ -113,11 +114,17 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
 export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
-    return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
+    return (
+      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) ||
+      code.startsWith('08')
+    );
   }
   // node-postgres gives no code for a connection that ended under a query, nor for a client whose
   // connection broke ("... is not queryable"), which is what a rollback on a dead connection throws.
-  return typeof message === 'string' && /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Client was closed/i.test(message);
+  return (
+    typeof message === 'string' &&
+    /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Client was closed/i.test(message)
+  );
 }
 
 /** Readiness probe: one round trip. */
@@ -137,7 +144,10 @@ export async function ensureDatabase(url: string): Promise<void> {
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`unsupported database name ${name}`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: DB_CONNECTION_TIMEOUT_MS });
+  const client = new pg.Client({
+    connectionString: admin.toString(),
+    connectionTimeoutMillis: DB_CONNECTION_TIMEOUT_MS,
+  });
   // A connection lost between statements fails the next one; the event itself must not crash the command.
   client.on('error', () => undefined);
   await client.connect();
@@ -190,7 +200,12 @@ export async function runMigrateCommand(opts: {
 }): Promise<void> {
   const logger = createLogger({ service: `${opts.service}-migrate`, level: opts.level });
   await ensureDatabase(opts.url);
-  const { db } = createDb<unknown>({ url: opts.url, schema: opts.schema, max: 1, applicationName: `${opts.service}-migrate` });
+  const { db } = createDb<unknown>({
+    url: opts.url,
+    schema: opts.schema,
+    max: 1,
+    applicationName: `${opts.service}-migrate`,
+  });
   try {
     await opts.migrate(db, logger);
     logger.info('migrations applied');

@@ -19,7 +19,10 @@ export async function deleteInBatches<DB>(
   const target = sql.table(table);
   let deleted = 0;
   for (let i = 0; i < maxBatches; i++) {
-    const result = await sql`delete from ${target} where ctid in (select ctid from ${target} where ${where} limit ${batch})`.execute(db);
+    const result =
+      await sql`delete from ${target} where ctid in (select ctid from ${target} where ${where} limit ${batch})`.execute(
+        db,
+      );
     const count = Number(result.numAffectedRows ?? 0n);
     deleted += count;
     if (count < batch) break;

@@ -85,7 +85,8 @@ export function listenChannel(opts: ListenOptions): ChannelListener {
         );
       }, heartbeatMs);
       const reason = await ended;
-      if (!stopping && reason instanceof Error && reason.message === 'heartbeat unanswered') log.warn('listen connection unresponsive; reconnecting');
+      if (!stopping && reason instanceof Error && reason.message === 'heartbeat unanswered')
+        log.warn('listen connection unresponsive; reconnecting');
     } finally {
       clearInterval(heartbeat);
       if (listening) {

@@ -11,8 +11,12 @@ describe('unpairedSurrogateAt', () => {
   });
 
   it('passes well-formed text, whole pairs included, and values that are not strings', () => {
-    expect(unpairedSurrogateAt({ subject: 'Thanks 🎉', tags: [{ name: 'a', value: 'b' }], n: 1, b: true, z: null })).toBeUndefined();
-    expect(unpairedSurrogateAt({ attachments: [{ content: Array.from({ length: 1000 }, (_, i) => i % 256) }] })).toBeUndefined();
+    expect(
+      unpairedSurrogateAt({ subject: 'Thanks 🎉', tags: [{ name: 'a', value: 'b' }], n: 1, b: true, z: null }),
+    ).toBeUndefined();
+    expect(
+      unpairedSurrogateAt({ attachments: [{ content: Array.from({ length: 1000 }, (_, i) => i % 256) }] }),
+    ).toBeUndefined();
     expect(unpairedSurrogateAt(undefined)).toBeUndefined();
   });
 

@@ -63,7 +63,11 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     const end = opts.metrics.httpDuration.startTimer();
     res.on('finish', () => {
       const route = (req.route as { path?: string } | undefined)?.path;
-      end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+      end({
+        method: req.method,
+        route: route ? `${req.baseUrl}${route}` : 'unmatched',
+        status: String(res.statusCode),
+      });
     });
     next();
   });
@@ -107,7 +111,12 @@ async function withinDeadline(check: ReadinessCheck, timeoutMs: number): Promise
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
   try {
-    return await Promise.race([Promise.resolve().then(check).then(Boolean, () => false), late]);
+    return await Promise.race([
+      Promise.resolve()
+        .then(check)
+        .then(Boolean, () => false),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -116,7 +125,11 @@ async function withinDeadline(check: ReadinessCheck, timeoutMs: number): Promise
 /** express.json with the usual limit, and for the large-body routes their own limit behind their slots. */
 function jsonBodies(limitBytes: number, large: readonly LargeBody[]): RequestHandler {
   const usual = express.json({ limit: limitBytes, type: JSON_TYPES });
-  const routes = large.map((route) => ({ route, parse: express.json({ limit: route.limitBytes, type: JSON_TYPES }), slots: createSlots(route.maxConcurrent) }));
+  const routes = large.map((route) => ({
+    route,
+    parse: express.json({ limit: route.limitBytes, type: JSON_TYPES }),
+    slots: createSlots(route.maxConcurrent),
+  }));
   return (req, res, next) => {
     const match = routes.find(({ route }) => route.method === req.method && route.path === req.path);
     const length = Number(req.headers['content-length']);
@@ -137,7 +150,13 @@ function jsonBodies(limitBytes: number, large: readonly LargeBody[]): RequestHan
 export const refuseUnpairedSurrogates: RequestHandler = (req, _res, next) => {
   const at = unpairedSurrogateAt(req.body);
   if (at === undefined) return next();
-  next(new ApiError(422, 'validation_error', `Invalid \`${at || 'body'}\` field: it contains an unpaired UTF-16 surrogate, which is not valid Unicode.`));
+  next(
+    new ApiError(
+      422,
+      'validation_error',
+      `Invalid \`${at || 'body'}\` field: it contains an unpaired UTF-16 surrogate, which is not valid Unicode.`,
+    ),
+  );
 };
 
 /** The path (`emails[2].subject`, `''` for the value itself) of the first string that is not well-formed UTF-16. */
@@ -150,7 +169,8 @@ export function unpairedSurrogateAt(value: unknown): string | undefined {
       if (!v.isWellFormed()) return path;
     } else if (Array.isArray(v)) {
       // Numbers are skipped without a push: an attachment may come as millions of bytes.
-      for (let i = v.length - 1; i >= 0; i--) if (typeof v[i] === 'string' || typeof v[i] === 'object') stack.push([v[i], `${path}[${i}]`]);
+      for (let i = v.length - 1; i >= 0; i--)
+        if (typeof v[i] === 'string' || typeof v[i] === 'object') stack.push([v[i], `${path}[${i}]`]);
     } else if (v !== null && typeof v === 'object') {
       const entries = Object.entries(v);
       for (let i = entries.length - 1; i >= 0; i--) {
@@ -206,7 +226,11 @@ export function toApiError(err: unknown): ApiError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ApiError(status, 'validation_error', 'The request could not be processed.');
   }
-  return new ApiError(500, 'application_error', 'Internal server error. We are unable to process your request right now, please try again later.');
+  return new ApiError(
+    500,
+    'application_error',
+    'Internal server error. We are unable to process your request right now, please try again later.',
+  );
 }
 
 type Handlers = Partial<Record<'get' | 'post' | 'patch' | 'put' | 'delete', RequestHandler>>;
@@ -224,7 +248,9 @@ export function route(router: Router, path: string, handlers: Handlers): void {
   const allow = methods.map((m) => m.toUpperCase()).join(', ');
   router.all(path, (_req, res) => {
     res.setHeader('allow', allow);
-    res.status(405).json({ statusCode: 405, name: 'method_not_allowed', message: `Method not allowed. Allowed: ${allow}` });
+    res
+      .status(405)
+      .json({ statusCode: 405, name: 'method_not_allowed', message: `Method not allowed. Allowed: ${allow}` });
   });
 }
 

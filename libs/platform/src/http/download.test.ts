@@ -3,7 +3,9 @@ import { headerSafeType } from './download.ts';
 
 describe('headerSafeType', () => {
   it('keeps a type a header may carry, parameters and all', () => {
-    expect(headerSafeType('text/plain; charset="utf-8"; name="a b.txt"')).toBe('text/plain; charset="utf-8"; name="a b.txt"');
+    expect(headerSafeType('text/plain; charset="utf-8"; name="a b.txt"')).toBe(
+      'text/plain; charset="utf-8"; name="a b.txt"',
+    );
   });
 
   it('drops parameters a header may not carry, and a type it may not carry at all', () => {

@@ -43,7 +43,12 @@ describe('createIntervalJob', () => {
       const logger = createLogger({ service: 'test', level: 'silent' });
       logger.warn = ((obj: unknown) => warnings.push(obj)) as typeof logger.warn;
       let runs = 0;
-      const job = createIntervalJob({ name: 'prune', everyMs: 1000, logger, run: () => (runs++, Promise.reject(new Error('db down'))) });
+      const job = createIntervalJob({
+        name: 'prune',
+        everyMs: 1000,
+        logger,
+        run: () => (runs++, Promise.reject(new Error('db down'))),
+      });
       job.start();
       await jest.advanceTimersByTimeAsync(2000);
       expect(runs).toBe(2);

@@ -7,7 +7,12 @@ export type IntervalJob = { name: string; start: () => void; stop: () => void };
  * once: a tick that finds the last run still going is skipped. A failed run is logged as a warning
  * naming the job, and the next tick tries again.
  */
-export function createIntervalJob(opts: { name: string; everyMs: number; run: () => Promise<unknown>; logger: Logger }): IntervalJob {
+export function createIntervalJob(opts: {
+  name: string;
+  everyMs: number;
+  run: () => Promise<unknown>;
+  logger: Logger;
+}): IntervalJob {
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   const tick = () => {

@@ -66,14 +66,17 @@ export function classifyReply(code: number, enhanced: string | null, text: strin
  * Reply texts of policy refusals from servers that send no enhanced code (Exim's default `550 ... is in a
  * black list at zen.spamhaus.org`, `550 Sender verify failed`): they judge us or the message, not the mailbox.
  */
-const POLICY_TEXT = /\b(?:black ?list(?:ed)?|block ?list(?:ed)?|blocked|spam|policy|reputation|sender verify|sender address rejected|not authori[sz]ed|attachment)/i;
+const POLICY_TEXT =
+  /\b(?:black ?list(?:ed)?|block ?list(?:ed)?|blocked|spam|policy|reputation|sender verify|sender address rejected|not authori[sz]ed|attachment)/i;
 
 /**
  * The subtype of the transient bounce a deferral becomes when its time runs out, from the server's last
  * 4xx reply: a policy or reputation block (x.7.x, or such a text) is ContentRejected, not a verdict on the
  * mailbox, and does not count towards a temporary suppression.
  */
-export function expiredDeferralSubType(text: string): 'General' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' {
+export function expiredDeferralSubType(
+  text: string,
+): 'General' | 'MailboxFull' | 'MessageTooLarge' | 'ContentRejected' {
   const [, subject, detail] = (parseEnhancedCode(text) ?? '').split('.').map(Number);
   if (subject === 7 || POLICY_TEXT.test(text)) return 'ContentRejected';
   if (subject === 2 && detail === 2) return 'MailboxFull';
@@ -83,7 +86,11 @@ export function expiredDeferralSubType(text: string): 'General' | 'MailboxFull' 
 
 /** A refusal of the message or of our sending, never of the mailbox: AttachmentRejected when it says so. */
 function contentRejected(text: string): BounceClass {
-  return { type: 'Transient', subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected', suppress: false };
+  return {
+    type: 'Transient',
+    subType: /attachment/i.test(text) ? 'AttachmentRejected' : 'ContentRejected',
+    suppress: false,
+  };
 }
 
 /** RFC 5321 reply codes that mean "this mailbox", used only when the server sent no enhanced code. */

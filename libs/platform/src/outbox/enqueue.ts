@@ -117,7 +117,13 @@ export async function enqueueCommand<K extends CommandKey>(
  * @example
  * await enqueue(trx, [timerMessage(teamId, `domain-check:${id}`, due, 'domain-verifier.check-domain', { domain_id: id })]);
  */
-export function timerMessage<K extends CommandKey>(teamId: string | null, key: string, due: Date, type: K, data: MessageData<K>): OutboxMessage {
+export function timerMessage<K extends CommandKey>(
+  teamId: string | null,
+  key: string,
+  due: Date,
+  type: K,
+  data: MessageData<K>,
+): OutboxMessage {
   return {
     exchange: 'commands',
     type: 'scheduler.set-timer',

@@ -50,7 +50,13 @@ export function createServiceRuntime<DB>(opts: {
   const logger = createLogger({ service, level: config.LOG_LEVEL });
   const metrics = createMetrics(service);
   const { db } = createDb<DB>({ url: config.DATABASE_URL, schema: opts.schema, applicationName: service, logger });
-  const broker = createBroker({ url: config.AMQP_URL, prefix: config.BROKER_PREFIX, logger, metrics, connectionName: service });
+  const broker = createBroker({
+    url: config.AMQP_URL,
+    prefix: config.BROKER_PREFIX,
+    logger,
+    metrics,
+    connectionName: service,
+  });
   const relay = createOutboxRelay({
     db,
     databaseUrl: config.DATABASE_URL,
@@ -60,7 +66,11 @@ export function createServiceRuntime<DB>(opts: {
     batchSize: opts.relayBatchSize,
   });
   let setShuttingDown = () => undefined as void;
-  const lifecycle = createLifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS, onStopping: () => setShuttingDown() });
+  const lifecycle = createLifecycle({
+    logger,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    onStopping: () => setShuttingDown(),
+  });
 
   return {
     logger,

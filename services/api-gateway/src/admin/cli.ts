@@ -61,7 +61,12 @@ async function team(verb: string, values: { name?: string; team?: string; 'per-s
         if (!name) throw new UsageError('--name is required');
         return await db.transaction().execute(async (trx) => {
           const team = await insertTeam(trx, { id: newId(), name });
-          const { token } = await issueApiKey(trx, { teamId: team.id, name: 'Default', permission: 'full_access', domainId: null });
+          const { token } = await issueApiKey(trx, {
+            teamId: team.id,
+            name: 'Default',
+            permission: 'full_access',
+            domainId: null,
+          });
           return { team_id: team.id, api_key: token };
         });
       }
@@ -74,7 +79,8 @@ async function team(verb: string, values: { name?: string; team?: string; 'per-s
       case 'set-rate-limit': {
         const id = teamId();
         const perSecond = Number(values['per-second']);
-        if (!Number.isInteger(perSecond) || perSecond < 1) throw new UsageError('--per-second must be a positive integer');
+        if (!Number.isInteger(perSecond) || perSecond < 1)
+          throw new UsageError('--per-second must be a positive integer');
         if (!(await setTeamRateLimit(db, id, perSecond))) throw new UsageError(`no team ${id}`);
         return { team_id: id, rate_limit_per_second: perSecond };
       }

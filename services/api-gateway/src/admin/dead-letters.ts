@@ -32,7 +32,11 @@ const DEFAULT_SHOW_LIMIT = 20;
 export type Line = Record<string, unknown>;
 
 /** Runs one dead-letters command and returns its output lines. */
-export async function deadLetters(verb: string | undefined, values: { queue?: string; limit?: string }, env: NodeJS.ProcessEnv): Promise<Line[]> {
+export async function deadLetters(
+  verb: string | undefined,
+  values: { queue?: string; limit?: string },
+  env: NodeJS.ProcessEnv,
+): Promise<Line[]> {
   if (verb !== 'list' && verb !== 'show' && verb !== 'redrive') throw new UsageError(`usage:\n${DEAD_LETTERS_USAGE}`);
   if (verb !== 'list' && !values.queue) throw new UsageError(`--queue is required for dead-letters ${verb}`);
   const limit = parseLimit(values.limit, verb === 'show' ? DEFAULT_SHOW_LIMIT : Number.MAX_SAFE_INTEGER);
@@ -41,19 +45,30 @@ export async function deadLetters(verb: string | undefined, values: { queue?: st
   try {
     const named = values.queue === undefined ? undefined : workQueue(values.queue, config.BROKER_PREFIX);
     if (verb === 'list') {
-      const queues = named ? [named] : CONSUMER_QUEUES.map(({ service, consumer }) => `${config.BROKER_PREFIX}.${service}.${consumer}`);
+      const queues = named
+        ? [named]
+        : CONSUMER_QUEUES.map(({ service, consumer }) => `${config.BROKER_PREFIX}.${service}.${consumer}`);
       return await Promise.all(queues.map((queue) => countLine(broker, queue)));
     }
     const queue = named as string;
-    if ((await queueDepth(broker, deadQueueName(queue))) === undefined) throw new UsageError(`no queue ${deadQueueName(queue)}`);
+    if ((await queueDepth(broker, deadQueueName(queue))) === undefined)
+      throw new UsageError(`no queue ${deadQueueName(queue)}`);
     if (verb === 'show') {
       const letters = await peekDeadLetters(broker, queue, limit);
       const remaining = await queueDepth(broker, deadQueueName(queue));
-      return [...letters.map((letter) => ({ queue, ...letter })), { queue, shown: letters.length, dead_letters: remaining ?? null }];
+      return [
+        ...letters.map((letter) => ({ queue, ...letter })),
+        { queue, shown: letters.length, dead_letters: remaining ?? null },
+      ];
     }
     const moved: Line[] = [];
-    const count = await redriveDeadLetters(broker, queue, limit, (letter) => moved.push({ queue, redriven: true, ...letter }));
-    return [...moved, { queue, redriven: count, dead_letters: (await queueDepth(broker, deadQueueName(queue))) ?? null }];
+    const count = await redriveDeadLetters(broker, queue, limit, (letter) =>
+      moved.push({ queue, redriven: true, ...letter }),
+    );
+    return [
+      ...moved,
+      { queue, redriven: count, dead_letters: (await queueDepth(broker, deadQueueName(queue))) ?? null },
+    ];
   } finally {
     await broker.stop();
   }
@@ -62,7 +77,9 @@ export async function deadLetters(verb: string | undefined, values: { queue?: st
 async function countLine(broker: Broker, queue: string): Promise<Line> {
   const dead = deadQueueName(queue);
   const count = await queueDepth(broker, dead);
-  return count === undefined ? { queue, dead_queue: dead, dead_letters: null, declared: false } : { queue, dead_queue: dead, dead_letters: count };
+  return count === undefined
+    ? { queue, dead_queue: dead, dead_letters: null, declared: false }
+    : { queue, dead_queue: dead, dead_letters: count };
 }
 
 /** `sender.deliver`, `<prefix>.sender.deliver` and `<prefix>.sender.deliver.dead` all name the same consumer. */
@@ -82,7 +99,11 @@ function parseLimit(given: string | undefined, fallback: number): number {
 /** A broker connection for the command, or an error when RabbitMQ does not answer in time. */
 async function connect(config: z.infer<typeof Env>): Promise<Broker> {
   // Logs go to stderr: stdout carries only the command's JSON lines.
-  const logger = createLogger({ service: 'admin', level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, destination: process.stderr });
+  const logger = createLogger({
+    service: 'admin',
+    level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL,
+    destination: process.stderr,
+  });
   const broker = createBroker({ url: config.AMQP_URL, prefix: config.BROKER_PREFIX, logger, connectionName: 'admin' });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CONNECT_TIMEOUT_MS)));

@@ -3,9 +3,7 @@ import { deleteInBatches, newId } from '@postline/platform';
 import { IN_FLIGHT_STALE_SECONDS } from '../domain/idempotency.ts';
 import type { GatewayDb, IdempotencyRecord } from './schema.ts';
 
-export type Claim =
-  | { kind: 'claimed'; claimId: string }
-  | { kind: 'existing'; record: IdempotencyRecord };
+export type Claim = { kind: 'claimed'; claimId: string } | { kind: 'existing'; record: IdempotencyRecord };
 
 /**
  * Claims (team, key) for a new request, or returns the record already there. An expired record is taken
@@ -42,7 +40,14 @@ export async function claimIdempotencyKey(
 
 export async function completeIdempotencyKey(
   db: Kysely<GatewayDb>,
-  input: { teamId: string; key: string; claimId: string; status: number; headers: Record<string, string>; body: Buffer },
+  input: {
+    teamId: string;
+    key: string;
+    claimId: string;
+    status: number;
+    headers: Record<string, string>;
+    body: Buffer;
+  },
 ): Promise<void> {
   await db
     .updateTable('idempotency_keys')
@@ -54,7 +59,12 @@ export async function completeIdempotencyKey(
 }
 
 /** Forgets a claim whose request never reached its owner, so the client can retry with the same key. */
-export async function releaseIdempotencyKey(db: Kysely<GatewayDb>, teamId: string, key: string, claimId: string): Promise<void> {
+export async function releaseIdempotencyKey(
+  db: Kysely<GatewayDb>,
+  teamId: string,
+  key: string,
+  claimId: string,
+): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('team_id', '=', teamId)

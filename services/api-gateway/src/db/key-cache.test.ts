@@ -16,7 +16,10 @@ const key = (id: string): KeyWithTeam => ({
 
 /** A cache over a table the test edits, counting loads. */
 function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
-  const table = new Map<string, KeyWithTeam>([['h1', key('k1')], ['h2', key('k2')]]);
+  const table = new Map<string, KeyWithTeam>([
+    ['h1', key('k1')],
+    ['h2', key('k2')],
+  ]);
   let loads = 0;
   let clock = 0;
   let beforeLoad: (() => void) | undefined;

@@ -2,7 +2,11 @@ import type { Kysely } from 'kysely';
 import type { GatewayDb, Team } from './schema.ts';
 
 export async function insertTeam(db: Kysely<GatewayDb>, team: { id: string; name: string }): Promise<Team> {
-  return db.insertInto('teams').values({ ...team, rate_limit_per_second: null }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('teams')
+    .values({ ...team, rate_limit_per_second: null })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Whether the team's access is enabled; undefined when there is no such team (never cached). */

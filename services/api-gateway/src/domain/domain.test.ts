@@ -32,7 +32,9 @@ describe('key access', () => {
     expect(keyProblem(undefined, now)).toBe('API key is invalid');
     expect(keyProblem({ ...usable, revoked_at: now }, now)).toBe('API key is invalid');
     expect(keyProblem({ ...usable, expires_at: now }, now)).toBe('API key has expired');
-    expect(keyProblem({ ...usable, access_enabled: false }, now)).toBe('API key is not active: access is disabled for this team');
+    expect(keyProblem({ ...usable, access_enabled: false }, now)).toBe(
+      'API key is not active: access is disabled for this team',
+    );
   });
 });
 
@@ -56,7 +58,11 @@ describe('idempotency', () => {
 
 describe('scrubBody', () => {
   it('removes secrets and attachment contents', () => {
-    const out = scrubBody({ token: 'pl_secret', nested: { signing_secret: 'whsec_x' }, attachments: [{ content: 'AAAA', filename: 'a.pdf' }] });
+    const out = scrubBody({
+      token: 'pl_secret',
+      nested: { signing_secret: 'whsec_x' },
+      attachments: [{ content: 'AAAA', filename: 'a.pdf' }],
+    });
     expect(JSON.stringify(out)).not.toContain('pl_secret');
     expect(JSON.stringify(out)).not.toContain('whsec_x');
     expect(JSON.stringify(out)).not.toContain('AAAA');
@@ -73,10 +79,20 @@ describe('routes', () => {
     expect(ownerOf('/webhooks')).toBe('webhook-dispatcher');
     expect(ownerOf('/contacts/a+b@x.com')).toBe('sender');
   });
-  it('serves only a signed token\'s shape under /share and /downloads without a key', () => {
+  it("serves only a signed token's shape under /share and /downloads without a key", () => {
     expect(publicOwnerOf('/share/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')).toBe('sender');
     expect(publicOwnerOf('/downloads/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')).toBe('sender');
-    for (const path of ['/share/..', '/share/.', '/share/a.b/', '/share/a/b.c', '/downloads/a..b', '/share/a.b.c', '/share/', '/emails/a.b', '/share/a%2F.b']) {
+    for (const path of [
+      '/share/..',
+      '/share/.',
+      '/share/a.b/',
+      '/share/a/b.c',
+      '/downloads/a..b',
+      '/share/a.b.c',
+      '/share/',
+      '/emails/a.b',
+      '/share/a%2F.b',
+    ]) {
       expect(publicOwnerOf(path)).toBeUndefined();
     }
   });
@@ -84,7 +100,12 @@ describe('routes', () => {
     const token = `${'A'.repeat(64)}.${'b'.repeat(22)}`;
     expect(publicRouteOf(`/unsubscribe/${token}`)).toMatchObject({ owner: 'sender', methods: ['GET', 'HEAD', 'POST'] });
     expect(publicRouteOf('/share/AZLzpFtsfY6foLHC0-T1pg.k3_X9aQ')?.methods).toEqual(['GET', 'HEAD']);
-    for (const path of [`/unsubscribe/${token}/`, `/unsubscribe/${token}x`, '/unsubscribe/a.b', `/unsubscribe/../${token}`]) {
+    for (const path of [
+      `/unsubscribe/${token}/`,
+      `/unsubscribe/${token}x`,
+      '/unsubscribe/a.b',
+      `/unsubscribe/../${token}`,
+    ]) {
       expect(publicRouteOf(path)).toBeUndefined();
     }
   });

@@ -27,7 +27,8 @@ function storable(s: string): string {
  */
 export function scrubBody(value: unknown, depth = 0): unknown {
   if (value === null || value === undefined) return value ?? null;
-  if (typeof value === 'string') return storable(value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[truncated]` : value);
+  if (typeof value === 'string')
+    return storable(value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}…[truncated]` : value);
   if (typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) return '[truncated]';
   if (Array.isArray(value)) {

@@ -34,7 +34,11 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
       if (permission !== 'full_access' && permission !== 'sending_access') {
         throw new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access"');
       }
-      const { key, token } = await createApiKey(deps, teamId, { name: body.name, permission, domainId: body.domain_id ?? null });
+      const { key, token } = await createApiKey(deps, teamId, {
+        name: body.name,
+        permission,
+        domainId: body.domain_id ?? null,
+      });
       res.status(201).json({ id: key.id, token });
     },
     get: async (req, res) => {

@@ -1,7 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { SEND_EMAIL_BODY } from '@postline/contracts';
-import { ApiError, createHttpApp, pingDb, TEAM_HEADER, type HttpApp, type Logger, type Metrics } from '@postline/platform';
+import {
+  ApiError,
+  createHttpApp,
+  pingDb,
+  TEAM_HEADER,
+  type HttpApp,
+  type Logger,
+  type Metrics,
+} from '@postline/platform';
 import type { KeyCache } from '../db/key-cache.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
@@ -70,7 +78,12 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
       app.use(requestLogger(deps.requestLogs));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(
-        rateLimit({ redis: deps.redis, prefix: deps.redisPrefix, defaultPerSecond: deps.rateLimitPerSecond, logger: deps.logger }),
+        rateLimit({
+          redis: deps.redis,
+          prefix: deps.redisPrefix,
+          defaultPerSecond: deps.rateLimitPerSecond,
+          logger: deps.logger,
+        }),
       );
       app.use((req, _res, next) => {
         if (isAutomationsRoute(req.path)) {

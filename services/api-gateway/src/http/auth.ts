@@ -22,7 +22,12 @@ export type AuthDeps = {
 export function authenticate(deps: AuthDeps): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req.header('authorization'));
-    if (!token) throw new ApiError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY');
+    if (!token)
+      throw new ApiError(
+        401,
+        'missing_api_key',
+        'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer YOUR_API_KEY',
+      );
     const key = await deps.findKey(sha256Hex(token));
     const now = deps.now();
     const problem = keyProblem(key, now);
@@ -30,7 +35,12 @@ export function authenticate(deps: AuthDeps): RequestHandler {
     if (key.permission === 'sending_access' && !isSendingAccessRoute(req.method, req.path)) {
       throw new ApiError(401, 'restricted_api_key', 'This API key is restricted to only send emails');
     }
-    const auth: AuthContext = { teamId: key.team_id, keyId: key.id, permission: key.permission, domainId: key.domain_id };
+    const auth: AuthContext = {
+      teamId: key.team_id,
+      keyId: key.id,
+      permission: key.permission,
+      domainId: key.domain_id,
+    };
     res.locals.auth = auth;
     res.locals.rateLimit = key.rate_limit_per_second;
     deps.markUsed(key.id, now);

@@ -12,7 +12,17 @@ import {
   UNSUBSCRIBE_BODY_LIMIT_BYTES,
   unsubscribeLinkTeam,
 } from '@postline/contracts';
-import { ApiError, IDEMPOTENCY_HASH_HEADER, IDEMPOTENCY_HEADER, KEY_DOMAIN_HEADER, KEY_HEADER, notFound, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
+import {
+  ApiError,
+  IDEMPOTENCY_HASH_HEADER,
+  IDEMPOTENCY_HEADER,
+  KEY_DOMAIN_HEADER,
+  KEY_HEADER,
+  notFound,
+  PERMISSION_HEADER,
+  TEAM_HEADER,
+  type Logger,
+} from '@postline/platform';
 import { normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
 import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
@@ -59,7 +69,12 @@ function networkCode(err: unknown): string | undefined {
 
 /** Kept-alive pooled connections to the owners, bounded by the forwarding timeout. */
 function ownerAgent(connections: number): Agent {
-  return new Agent({ connections, keepAliveTimeout: 30_000, headersTimeout: FORWARD_TIMEOUT_MS, bodyTimeout: FORWARD_TIMEOUT_MS });
+  return new Agent({
+    connections,
+    keepAliveTimeout: 30_000,
+    headersTimeout: FORWARD_TIMEOUT_MS,
+    bodyTimeout: FORWARD_TIMEOUT_MS,
+  });
 }
 
 function ownerUnavailable(): ApiError {
@@ -155,7 +170,9 @@ type StreamedBody = {
  * unknown length stops at the limit; one whose declared length is over it is refused at once (413).
  */
 function streamedBody(req: Request): StreamedBody | undefined {
-  const match = STREAMED_BODIES.find((streamed) => streamed.method === req.method && normalizePath(req.path) === streamed.path);
+  const match = STREAMED_BODIES.find(
+    (streamed) => streamed.method === req.method && normalizePath(req.path) === streamed.path,
+  );
   if (!match || !req.is(match.type)) return undefined;
   const length = req.header('content-length');
   const { limitBytes, tooLarge } = match;
@@ -229,9 +246,14 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     const target = new URL(req.path, deps.owners[owner]);
     if (publicOwnerOf(target.pathname) !== owner) return next();
     // Counted per email or attachment, not per token: every share or listing issues a new token for it.
-    const counted = await deps.countRequest(`${deps.redisPrefix}:ratelimit:link:${publicLinkIdentity(target.pathname)}`);
+    const counted = await deps.countRequest(
+      `${deps.redisPrefix}:ratelimit:link:${publicLinkIdentity(target.pathname)}`,
+    );
     if (counted && counted.count > deps.perLinkPerSecond) {
-      throw rateLimited(counted, `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`);
+      throw rateLimited(
+        counted,
+        `Too many requests for this link. It can be opened ${deps.perLinkPerSecond} times per second.`,
+      );
     }
     const headers: Record<string, string> = {
       accept: req.header('accept') ?? '*/*',
@@ -296,7 +318,8 @@ async function readPublicForm(req: Request): Promise<Buffer> {
       'The body must be application/x-www-form-urlencoded or multipart/form-data.',
     );
   }
-  const tooLarge = () => bodyTooLarge(`The request body is too large: at most ${UNSUBSCRIBE_BODY_LIMIT_BYTES / 1024} KB.`);
+  const tooLarge = () =>
+    bodyTooLarge(`The request body is too large: at most ${UNSUBSCRIBE_BODY_LIMIT_BYTES / 1024} KB.`);
   const length = req.header('content-length');
   if (length !== undefined && Number(length) > UNSUBSCRIBE_BODY_LIMIT_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
@@ -310,7 +333,11 @@ async function readPublicForm(req: Request): Promise<Buffer> {
 }
 
 /** Whether the team an owner named for a link has access; a missing name counts as none, an outage as a 503. */
-async function linkTeamActive(deps: PublicForwardDeps, team: string | string[] | undefined, log: Logger): Promise<boolean> {
+async function linkTeamActive(
+  deps: PublicForwardDeps,
+  team: string | string[] | undefined,
+  log: Logger,
+): Promise<boolean> {
   if (typeof team !== 'string') return false;
   try {
     return await deps.teamActive(team);

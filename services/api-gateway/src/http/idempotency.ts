@@ -25,8 +25,18 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
     const raw = rawEmailOf(res);
     const hash = raw
       ? rawRequestHash(req.method, normalizePath(req.path), { from: raw.envelopeFrom, to: raw.envelopeTo }, raw.bytes)
-      : requestHash(req.method, normalizePath(req.path), req.body, req.header('x-batch-validation') ?? req.header('x-resend-batch-validation'));
-    const claim = await claimIdempotencyKey(deps.db, { teamId, key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS });
+      : requestHash(
+          req.method,
+          normalizePath(req.path),
+          req.body,
+          req.header('x-batch-validation') ?? req.header('x-resend-batch-validation'),
+        );
+    const claim = await claimIdempotencyKey(deps.db, {
+      teamId,
+      key,
+      requestHash: hash,
+      ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
+    });
     if (claim.kind === 'claimed') {
       const held: HeldKey = { teamId, key, hash, claimId: claim.claimId, forwarded: false, settled: false };
       res.locals.idempotency = held;
@@ -42,10 +52,18 @@ export function idempotency(deps: { db: Kysely<GatewayDb> }): RequestHandler {
     }
     const { record } = claim;
     if (record.request_hash !== hash) {
-      throw new ApiError(409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload. Change your idempotency key or payload.');
+      throw new ApiError(
+        409,
+        'invalid_idempotent_request',
+        'Same idempotency key used with a different request payload. Change your idempotency key or payload.',
+      );
     }
     if (record.state === 'in_flight' || record.response_status === null || record.response_body === null) {
-      throw new ApiError(409, 'concurrent_idempotent_requests', 'Same idempotency key used while the original request is still in progress. Try the request again later.');
+      throw new ApiError(
+        409,
+        'concurrent_idempotent_requests',
+        'Same idempotency key used while the original request is still in progress. Try the request again later.',
+      );
     }
     res.setHeader('idempotent-replayed', 'true');
     sendForwarded(res, {

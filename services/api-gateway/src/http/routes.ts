@@ -26,5 +26,11 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use(apiKeyRoutes({ db: deps.db, domainExists: deps.domainExists, onKeysChanged: deps.onKeysChanged }));
   app.use(logRoutes({ db: deps.db }));
   app.use(relayRoutes());
-  app.use(forwardToOwners({ owners: deps.owners, logger: deps.logger, hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }) }));
+  app.use(
+    forwardToOwners({
+      owners: deps.owners,
+      logger: deps.logger,
+      hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }),
+    }),
+  );
 }

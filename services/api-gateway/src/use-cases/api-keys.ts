@@ -41,7 +41,8 @@ export async function createApiKey(
     if (input.permission !== 'sending_access') {
       throw new ApiError(422, 'validation_error', 'A `domain_id` can only be set on a key with `sending_access`.');
     }
-    if (!isUuid(input.domainId) || !(await deps.domainExists(teamId, input.domainId))) throw notFound('Domain not found');
+    if (!isUuid(input.domainId) || !(await deps.domainExists(teamId, input.domainId)))
+      throw notFound('Domain not found');
   }
   return issueApiKey(deps.db, { teamId, ...input });
 }

@@ -18,10 +18,16 @@ export function createCheckDomainConsumer(deps: CheckDeps & { broker: Broker; db
     // Each check may wait on DNS timeouts; a few at a time keeps the pool free for the API.
     prefetch: 8,
     logger: deps.logger,
-    prepare: async (message) => (message.team_id ? prepareCheck(deps, message.team_id, message.data.domain_id) : undefined),
+    prepare: async (message) =>
+      message.team_id ? prepareCheck(deps, message.team_id, message.data.domain_id) : undefined,
     handle: async (message, trx, findings) => {
       if (!findings || !message.team_id) return;
-      await applyCheck(deps, trx, { teamId: message.team_id, domainId: message.data.domain_id, trigger: 'scheduled', findings });
+      await applyCheck(deps, trx, {
+        teamId: message.team_id,
+        domainId: message.data.domain_id,
+        trigger: 'scheduled',
+        findings,
+      });
     },
   });
 }

@@ -14,7 +14,15 @@ export async function insertDomain(trx: Transaction<DomainsDb>, row: Insertable<
   const domain = await trx.insertInto('domains').values(row).returningAll().executeTakeFirstOrThrow();
   await trx
     .insertInto('domain_records')
-    .values(RECORD_KINDS.map((kind) => ({ domain_id: domain.id, kind, status: 'not_started' as const, detail: null, checked_at: null })))
+    .values(
+      RECORD_KINDS.map((kind) => ({
+        domain_id: domain.id,
+        kind,
+        status: 'not_started' as const,
+        detail: null,
+        checked_at: null,
+      })),
+    )
     .execute();
   return domain;
 }
@@ -31,12 +39,19 @@ export async function domainNameTaken(db: Db, name: string): Promise<boolean> {
 
 /** Domains per verification status, for the `domains` gauge. */
 export async function countDomainsPerStatus(db: Db): Promise<{ status: string; n: number }[]> {
-  const { rows } = await sql<{ status: string; n: number }>`select status, count(*)::int as n from domains group by status`.execute(db);
+  const { rows } = await sql<{
+    status: string;
+    n: number;
+  }>`select status, count(*)::int as n from domains group by status`.execute(db);
   return rows;
 }
 
 /** The row locked until the transaction ends: checks and edits of one domain apply one at a time. */
-export async function lockDomain(trx: Transaction<DomainsDb>, teamId: string, id: string): Promise<DomainRow | undefined> {
+export async function lockDomain(
+  trx: Transaction<DomainsDb>,
+  teamId: string,
+  id: string,
+): Promise<DomainRow | undefined> {
   return trx
     .selectFrom('domains')
     .selectAll()
@@ -51,8 +66,14 @@ export async function listDomains(db: Db, teamId: string, query: PaginationQuery
 }
 
 export async function recordStates(db: Db, domainId: string): Promise<RecordStates> {
-  const rows: DomainRecordRow[] = await db.selectFrom('domain_records').selectAll().where('domain_id', '=', domainId).execute();
-  const states = Object.fromEntries(RECORD_KINDS.map((kind) => [kind, { status: 'not_started', detail: null }])) as RecordStates;
+  const rows: DomainRecordRow[] = await db
+    .selectFrom('domain_records')
+    .selectAll()
+    .where('domain_id', '=', domainId)
+    .execute();
+  const states = Object.fromEntries(
+    RECORD_KINDS.map((kind) => [kind, { status: 'not_started', detail: null }]),
+  ) as RecordStates;
   for (const row of rows) states[row.kind] = { status: row.status, detail: row.detail };
   return states;
 }
@@ -92,7 +113,13 @@ export async function deleteDomain(trx: Transaction<DomainsDb>, id: string): Pro
 
 export async function insertCheck(
   trx: Transaction<DomainsDb>,
-  check: { id: string; domain_id: string; trigger: 'scheduled' | 'manual'; status: DomainRow['status']; findings: unknown },
+  check: {
+    id: string;
+    domain_id: string;
+    trigger: 'scheduled' | 'manual';
+    status: DomainRow['status'];
+    findings: unknown;
+  },
 ): Promise<void> {
   await trx
     .insertInto('domain_checks')
@@ -108,7 +135,12 @@ export async function pruneChecks(trx: Transaction<DomainsDb>, domainId: string,
     .where(
       'id',
       'not in',
-      trx.selectFrom('domain_checks').select('id').where('domain_id', '=', domainId).orderBy('checked_at', 'desc').limit(keep),
+      trx
+        .selectFrom('domain_checks')
+        .select('id')
+        .where('domain_id', '=', domainId)
+        .orderBy('checked_at', 'desc')
+        .limit(keep),
     )
     .execute();
 }

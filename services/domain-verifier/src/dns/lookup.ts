@@ -27,7 +27,8 @@ export function createDnsLookup(opts: { servers: readonly string[]; timeoutMs: n
       return { ok: true, answers: await query() };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? 'UNKNOWN';
-      if (DEFINITIVE.has(code)) return { ok: false, reason: 'missing', detail: code === dns.NOTFOUND ? 'NXDOMAIN' : 'no records of this type' };
+      if (DEFINITIVE.has(code))
+        return { ok: false, reason: 'missing', detail: code === dns.NOTFOUND ? 'NXDOMAIN' : 'no records of this type' };
       return { ok: false, reason: 'temporary', detail: `DNS lookup failed (${code})` };
     }
   }

@@ -18,7 +18,11 @@ import {
   type CaaStep,
 } from './verification.ts';
 
-const infra = { inboundMxHost: 'inbound.postline.test', spfInclude: '_spf.postline.test', trackingHost: 'track.postline.test' };
+const infra = {
+  inboundMxHost: 'inbound.postline.test',
+  spfInclude: '_spf.postline.test',
+  trackingHost: 'track.postline.test',
+};
 const KEY = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA'.padEnd(392, 'A');
 
 function specs(overrides: Partial<Parameters<typeof recordsFor>[0]> = {}): RecordSpec[] {
@@ -106,7 +110,9 @@ describe('checks', () => {
 
   it('joins the character-strings of one DKIM record before comparing', () => {
     const value = `p=${KEY}`;
-    expect(checkTxt(dkim, { ok: true, answers: [[value.slice(0, 255), value.slice(255)]] })).toEqual({ outcome: 'verified' });
+    expect(checkTxt(dkim, { ok: true, answers: [[value.slice(0, 255), value.slice(255)]] })).toEqual({
+      outcome: 'verified',
+    });
     expect(checkTxt(dkim, { ok: true, answers: [['v=DKIM1; k=rsa; ', value]] })).toEqual({ outcome: 'verified' });
   });
 
@@ -119,15 +125,29 @@ describe('checks', () => {
   });
 
   it('accepts our SPF value or a record including our SPF domain, and fails two SPF records', () => {
-    expect(checkTxt(spf, { ok: true, answers: [['v=spf1 include:_spf.postline.test ~all'], ['other']] })).toEqual({ outcome: 'verified' });
-    expect(checkTxt(spf, { ok: true, answers: [['v=spf1 ip4:192.0.2.1 include:_SPF.postline.test -all']] })).toEqual({ outcome: 'verified' });
+    expect(checkTxt(spf, { ok: true, answers: [['v=spf1 include:_spf.postline.test ~all'], ['other']] })).toEqual({
+      outcome: 'verified',
+    });
+    expect(checkTxt(spf, { ok: true, answers: [['v=spf1 ip4:192.0.2.1 include:_SPF.postline.test -all']] })).toEqual({
+      outcome: 'verified',
+    });
     expect(checkTxt(spf, { ok: true, answers: [['v=spf1 include:other.test ~all']] }).outcome).toBe('mismatch');
-    expect(checkTxt(spf, { ok: true, answers: [['v=spf1 include:_spf.postline.test ~all'], ['v=spf1 -all']] }).outcome).toBe('invalid');
+    expect(
+      checkTxt(spf, { ok: true, answers: [['v=spf1 include:_spf.postline.test ~all'], ['v=spf1 -all']] }).outcome,
+    ).toBe('invalid');
   });
 
   it('finds our MX host among the exchanges, without case or trailing dot', () => {
     const mx = spec('spf_mx');
-    expect(checkMx(mx, { ok: true, answers: [{ exchange: 'other.test', priority: 5 }, { exchange: 'Inbound.Postline.Test.', priority: 20 }] })).toEqual({ outcome: 'verified' });
+    expect(
+      checkMx(mx, {
+        ok: true,
+        answers: [
+          { exchange: 'other.test', priority: 5 },
+          { exchange: 'Inbound.Postline.Test.', priority: 20 },
+        ],
+      }),
+    ).toEqual({ outcome: 'verified' });
     expect(checkMx(mx, { ok: true, answers: [{ exchange: 'other.test', priority: 5 }] }).outcome).toBe('mismatch');
     expect(checkMx(mx, { ok: false, reason: 'temporary', detail: 'ETIMEOUT' }).outcome).toBe('temporary');
   });
@@ -143,16 +163,24 @@ describe('checks', () => {
 describe('domain status', () => {
   const sending = (status: 'verified' | 'pending' | 'failed' | 'temporary_failure') =>
     ['dkim', 'spf_mx', 'spf_txt'].map(() => ({ purpose: 'sending' as const, status }));
-  const receiving = (status: 'verified' | 'pending' | 'failed' | 'temporary_failure') => [{ purpose: 'receiving' as const, status }];
+  const receiving = (status: 'verified' | 'pending' | 'failed' | 'temporary_failure') => [
+    { purpose: 'receiving' as const, status },
+  ];
 
   it('is verified when every enabled capability is', () => {
     expect(domainStatus(sending('verified'), ['sending'], false)).toBe('verified');
-    expect(domainStatus([...sending('verified'), ...receiving('verified')], ['sending', 'receiving'], true)).toBe('verified');
+    expect(domainStatus([...sending('verified'), ...receiving('verified')], ['sending', 'receiving'], true)).toBe(
+      'verified',
+    );
   });
 
   it('is partially verified, then partially failed, when one capability is verified and the other is not', () => {
-    expect(domainStatus([...sending('verified'), ...receiving('pending')], ['sending', 'receiving'], false)).toBe('partially_verified');
-    expect(domainStatus([...sending('verified'), ...receiving('failed')], ['sending', 'receiving'], true)).toBe('partially_failed');
+    expect(domainStatus([...sending('verified'), ...receiving('pending')], ['sending', 'receiving'], false)).toBe(
+      'partially_verified',
+    );
+    expect(domainStatus([...sending('verified'), ...receiving('failed')], ['sending', 'receiving'], true)).toBe(
+      'partially_failed',
+    );
   });
 
   it('is pending in the window, failed after it, and never failed because of a DNS outage', () => {
@@ -168,7 +196,9 @@ describe('check schedule', () => {
   const scale = 1;
   const window = VERIFICATION_WINDOW_S;
   it('checks first after a minute, backs off to hourly, and never later than the window end', () => {
-    const delays = [0, 1, 2, 3, 4, 5, 6, 7, 20].map((checks) => nextCheckDelay({ status: 'pending', checks, windowRemainingS: window, scale }));
+    const delays = [0, 1, 2, 3, 4, 5, 6, 7, 20].map((checks) =>
+      nextCheckDelay({ status: 'pending', checks, windowRemainingS: window, scale }),
+    );
     expect(delays).toEqual([60, 60, 120, 300, 600, 900, 1800, 3600, 3600]);
     expect(nextCheckDelay({ status: 'pending', checks: 9, windowRemainingS: 10, scale })).toBeCloseTo(10.001);
   });
@@ -176,7 +206,9 @@ describe('check schedule', () => {
   it('re-checks verified domains periodically, stops on failed, and scales every wait', () => {
     expect(nextCheckDelay({ status: 'verified', checks: 3, windowRemainingS: 0, scale })).toBe(RECHECK_INTERVAL_S);
     expect(nextCheckDelay({ status: 'failed', checks: 3, windowRemainingS: 0, scale })).toBeUndefined();
-    expect(nextCheckDelay({ status: 'pending', checks: 0, windowRemainingS: window * 0.001, scale: 0.001 })).toBeCloseTo(0.06);
+    expect(
+      nextCheckDelay({ status: 'pending', checks: 0, windowRemainingS: window * 0.001, scale: 0.001 }),
+    ).toBeCloseTo(0.06);
   });
 });
 
@@ -195,9 +227,19 @@ describe('tracking records', () => {
       'track.postline.test',
       'tracking',
     ]);
-    expect([caa.record, caa.type, caa.name, caa.fqdn, caa.value]).toEqual(['TrackingCAA', 'CAA', 'example.com', 'links.mail.example.com', '0 issue "letsencrypt.org"']);
+    expect([caa.record, caa.type, caa.name, caa.fqdn, caa.value]).toEqual([
+      'TrackingCAA',
+      'CAA',
+      'example.com',
+      'links.mail.example.com',
+      '0 issue "letsencrypt.org"',
+    ]);
     expect(specs().some((s) => s.purpose === 'tracking')).toBe(false);
-    expect(specs({ sending: false, receiving: true, trackingSubdomain: 'links' }).map((s) => s.kind)).toEqual(['receiving_mx', 'tracking_cname', 'tracking_caa']);
+    expect(specs({ sending: false, receiving: true, trackingSubdomain: 'links' }).map((s) => s.kind)).toEqual([
+      'receiving_mx',
+      'tracking_cname',
+      'tracking_caa',
+    ]);
   });
 
   it('verifies the CNAME when it points at TRACKING_HOST, without case or trailing dot', () => {
@@ -208,10 +250,20 @@ describe('tracking records', () => {
   });
 
   it('searches CAA from the tracking host up to the top-level domain, stopping at the first set or a DNS failure', () => {
-    expect(caaSearchNames('links.mail.example.com.')).toEqual(['links.mail.example.com', 'mail.example.com', 'example.com', 'com']);
+    expect(caaSearchNames('links.mail.example.com.')).toEqual([
+      'links.mail.example.com',
+      'mail.example.com',
+      'example.com',
+      'com',
+    ]);
     expect(caaSearchEnds({ name: 'a', lookup: { ok: false, reason: 'missing', detail: 'NXDOMAIN' } })).toBe(false);
     expect(caaSearchEnds({ name: 'a', lookup: { ok: true, answers: [] } })).toBe(false);
-    expect(caaSearchEnds({ name: 'a', lookup: { ok: true, answers: [{ critical: false, tag: 'iodef', value: 'mailto:x@y' }] } })).toBe(true);
+    expect(
+      caaSearchEnds({
+        name: 'a',
+        lookup: { ok: true, answers: [{ critical: false, tag: 'iodef', value: 'mailto:x@y' }] },
+      }),
+    ).toBe(true);
     expect(caaSearchEnds({ name: 'a', lookup: { ok: false, reason: 'temporary', detail: 'SERVFAIL' } })).toBe(true);
   });
 
@@ -221,27 +273,57 @@ describe('tracking records', () => {
 
   it('is verified when no CAA record restricts issuance on the host or any parent (RFC 8659)', () => {
     expect(checkCaa(caa, caaSearchNames(caa.fqdn).map(none))).toEqual({ outcome: 'verified' });
-    expect(checkCaa(caa, [none('links.mail.example.com'), set('mail.example.com', { critical: false, tag: 'iodef', value: 'mailto:pki@example.com' })])).toEqual({
+    expect(
+      checkCaa(caa, [
+        none('links.mail.example.com'),
+        set('mail.example.com', { critical: false, tag: 'iodef', value: 'mailto:pki@example.com' }),
+      ]),
+    ).toEqual({
       outcome: 'verified',
     });
-    expect(checkCaa(caa, [set('links.mail.example.com', { critical: false, tag: 'issuewild', value: ';' })])).toEqual({ outcome: 'verified' });
+    expect(checkCaa(caa, [set('links.mail.example.com', { critical: false, tag: 'issuewild', value: ';' })])).toEqual({
+      outcome: 'verified',
+    });
   });
 
   it('needs our CA in the relevant (nearest) set', () => {
-    expect(checkCaa(caa, [none('links.mail.example.com'), none('mail.example.com'), set('example.com', issue('digicert.com'), issue('LetsEncrypt.org'))])).toEqual({
+    expect(
+      checkCaa(caa, [
+        none('links.mail.example.com'),
+        none('mail.example.com'),
+        set('example.com', issue('digicert.com'), issue('LetsEncrypt.org')),
+      ]),
+    ).toEqual({
       outcome: 'verified',
     });
-    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; validationmethods=http-01,dns-01'))]).outcome).toBe('verified');
+    expect(
+      checkCaa(caa, [set('example.com', issue('letsencrypt.org; validationmethods=http-01,dns-01'))]).outcome,
+    ).toBe('verified');
     const refused = checkCaa(caa, [none('links.mail.example.com'), set('mail.example.com', issue('digicert.com'))]);
-    expect(refused).toEqual({ outcome: 'mismatch', detail: 'the CAA records at mail.example.com do not allow letsencrypt.org to issue: add 0 issue "letsencrypt.org"' });
+    expect(refused).toEqual({
+      outcome: 'mismatch',
+      detail:
+        'the CAA records at mail.example.com do not allow letsencrypt.org to issue: add 0 issue "letsencrypt.org"',
+    });
     expect(checkCaa(caa, [set('example.com', issue(';'))]).outcome).toBe('mismatch');
-    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1'))]).outcome).toBe('mismatch');
-    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; validationmethods=dns-01'))]).outcome).toBe('mismatch');
-    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org'), { critical: true, tag: 'tbs', value: 'x' })]).outcome).toBe('mismatch');
+    expect(
+      checkCaa(caa, [
+        set('example.com', issue('letsencrypt.org; accounturi=https://acme-v02.api.letsencrypt.org/acme/acct/1')),
+      ]).outcome,
+    ).toBe('mismatch');
+    expect(checkCaa(caa, [set('example.com', issue('letsencrypt.org; validationmethods=dns-01'))]).outcome).toBe(
+      'mismatch',
+    );
+    expect(
+      checkCaa(caa, [set('example.com', issue('letsencrypt.org'), { critical: true, tag: 'tbs', value: 'x' })]).outcome,
+    ).toBe('mismatch');
   });
 
   it('is temporary when a lookup on the way fails, so a DNS outage never fails it', () => {
-    const finding = checkCaa(caa, [none('links.mail.example.com'), { name: 'mail.example.com', lookup: { ok: false, reason: 'temporary', detail: 'SERVFAIL' } }]);
+    const finding = checkCaa(caa, [
+      none('links.mail.example.com'),
+      { name: 'mail.example.com', lookup: { ok: false, reason: 'temporary', detail: 'SERVFAIL' } },
+    ]);
     expect(finding).toEqual({ outcome: 'temporary', detail: 'mail.example.com: SERVFAIL' });
   });
 
@@ -260,8 +342,26 @@ describe('tracking records', () => {
   });
 
   it('keeps the back-off for a verified domain while its tracking records are searched for in the window', () => {
-    expect(nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: VERIFICATION_WINDOW_S, scale: 1, trackingPending: true })).toBe(120);
-    expect(nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: 0, scale: 1, trackingPending: true })).toBe(RECHECK_INTERVAL_S);
-    expect(nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: VERIFICATION_WINDOW_S, scale: 1, trackingPending: false })).toBe(RECHECK_INTERVAL_S);
+    expect(
+      nextCheckDelay({
+        status: 'verified',
+        checks: 2,
+        windowRemainingS: VERIFICATION_WINDOW_S,
+        scale: 1,
+        trackingPending: true,
+      }),
+    ).toBe(120);
+    expect(
+      nextCheckDelay({ status: 'verified', checks: 2, windowRemainingS: 0, scale: 1, trackingPending: true }),
+    ).toBe(RECHECK_INTERVAL_S);
+    expect(
+      nextCheckDelay({
+        status: 'verified',
+        checks: 2,
+        windowRemainingS: VERIFICATION_WINDOW_S,
+        scale: 1,
+        trackingPending: false,
+      }),
+    ).toBe(RECHECK_INTERVAL_S);
   });
 });

@@ -214,5 +214,8 @@ export function apiRecord(spec: RecordSpec, status: DomainRecordStatus): ShownRe
 
 /** A record as webhook payloads show it. */
 export function eventRecord(spec: RecordSpec, status: DomainRecordStatus): DomainEventRecord {
-  return { ...apiRecord(spec, status), record: spec.record === 'Receiving' ? 'Receiving MX' : spec.record } as DomainEventRecord;
+  return {
+    ...apiRecord(spec, status),
+    record: spec.record === 'Receiving' ? 'Receiving MX' : spec.record,
+  } as DomainEventRecord;
 }

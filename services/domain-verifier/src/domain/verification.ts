@@ -23,7 +23,9 @@ export function checkTxt(spec: RecordSpec, lookup: Lookup<TxtAnswer>): Finding {
   const records = lookup.answers.map((chunks) => chunks.join(''));
   if (spec.kind === 'spf_txt') return checkSpf(spec.value, records);
   if (spec.kind === 'dkim') return checkDkim(spec.value, records);
-  return records.includes(spec.value) ? { outcome: 'verified' } : { outcome: 'mismatch', detail: 'no TXT record with the expected value' };
+  return records.includes(spec.value)
+    ? { outcome: 'verified' }
+    : { outcome: 'mismatch', detail: 'no TXT record with the expected value' };
 }
 
 /**
@@ -38,11 +40,15 @@ function checkDkim(expected: string, records: string[]): Finding {
     const tags = dkimTags(record);
     const version = tags.get('v');
     const keyType = tags.get('k');
-    if (tags.get('p') === want && (version === undefined || version === 'DKIM1') && (keyType === undefined || keyType === 'rsa')) {
+    if (
+      tags.get('p') === want &&
+      (version === undefined || version === 'DKIM1') &&
+      (keyType === undefined || keyType === 'rsa')
+    ) {
       return { outcome: 'verified' };
     }
   }
-  return { outcome: 'mismatch', detail: 'the TXT record does not hold this domain\'s DKIM public key' };
+  return { outcome: 'mismatch', detail: "the TXT record does not hold this domain's DKIM public key" };
 }
 
 function dkimTags(record: string): Map<string, string> {
@@ -63,13 +69,22 @@ function dkimTags(record: string): Map<string, string> {
 function checkSpf(expected: string, records: string[]): Finding {
   const spf = records.filter((r) => /^v=spf1(\s|$)/i.test(r.trim()));
   if (spf.length > 1) {
-    return { outcome: 'invalid', detail: `${spf.length} SPF records found; a name must have exactly one (RFC 7208 §4.5)` };
+    return {
+      outcome: 'invalid',
+      detail: `${spf.length} SPF records found; a name must have exactly one (RFC 7208 §4.5)`,
+    };
   }
   const [record] = spf;
   if (record === undefined) return { outcome: records.length > 0 ? 'mismatch' : 'missing', detail: 'no SPF record' };
   if (record === expected) return { outcome: 'verified' };
-  const include = expected.split(/\s+/).find((t) => t.startsWith('include:'))?.toLowerCase();
-  const terms = record.trim().split(/\s+/).map((t) => t.toLowerCase());
+  const include = expected
+    .split(/\s+/)
+    .find((t) => t.startsWith('include:'))
+    ?.toLowerCase();
+  const terms = record
+    .trim()
+    .split(/\s+/)
+    .map((t) => t.toLowerCase());
   if (include && (terms.includes(include) || terms.includes(`+${include}`))) return { outcome: 'verified' };
   return { outcome: 'mismatch', detail: `the SPF record does not contain ${include ?? 'our include'}` };
 }
@@ -112,7 +127,15 @@ export function caaSearchEnds(step: CaaStep): boolean {
 }
 
 /** Property tags our CA acts on (RFC 8659 §4, RFC 9495); any other tag marked critical forbids issuance. */
-const KNOWN_CAA_TAGS = new Set(['issue', 'issuewild', 'iodef', 'issuemail', 'issuevmc', 'contactemail', 'contactphone']);
+const KNOWN_CAA_TAGS = new Set([
+  'issue',
+  'issuewild',
+  'iodef',
+  'issuemail',
+  'issuevmc',
+  'contactemail',
+  'contactphone',
+]);
 
 /**
  * TrackingCAA: may our CA (TRACKING_CA) issue a certificate for the tracking host? The relevant set is the
@@ -138,11 +161,17 @@ export function checkCaa(spec: RecordSpec, steps: CaaStep[]): Finding {
 function relevantCaaSet(spec: RecordSpec, name: string, records: CaaAnswer[]): Finding {
   const critical = records.find((r) => r.critical && !KNOWN_CAA_TAGS.has(r.tag.toLowerCase()));
   if (critical) {
-    return { outcome: 'mismatch', detail: `the CAA records at ${name} hold a critical \`${critical.tag}\` property, which forbids issuance` };
+    return {
+      outcome: 'mismatch',
+      detail: `the CAA records at ${name} hold a critical \`${critical.tag}\` property, which forbids issuance`,
+    };
   }
   const issue = records.filter((r) => r.tag.toLowerCase() === 'issue');
   if (issue.length === 0 || issue.some((r) => issuePermits(r.value))) return { outcome: 'verified' };
-  return { outcome: 'mismatch', detail: `the CAA records at ${name} do not allow ${TRACKING_CA} to issue: add ${spec.value}` };
+  return {
+    outcome: 'mismatch',
+    detail: `the CAA records at ${name} do not allow ${TRACKING_CA} to issue: add ${spec.value}`,
+  };
 }
 
 /** `issuer-domain-name [; key=value]*` (RFC 8659 §4.2). */
@@ -151,10 +180,23 @@ function issuePermits(value: string): boolean {
   if (hostKey(issuer.trim()) !== TRACKING_CA) return false;
   for (const parameter of parameters) {
     const eq = parameter.indexOf('=');
-    const key = parameter.slice(0, eq < 0 ? undefined : eq).trim().toLowerCase();
-    const given = eq < 0 ? '' : parameter.slice(eq + 1).trim().toLowerCase();
+    const key = parameter
+      .slice(0, eq < 0 ? undefined : eq)
+      .trim()
+      .toLowerCase();
+    const given =
+      eq < 0
+        ? ''
+        : parameter
+            .slice(eq + 1)
+            .trim()
+            .toLowerCase();
     if (key === 'accounturi') return false;
-    if (key === 'validationmethods' && !given.split(',').some((m) => m.trim() === 'http-01' || m.trim() === 'tls-alpn-01')) return false;
+    if (
+      key === 'validationmethods' &&
+      !given.split(',').some((m) => m.trim() === 'http-01' || m.trim() === 'tls-alpn-01')
+    )
+      return false;
   }
   return true;
 }

@@ -7,7 +7,13 @@ import type { DomainRow } from '../db/schema.ts';
 import { checkDomainName, isSubdomainLabel } from '../domain/names.ts';
 import { apiRecord, capabilitiesOf, recordSpecsOf } from '../domain/records.ts';
 import { checkDomainNow, type CheckDeps } from '../use-cases/check-domain.ts';
-import { createDomain, patchDomain, removeDomain, type DomainPatch, type ManageDomainsDeps } from '../use-cases/domains.ts';
+import {
+  createDomain,
+  patchDomain,
+  removeDomain,
+  type DomainPatch,
+  type ManageDomainsDeps,
+} from '../use-cases/domains.ts';
 
 export type DomainRouteDeps = ManageDomainsDeps & CheckDeps;
 
@@ -17,7 +23,10 @@ const Tls = z.enum(['opportunistic', 'enforced'], { message: 'must be "opportuni
 const CapabilityField = Capability.nullish();
 const Label = z
   .string()
-  .refine(isSubdomainLabel, 'must be a subdomain label such as `send` (letters, digits, inner hyphens; at most 63 characters)');
+  .refine(
+    isSubdomainLabel,
+    'must be a subdomain label such as `send` (letters, digits, inner hyphens; at most 63 characters)',
+  );
 
 /** A tracking subdomain label; `""` means none (clears it on PATCH, where null means "not given"). */
 const TrackingSubdomain = z.union([z.literal(''), Label]);
@@ -58,7 +67,11 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
       const sending = (body.capabilities?.sending ?? 'enabled') === 'enabled';
       const receiving = (body.capabilities?.receiving ?? 'disabled') === 'enabled';
       if (!sending && !receiving) {
-        throw new ApiError(422, 'validation_error', 'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
+        throw new ApiError(
+          422,
+          'validation_error',
+          'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.',
+        );
       }
       const { domain, states } = await createDomain(deps, teamId, {
         name: checked.domain.name,

@@ -3,10 +3,26 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DomainRecordStatus } from '@postline/contracts';
 import { newId, type Logger } from '@postline/platform';
-import { findDomain, insertCheck, lockDomain, pruneChecks, recordStates, saveRecordStates, updateDomain, type RecordStates } from '../db/domains.ts';
+import {
+  findDomain,
+  insertCheck,
+  lockDomain,
+  pruneChecks,
+  recordStates,
+  saveRecordStates,
+  updateDomain,
+  type RecordStates,
+} from '../db/domains.ts';
 import type { DomainRow, DomainsDb } from '../db/schema.ts';
 import type { DnsLookup } from '../dns/lookup.ts';
-import { recordSpecsOf, type Capability, type Infrastructure, type RecordKind, type RecordPurpose, type RecordSpec } from '../domain/records.ts';
+import {
+  recordSpecsOf,
+  type Capability,
+  type Infrastructure,
+  type RecordKind,
+  type RecordPurpose,
+  type RecordSpec,
+} from '../domain/records.ts';
 import {
   caaSearchEnds,
   caaSearchNames,
@@ -48,7 +64,10 @@ export async function lookUp(deps: CheckDeps, specs: RecordSpec[]): Promise<Find
     specs.map(async (spec) => {
       const started = performance.now();
       const finding = await lookUpOne(deps.dns, spec);
-      deps.metrics.lookupDuration.observe({ type: spec.type, outcome: finding.outcome }, (performance.now() - started) / 1000);
+      deps.metrics.lookupDuration.observe(
+        { type: spec.type, outcome: finding.outcome },
+        (performance.now() - started) / 1000,
+      );
       return [spec.kind, { ...finding, fqdn: spec.fqdn }] as const;
     }),
   );
@@ -87,9 +106,16 @@ export async function prepareCheck(deps: CheckDeps, teamId: string, domainId: st
  * A check asked for by POST /domains/{id}/verify: looks up, then applies the outcome in its own
  * transaction. Returns the updated row, or undefined when the domain is not the team's.
  */
-export async function checkDomainNow(deps: CheckDeps, teamId: string, domainId: string): Promise<DomainRow | undefined> {
+export async function checkDomainNow(
+  deps: CheckDeps,
+  teamId: string,
+  domainId: string,
+): Promise<DomainRow | undefined> {
   const findings = await prepareCheck(deps, teamId, domainId);
-  return findings && deps.db.transaction().execute((trx) => applyCheck(deps, trx, { teamId, domainId, trigger: 'manual', findings }));
+  return (
+    findings &&
+    deps.db.transaction().execute((trx) => applyCheck(deps, trx, { teamId, domainId, trigger: 'manual', findings }))
+  );
 }
 
 /**
@@ -121,7 +147,11 @@ export async function applyCheck(
   let next = evaluate(specs, states, opts.findings, now.getTime() >= windowEnd(windowStart));
   const lost = (purpose: RecordPurpose, was: boolean) =>
     was && !purposeVerified(next.records, purpose) && specs.some((spec) => spec.purpose === purpose);
-  if (lost('sending', before.sending_verified) || lost('receiving', before.receiving_verified) || lost('tracking', before.tracking_verified)) {
+  if (
+    lost('sending', before.sending_verified) ||
+    lost('receiving', before.receiving_verified) ||
+    lost('tracking', before.tracking_verified)
+  ) {
     // A verified domain whose record disappeared gets a fresh window to put it back before it fails.
     windowStart = now;
     checks = 0;
@@ -129,7 +159,9 @@ export async function applyCheck(
   }
   checks += 1;
 
-  const enabled = (['sending', 'receiving'] as const).filter((capability: Capability) => specs.some((spec) => spec.purpose === capability));
+  const enabled = (['sending', 'receiving'] as const).filter((capability: Capability) =>
+    specs.some((spec) => spec.purpose === capability),
+  );
   const status = domainStatus(next.records, enabled, next.windowOver);
   const trackingVerified = purposeVerified(next.records, 'tracking');
   const delay = nextCheckDelay({
@@ -157,7 +189,8 @@ export async function applyCheck(
 
   const updatedStates: RecordStates = { ...states, ...next.states };
   const recordsChanged = specs.some((spec) => states[spec.kind].status !== updatedStates[spec.kind].status);
-  if (status !== before.status || recordsChanged) await publishEvent(trx, 'domain.updated', after, updatedStates, deps.infra);
+  if (status !== before.status || recordsChanged)
+    await publishEvent(trx, 'domain.updated', after, updatedStates, deps.infra);
   if (
     status !== before.status ||
     after.sending_verified !== before.sending_verified ||
@@ -169,7 +202,13 @@ export async function applyCheck(
   if (due) await scheduleCheck(trx, after, due);
   deps.metrics.checks.inc({ trigger: opts.trigger, status });
   deps.logger.info(
-    { domain_id: after.id, trigger: opts.trigger, status, previous: before.status, next_check_at: due?.toISOString() ?? null },
+    {
+      domain_id: after.id,
+      trigger: opts.trigger,
+      status,
+      previous: before.status,
+      next_check_at: due?.toISOString() ?? null,
+    },
     'domain checked',
   );
   return after;
@@ -193,7 +232,8 @@ function evaluate(specs: RecordSpec[], states: RecordStates, findings: Findings,
     // Looked up under another name (the tracking subdomain changed meanwhile): says nothing of this record.
     if (!finding || finding.fqdn !== spec.fqdn) continue;
     const previous = states[spec.kind].status;
-    const status = finding.outcome === 'temporary' && previous === 'verified' ? 'verified' : recordStatus(finding, windowOver);
+    const status =
+      finding.outcome === 'temporary' && previous === 'verified' ? 'verified' : recordStatus(finding, windowOver);
     next[spec.kind] = { status, detail: finding.outcome === 'verified' ? null : finding.detail };
   }
   return {

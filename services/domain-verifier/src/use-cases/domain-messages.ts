@@ -62,7 +62,11 @@ export function checkTimerKey(domainId: string): string {
 
 /** Sets (or moves) the domain's check timer; the scheduler sends `domain-verifier.check-domain` at `due`. */
 export async function scheduleCheck(trx: Transaction<DomainsDb>, domain: DomainRow, due: Date): Promise<void> {
-  await enqueue(trx, [timerMessage(domain.team_id, checkTimerKey(domain.id), due, 'domain-verifier.check-domain', { domain_id: domain.id })]);
+  await enqueue(trx, [
+    timerMessage(domain.team_id, checkTimerKey(domain.id), due, 'domain-verifier.check-domain', {
+      domain_id: domain.id,
+    }),
+  ]);
 }
 
 export async function cancelCheck(trx: Transaction<DomainsDb>, domain: DomainRow): Promise<void> {

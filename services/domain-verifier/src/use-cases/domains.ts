@@ -102,7 +102,12 @@ export type DomainPatch = {
  * changing the tracking subdomain does the same for its two records (which never enter the status); clearing
  * it (`trackingSubdomain: null`) removes them, and tracking is no longer verified.
  */
-export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: string, patch: DomainPatch): Promise<DomainRow | undefined> {
+export async function patchDomain(
+  deps: ManageDomainsDeps,
+  teamId: string,
+  id: string,
+  patch: DomainPatch,
+): Promise<DomainRow | undefined> {
   const now = deps.now?.() ?? new Date();
   return deps.db.transaction().execute(async (trx) => {
     const before = await lockDomain(trx, teamId, id);
@@ -110,9 +115,14 @@ export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: s
     const sending = patch.sending ?? before.sending;
     const receiving = patch.receiving ?? before.receiving;
     if (!sending && !receiving) {
-      throw new ApiError(422, 'validation_error', 'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.');
+      throw new ApiError(
+        422,
+        'validation_error',
+        'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.',
+      );
     }
-    const trackingSubdomain = patch.trackingSubdomain === undefined ? before.tracking_subdomain : patch.trackingSubdomain;
+    const trackingSubdomain =
+      patch.trackingSubdomain === undefined ? before.tracking_subdomain : patch.trackingSubdomain;
     const trackingChanged = trackingSubdomain !== before.tracking_subdomain;
     const addedSending = sending && !before.sending;
     const addedReceiving = receiving && !before.receiving;
@@ -145,11 +155,18 @@ export async function patchDomain(deps: ManageDomainsDeps, teamId: string, id: s
     );
     const states = await recordStates(trx, id);
     if (capabilitiesChanged || trackingChanged) {
-      const records = recordSpecsOf(after, deps.infra).map((spec) => ({ purpose: spec.purpose, status: states[spec.kind].status }));
+      const records = recordSpecsOf(after, deps.infra).map((spec) => ({
+        purpose: spec.purpose,
+        status: states[spec.kind].status,
+      }));
       const enabled = [...(sending ? (['sending'] as const) : []), ...(receiving ? (['receiving'] as const) : [])];
       const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
       // Tracking records never enter the status: changing only the tracking subdomain keeps it.
-      const status = !capabilitiesChanged ? after.status : after.last_checked_at === null ? 'not_started' : domainStatus(records, enabled, false);
+      const status = !capabilitiesChanged
+        ? after.status
+        : after.last_checked_at === null
+          ? 'not_started'
+          : domainStatus(records, enabled, false);
       after = await updateDomain(trx, id, {
         status,
         ...(added ? { window_started_at: now, checks_in_window: 0, next_check_at: firstCheck } : {}),

@@ -247,7 +247,13 @@ describe('what is not acted on', () => {
 
   it('one message for a position named by several failed recipients', () => {
     expect(decide(fixture('postfix-failed.eml'), V0).feedback).toEqual([
-      { email_id: EMAIL(1), recipient_position: 0, kind: 'bounce', bounce: bounce('Permanent', 'General'), suppress: true },
+      {
+        email_id: EMAIL(1),
+        recipient_position: 0,
+        kind: 'bounce',
+        bounce: bounce('Permanent', 'General'),
+        suppress: true,
+      },
     ]);
   });
 

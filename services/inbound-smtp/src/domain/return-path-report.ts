@@ -5,7 +5,13 @@
 import type { EmailFeedback, UnsubscribeMail } from '@postline/contracts';
 import { parseVerp } from '@postline/platform';
 import { isComplaint, parseFeedbackReport, type FeedbackReport } from './arf.ts';
-import { effectiveAction, classifyDsnFailure, dsnFailureSuppresses, parseDeliveryStatus, type DeliveryStatus } from './dsn.ts';
+import {
+  effectiveAction,
+  classifyDsnFailure,
+  dsnFailureSuppresses,
+  parseDeliveryStatus,
+  type DeliveryStatus,
+} from './dsn.ts';
 import { decodeWords, findReport, firstText, headerValue, parseMime } from './multipart-report.ts';
 import {
   domainOf,

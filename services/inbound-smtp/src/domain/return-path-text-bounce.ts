@@ -95,7 +95,12 @@ function classifyText(text: string): { bounce: FeedbackBounce; suppress: boolean
     return { bounce, suppress: filed.suppress };
   }
   return {
-    bounce: { type: 'Undetermined', subType: 'Undetermined', message: BOUNCE_MESSAGES.Undetermined, diagnosticCode: [] },
+    bounce: {
+      type: 'Undetermined',
+      subType: 'Undetermined',
+      message: BOUNCE_MESSAGES.Undetermined,
+      diagnosticCode: [],
+    },
     suppress: false,
   };
 }

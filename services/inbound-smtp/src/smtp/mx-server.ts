@@ -3,12 +3,7 @@
 // enforced, a cap on recipients, idle and whole-session time limits, a cap on sessions per client address.
 // A message is answered 250 only once everything it causes is committed (MAIL-NOTES.md §8.4, §9).
 import { domainToASCII } from 'node:url';
-import {
-  SMTPServer,
-  type SMTPServerAddress,
-  type SMTPServerOptions,
-  type SMTPServerSession,
-} from 'smtp-server';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { Logger } from '@postline/platform';
 import { normalizeLineEndings } from '../domain/line-endings.ts';
 import { routeRecipient, type RecipientRoute } from '../domain/recipient-routing.ts';

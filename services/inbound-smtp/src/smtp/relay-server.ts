@@ -181,7 +181,9 @@ export function createRelayServers(deps: RelayServerDeps): {
       const rcptTo = session.envelope.rcptTo;
       const known = rcptTo.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
       const tooMany = !refusal && !known && rcptTo.length >= limits.maxRecipients;
-      setImmediate(() => callback(refusal ?? (tooMany ? asError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)) : undefined)));
+      setImmediate(() =>
+        callback(refusal ?? (tooMany ? asError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)) : undefined)),
+      );
     },
     onData(stream, session, callback) {
       const entry = sessions.get(session.id);

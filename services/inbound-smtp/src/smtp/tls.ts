@@ -19,7 +19,10 @@ export async function loadTlsCredentials(
   logger: Logger,
 ): Promise<TlsCredentials> {
   if (config.SMTP_TLS_CERT && config.SMTP_TLS_KEY) {
-    const [cert, key] = await Promise.all([readFile(config.SMTP_TLS_CERT, 'utf8'), readFile(config.SMTP_TLS_KEY, 'utf8')]);
+    const [cert, key] = await Promise.all([
+      readFile(config.SMTP_TLS_CERT, 'utf8'),
+      readFile(config.SMTP_TLS_KEY, 'utf8'),
+    ]);
     return { cert, key, selfSigned: false };
   }
   if (config.SMTP_TLS_CERT || config.SMTP_TLS_KEY) {

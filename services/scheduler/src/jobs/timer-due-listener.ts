@@ -8,7 +8,12 @@ export type TimerDueListener = { stop(): Promise<void> };
  * of a set due soon) and after every (re)connect, since timers may have been stored while it was not
  * listening. The firing loop's poll covers the gaps.
  */
-export function listenForTimerDue(opts: { databaseUrl: string; schema: string; logger: Logger; onDue: () => void }): TimerDueListener {
+export function listenForTimerDue(opts: {
+  databaseUrl: string;
+  schema: string;
+  logger: Logger;
+  onDue: () => void;
+}): TimerDueListener {
   return listenChannel({
     databaseUrl: opts.databaseUrl,
     channel: timerDueChannel(opts.schema),

@@ -1,13 +1,21 @@
 import { createConsumer, type Broker, type Consumer } from '@postline/platform';
 import type { SenderDb } from '../db/schema.ts';
-import { attemptDelivery, recordAttempts, releaseAttemptClaims, type DeliverDeps, type DeliveryAttempt } from '../use-cases/deliver-emails.ts';
+import {
+  attemptDelivery,
+  recordAttempts,
+  releaseAttemptClaims,
+  type DeliverDeps,
+  type DeliveryAttempt,
+} from '../use-cases/deliver-emails.ts';
 
 /**
  * The consumer of `sender.deliver`: each command is one SMTP transaction, made in `prepare` (outside any
  * transaction) and recorded in the handler's transaction. A redelivery after a crash between the two sends
  * the message again (the duplicate RFC 1047 accepts for an MTA); the result is recorded once.
  */
-export function createDeliverEmailConsumer(deps: DeliverDeps & { broker: Broker; concurrency: number; recordRetriesMs?: readonly number[] }): Consumer {
+export function createDeliverEmailConsumer(
+  deps: DeliverDeps & { broker: Broker; concurrency: number; recordRetriesMs?: readonly number[] },
+): Consumer {
   return createConsumer<SenderDb, 'sender.deliver', DeliveryAttempt>({
     broker: deps.broker,
     db: deps.db,

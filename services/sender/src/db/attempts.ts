@@ -24,7 +24,10 @@ type AttemptRow = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
   ord: number;
   created_at: Date | string;
   scheduled_at: Date | string | null;
-  recipient_rows: (Omit<RecipientRow, 'first_deferred_at' | 'updated_at'> & { first_deferred_at: string | null; updated_at: string })[];
+  recipient_rows: (Omit<RecipientRow, 'first_deferred_at' | 'updated_at'> & {
+    first_deferred_at: string | null;
+    updated_at: string;
+  })[];
   sending: (Omit<SendingDomainRow, 'state_at'> & { state_at: string }) | null;
   suppressions: { email: string; origin: SuppressionOrigin }[];
   has_attachments: boolean;
@@ -36,14 +39,24 @@ type AttemptRow = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
  * (if it is still queued), its recipients at that attempt, its sending domain's state and the recipients'
  * suppressions. The answer is in the order of `queries`; undefined where there is nothing to attempt.
  */
-export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly AttemptQuery[]): Promise<(LoadedAttempt | undefined)[]> {
+export async function loadAttempts(
+  db: Kysely<SenderDb>,
+  queries: readonly AttemptQuery[],
+): Promise<(LoadedAttempt | undefined)[]> {
   if (queries.length === 0) return [];
   // `e.id = any(ids)` repeats the join key so the planner sees how few rows there are: it estimates any
   // jsonb_to_recordset at 100 rows, and against a young or bloated table with stale statistics it then
   // scans the whole table rather than probe the key.
   // Not PREPARED: a generic plan made while emails was young kept scanning it once it had grown (see
   // PREPARED); planning it costs about 0.5 ms a batch.
-  const wanted = queries.map((q, ord) => ({ ord, team_id: q.teamId, email_id: q.emailId, positions: q.positions, attempt: q.attempt, at: q.now }));
+  const wanted = queries.map((q, ord) => ({
+    ord,
+    team_id: q.teamId,
+    email_id: q.emailId,
+    positions: q.positions,
+    attempt: q.attempt,
+    at: q.now,
+  }));
   const { rows } = await sql<AttemptRow>`select q.ord, e.*,
       coalesce((select json_agg(r order by r.position) from recipients r
         where r.email_id = e.id and r.position = any(q.positions) and r.status in ('pending', 'deferred')
@@ -62,10 +75,22 @@ export async function loadAttempts(db: Kysely<SenderDb>, queries: readonly Attem
     where e.id = any(${queries.map((q) => q.emailId)}::uuid[])`.execute(db);
   const loaded: (LoadedAttempt | undefined)[] = queries.map(() => undefined);
   for (const row of rows) {
-    const { ord, recipient_rows: recipientRows, sending, suppressions, has_attachments: hasAttachments, attachment_bytes: attachmentBytes, ...email } = row;
+    const {
+      ord,
+      recipient_rows: recipientRows,
+      sending,
+      suppressions,
+      has_attachments: hasAttachments,
+      attachment_bytes: attachmentBytes,
+      ...email
+    } = row;
     if (recipientRows.length === 0) continue;
     loaded[ord] = {
-      email: { ...email, created_at: new Date(email.created_at), scheduled_at: email.scheduled_at ? new Date(email.scheduled_at) : null },
+      email: {
+        ...email,
+        created_at: new Date(email.created_at),
+        scheduled_at: email.scheduled_at ? new Date(email.scheduled_at) : null,
+      },
       recipients: recipientRows.map((r) => ({
         ...r,
         first_deferred_at: r.first_deferred_at ? new Date(r.first_deferred_at) : null,
@@ -86,7 +111,10 @@ export type AttemptLoader = (query: AttemptQuery) => Promise<LoadedAttempt | und
  * `loadAttempts` for attempts prepared at the same time (a worker's prefetched commands arrive together):
  * their reads join one statement, at most `maxConcurrent` at once, so that under load the groups grow.
  */
-export function createAttemptLoader(db: Kysely<SenderDb>, opts: { maxItems?: number; maxWaitMs?: number; maxConcurrent?: number } = {}): AttemptLoader {
+export function createAttemptLoader(
+  db: Kysely<SenderDb>,
+  opts: { maxItems?: number; maxWaitMs?: number; maxConcurrent?: number } = {},
+): AttemptLoader {
   return createBatchLoader({
     maxItems: opts.maxItems ?? 64,
     maxWaitMs: opts.maxWaitMs ?? 0,

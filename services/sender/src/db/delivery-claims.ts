@@ -16,7 +16,12 @@ export type ClaimResult =
  * fresh for `staleMs` (its process died, or gave the attempt up without recording it, so whether its
  * message went out is unknown). One statement; times are the database's, so replicas' clocks never matter.
  */
-export async function claimDelivery(db: Kysely<SenderDb>, claim: DeliveryClaim, instanceId: string, staleMs: number): Promise<ClaimResult> {
+export async function claimDelivery(
+  db: Kysely<SenderDb>,
+  claim: DeliveryClaim,
+  instanceId: string,
+  staleMs: number,
+): Promise<ClaimResult> {
   const { rows } = await sql<{ previous: string | null }>`with previous as (
       select instance_id from delivery_claims
       where email_id = ${claim.emailId} and first_position = ${claim.firstPosition} and attempt = ${claim.attempt}
@@ -32,7 +37,11 @@ export async function claimDelivery(db: Kysely<SenderDb>, claim: DeliveryClaim, 
 }
 
 /** Keeps this process's claims of attempts under way fresh. */
-export async function refreshClaims(db: Kysely<SenderDb>, instanceId: string, claims: readonly DeliveryClaim[]): Promise<void> {
+export async function refreshClaims(
+  db: Kysely<SenderDb>,
+  instanceId: string,
+  claims: readonly DeliveryClaim[],
+): Promise<void> {
   if (claims.length === 0) return;
   await sql`update delivery_claims c set claimed_at = now()
     from unnest(${claims.map((c) => c.emailId)}::uuid[], ${claims.map((c) => c.firstPosition)}::int[], ${claims.map((c) => c.attempt)}::int[])

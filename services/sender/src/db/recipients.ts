@@ -20,11 +20,26 @@ export type RecipientStateColumns = {
 };
 
 export function recipientStateColumns(): RecipientStateColumns {
-  return { email_id: [], position: [], attempt: [], status: [], code: [], response: [], bounce_type: [], bounce_sub_type: [], first_deferred_at: [] };
+  return {
+    email_id: [],
+    position: [],
+    attempt: [],
+    status: [],
+    code: [],
+    response: [],
+    bounce_type: [],
+    bounce_sub_type: [],
+    first_deferred_at: [],
+  };
 }
 
 /** Adds the new state of the recipient at `transition` of email `emailId`'s attempt `attempt`. */
-export function addRecipientState(columns: RecipientStateColumns, emailId: string, attempt: number, transition: RecipientTransition): void {
+export function addRecipientState(
+  columns: RecipientStateColumns,
+  emailId: string,
+  attempt: number,
+  transition: RecipientTransition,
+): void {
   const { result } = transition;
   columns.email_id.push(emailId);
   columns.position.push(transition.recipient.position);
@@ -85,7 +100,11 @@ export async function countRecentBounces(
     .where('team_id', '=', teamId)
     .where('bounce_type', '=', 'Transient')
     .where('bounce_sub_type', 'in', opts.subTypes)
-    .where(lower, 'in', addresses.map((a) => a.toLowerCase()))
+    .where(
+      lower,
+      'in',
+      addresses.map((a) => a.toLowerCase()),
+    )
     .where('updated_at', '>=', opts.since)
     .groupBy(lower)
     .execute();

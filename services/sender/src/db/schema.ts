@@ -297,7 +297,13 @@ export type BroadcastRecipientsTable = {
 };
 
 /** An SMTP transaction recorded before it starts, by the process making it (db/delivery-claims.ts). */
-export type DeliveryClaimsTable = { email_id: string; first_position: number; attempt: number; instance_id: string; claimed_at: Date };
+export type DeliveryClaimsTable = {
+  email_id: string;
+  first_position: number;
+  attempt: number;
+  instance_id: string;
+  claimed_at: Date;
+};
 
 export type SenderDb = MessagingTables & {
   delivery_claims: DeliveryClaimsTable;

@@ -33,7 +33,12 @@ describe('planRecipientStates', () => {
       [recipient(0, 'a@far.test', since), recipient(1, 'b@far.test', since)],
       [
         { kind: 'deferred', code: 452, response: '452 4.2.2 mailbox full', fromServer: true },
-        { kind: 'deferred', code: 451, response: '451 4.4.1 No MX host of the recipient domain could be reached', fromServer: false },
+        {
+          kind: 'deferred',
+          code: 451,
+          response: '451 4.4.1 No MX host of the recipient domain could be reached',
+          fromServer: false,
+        },
       ],
       now,
       5 * DAY,
@@ -44,16 +49,29 @@ describe('planRecipientStates', () => {
 });
 
 describe('attemptEffects', () => {
-  const effectsOf = (recipients: AttemptRecipient[], results: RecipientResult[], recorded = (_recipient: AttemptRecipient) => true) =>
-    attemptEffects(planRecipientStates(recipients, results, now, 5 * DAY), recorded);
+  const effectsOf = (
+    recipients: AttemptRecipient[],
+    results: RecipientResult[],
+    recorded = (_recipient: AttemptRecipient) => true,
+  ) => attemptEffects(planRecipientStates(recipients, results, now, 5 * DAY), recorded);
 
   it('describes the events in order, the last event, the positions to retry and the bounces', () => {
     const effects = effectsOf(
-      [recipient(0, 'ok@far.test'), recipient(1, 'later@far.test'), recipient(2, 'gone@far.test'), recipient(3, 'listed@far.test')],
+      [
+        recipient(0, 'ok@far.test'),
+        recipient(1, 'later@far.test'),
+        recipient(2, 'gone@far.test'),
+        recipient(3, 'listed@far.test'),
+      ],
       [
         { kind: 'delivered', code: 250, response: '250 2.0.0 OK' },
         { kind: 'deferred', code: 451, response: '451 4.7.1 greylisted', fromServer: true },
-        { kind: 'bounced', code: 550, response: '550 5.1.1 no such user', bounce: { type: 'Permanent', subType: 'General', suppress: true } },
+        {
+          kind: 'bounced',
+          code: 550,
+          response: '550 5.1.1 no such user',
+          bounce: { type: 'Permanent', subType: 'General', suppress: true },
+        },
         { kind: 'suppressed', reason: 'previous_bounce' },
       ],
     );
@@ -68,7 +86,12 @@ describe('attemptEffects', () => {
     expect(effects.bounced).toEqual([
       {
         address: 'gone@far.test',
-        bounce: { type: 'Permanent', subType: 'General', message: expect.any(String), diagnosticCode: ['smtp; 550 5.1.1 no such user'] },
+        bounce: {
+          type: 'Permanent',
+          subType: 'General',
+          message: expect.any(String),
+          diagnosticCode: ['smtp; 550 5.1.1 no such user'],
+        },
         suppress: true,
         transient: false,
       },
@@ -80,20 +103,38 @@ describe('attemptEffects', () => {
       [recipient(0, 'taken@far.test'), recipient(1, 'bounced@postline.test')],
       [
         { kind: 'delivered', code: 250, response: '250 OK' },
-        { kind: 'bounced', code: 550, response: '5.1.1 sandbox', bounce: { type: 'Permanent', subType: 'General', suppress: true } },
+        {
+          kind: 'bounced',
+          code: 550,
+          response: '5.1.1 sandbox',
+          bounce: { type: 'Permanent', subType: 'General', suppress: true },
+        },
       ],
       (r: AttemptRecipient) => r.position !== 0,
     );
     expect(effects.events.map((e) => e.type)).toEqual(['email.bounced']);
-    expect(effects.bounced[0]).toMatchObject({ suppress: false, bounce: { diagnosticCode: ['smtp; 550 5.1.1 sandbox'] } });
+    expect(effects.bounced[0]).toMatchObject({
+      suppress: false,
+      bounce: { diagnosticCode: ['smtp; 550 5.1.1 sandbox'] },
+    });
   });
 
   it('counts a transient bounce of the mailbox towards a temporary suppression, not a refusal of the content', () => {
     const effects = effectsOf(
       [recipient(0, 'full@far.test'), recipient(1, 'spam@far.test')],
       [
-        { kind: 'bounced', code: 552, response: '552 5.2.2 full', bounce: { type: 'Transient', subType: 'MailboxFull', suppress: false } },
-        { kind: 'bounced', code: 550, response: '550 5.7.1 spam', bounce: { type: 'Transient', subType: 'ContentRejected', suppress: false } },
+        {
+          kind: 'bounced',
+          code: 552,
+          response: '552 5.2.2 full',
+          bounce: { type: 'Transient', subType: 'MailboxFull', suppress: false },
+        },
+        {
+          kind: 'bounced',
+          code: 550,
+          response: '550 5.7.1 spam',
+          bounce: { type: 'Transient', subType: 'ContentRejected', suppress: false },
+        },
       ],
     );
     expect(effects.bounced.map((b) => [b.address, b.transient])).toEqual([

@@ -64,7 +64,13 @@ export function planRecipientStates(
   });
 }
 
-type AttemptEventType = 'email.delivered' | 'email.complained' | 'email.delivery_delayed' | 'email.bounced' | 'email.suppressed' | 'email.failed';
+type AttemptEventType =
+  | 'email.delivered'
+  | 'email.complained'
+  | 'email.delivery_delayed'
+  | 'email.bounced'
+  | 'email.suppressed'
+  | 'email.failed';
 
 /** An email event an attempt causes, without the email's own fields: `to` names the recipients it is about. */
 export type AttemptEvent = {
@@ -75,7 +81,12 @@ export type AttemptEvent = {
  * A bounced recipient: the event's `bounce`, whether the address joins the suppression list, and whether
  * the bounce counts towards a temporary suppression (aboutTheMailbox).
  */
-export type BouncedRecipient = { address: string; bounce: EmailBounced['bounce']; suppress: boolean; transient: boolean };
+export type BouncedRecipient = {
+  address: string;
+  bounce: EmailBounced['bounce'];
+  suppress: boolean;
+  transient: boolean;
+};
 
 export type AttemptEffects = {
   /** In the order they are enqueued. */
@@ -91,7 +102,10 @@ export type AttemptEffects = {
  * What the recorded part of one attempt causes. `recorded` tells whether a recipient's new state was
  * written (it was still at this attempt); it is asked once per recipient, in order.
  */
-export function attemptEffects(transitions: readonly RecipientTransition[], recorded: (recipient: AttemptRecipient) => boolean): AttemptEffects {
+export function attemptEffects(
+  transitions: readonly RecipientTransition[],
+  recorded: (recipient: AttemptRecipient) => boolean,
+): AttemptEffects {
   const delivered: string[] = [];
   const complained: string[] = [];
   const delayed: { address: string; result: RecipientResult & { kind: 'deferred' } }[] = [];
@@ -134,7 +148,7 @@ export function attemptEffects(transitions: readonly RecipientTransition[], reco
             bounce: {
               type: 'Transient',
               subType: bounceSubType ?? 'General',
-              message: 'The recipient\'s mail server kept refusing the email temporarily until we stopped retrying.',
+              message: "The recipient's mail server kept refusing the email temporarily until we stopped retrying.",
               diagnosticCode: [diagnostic(result.code, result.response)],
             },
             suppress: false,
@@ -163,7 +177,10 @@ export function attemptEffects(transitions: readonly RecipientTransition[], reco
       type: 'email.delivery_delayed',
       to: delayed.map((d) => d.address),
       extra: {
-        delivery_delayed: { message: 'The recipient\'s mail server did not accept the email yet; we will retry.', diagnosticCode: [diagnostic(first.code, first.response)] },
+        delivery_delayed: {
+          message: "The recipient's mail server did not accept the email yet; we will retry.",
+          diagnosticCode: [diagnostic(first.code, first.response)],
+        },
       },
     });
     lastEvent = 'delivery_delayed';
@@ -190,7 +207,11 @@ export function attemptEffects(transitions: readonly RecipientTransition[], reco
     lastEvent = 'suppressed';
   }
   for (const reason of new Set(failed.map((f) => f.reason))) {
-    events.push({ type: 'email.failed', to: failed.filter((f) => f.reason === reason).map((f) => f.address), extra: { failed: { reason } } });
+    events.push({
+      type: 'email.failed',
+      to: failed.filter((f) => f.reason === reason).map((f) => f.address),
+      extra: { failed: { reason } },
+    });
     lastEvent = 'failed';
   }
   return { events, lastEvent, retry, bounced };
@@ -200,11 +221,12 @@ function bounceOf(bounce: BounceClass, code: number, response: string): EmailBou
   return {
     type: bounce.type,
     subType: bounce.subType,
-    message: bounce.type === 'Permanent'
-      ? 'The recipient\'s mail server permanently rejected the email.'
-      : bounce.type === 'Transient'
-        ? 'The recipient\'s mail server rejected the email for a reason that may not last.'
-        : 'The recipient\'s mail server rejected the email for an undetermined reason.',
+    message:
+      bounce.type === 'Permanent'
+        ? "The recipient's mail server permanently rejected the email."
+        : bounce.type === 'Transient'
+          ? "The recipient's mail server rejected the email for a reason that may not last."
+          : "The recipient's mail server rejected the email for an undetermined reason.",
     diagnosticCode: [diagnostic(code, response)],
   };
 }

@@ -10,7 +10,11 @@ describe('envelope recipients', () => {
   });
 
   it('lists to, cc and bcc once each, compared without case', () => {
-    expect(envelopeRecipients({ to: ['a@x.test', 'B <b@x.test>'], cc: ['A@X.test'], bcc: ['c@y.test'] })).toEqual(['a@x.test', 'b@x.test', 'c@y.test']);
+    expect(envelopeRecipients({ to: ['a@x.test', 'B <b@x.test>'], cc: ['A@X.test'], bcc: ['c@y.test'] })).toEqual([
+      'a@x.test',
+      'b@x.test',
+      'c@y.test',
+    ]);
   });
 
   it('groups positions by domain, at most 50 per transaction', () => {
@@ -41,9 +45,16 @@ describe('sandbox addresses', () => {
     expect(sandboxResult('delivered+x@postline.test').kind).toBe('delivered');
     expect(sandboxResult('complained@postline.test').kind).toBe('complained');
     expect(sandboxResult('suppressed@postline.test')).toEqual({ kind: 'suppressed', reason: 'previous_bounce' });
-    expect(sandboxResult('bounced+y@postline.test')).toMatchObject({ kind: 'bounced', code: 550, bounce: { type: 'Permanent', suppress: false } });
+    expect(sandboxResult('bounced+y@postline.test')).toMatchObject({
+      kind: 'bounced',
+      code: 550,
+      bounce: { type: 'Permanent', suppress: false },
+    });
     // suppressed@ takes no label, and an unknown mailbox does not exist.
-    expect(sandboxResult('suppressed+z@postline.test')).toMatchObject({ kind: 'bounced', bounce: { subType: 'NoEmail' } });
+    expect(sandboxResult('suppressed+z@postline.test')).toMatchObject({
+      kind: 'bounced',
+      bounce: { subType: 'NoEmail' },
+    });
     expect(sandboxResult('nobody@postline.test')).toMatchObject({ kind: 'bounced', bounce: { subType: 'NoEmail' } });
   });
 });

@@ -7,7 +7,10 @@ describe('renderPlaceholders', () => {
 
   it('replaces values, escaping them in html only, and uses a fallback where a value is missing', () => {
     const text = 'Hi {{{NAME}}}, {{{ COUNT }}} items, {{{contact.first_name|there}}} / {{{contact.last_name|friend}}}';
-    expect(renderPlaceholders(text, valueOf, { html: true })).toEqual({ text: 'Hi Ada &lt;3, 3 items, Grace / friend', missing: [] });
+    expect(renderPlaceholders(text, valueOf, { html: true })).toEqual({
+      text: 'Hi Ada &lt;3, 3 items, Grace / friend',
+      missing: [],
+    });
     expect(renderPlaceholders(text, valueOf, { html: false }).text).toBe('Hi Ada <3, 3 items, Grace / friend');
   });
 

@@ -15,5 +15,8 @@ export type RecipientResult =
 /** The result of a recipient on the team's suppression list, or undefined when it is not listed. */
 export function suppressedResult(origin: SuppressionOrigin | undefined): RecipientResult | undefined {
   if (!origin) return undefined;
-  return { kind: 'suppressed', reason: origin === 'complaint' ? 'previous_complaint' : origin === 'bounce' ? 'previous_bounce' : undefined };
+  return {
+    kind: 'suppressed',
+    reason: origin === 'complaint' ? 'previous_complaint' : origin === 'bounce' ? 'previous_bounce' : undefined,
+  };
 }

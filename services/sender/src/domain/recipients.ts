@@ -16,7 +16,11 @@ export function domainOf(address: string): string {
 }
 
 /** Envelope recipients: to, cc and bcc in that order, each address once (compared case-insensitively). */
-export function envelopeRecipients(fields: { to: readonly string[]; cc: readonly string[]; bcc: readonly string[] }): string[] {
+export function envelopeRecipients(fields: {
+  to: readonly string[];
+  cc: readonly string[];
+  bcc: readonly string[];
+}): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const mailbox of [...fields.to, ...fields.cc, ...fields.bcc]) {

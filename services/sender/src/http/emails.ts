@@ -1,7 +1,13 @@
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, PaginationQuery, RAW_EMAIL_BODY, rawBodyNeedsSlot } from '@postline/contracts';
+import {
+  ENVELOPE_FROM_HEADER,
+  ENVELOPE_TO_HEADER,
+  PaginationQuery,
+  RAW_EMAIL_BODY,
+  rawBodyNeedsSlot,
+} from '@postline/contracts';
 import {
   ApiError,
   createSlots,

@@ -3,7 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { createIntervalJob, type Logger } from '@postline/platform';
-import { claimDelivery, pruneClaims, refreshClaims, type ClaimResult, type DeliveryClaim } from '../db/delivery-claims.ts';
+import {
+  claimDelivery,
+  pruneClaims,
+  refreshClaims,
+  type ClaimResult,
+  type DeliveryClaim,
+} from '../db/delivery-claims.ts';
 import type { SenderDb } from '../db/schema.ts';
 
 /** A claim not refreshed for this long is taken by a copy of its command: its process is gone. */
@@ -33,7 +39,12 @@ export function createDeliveryClaims(deps: { db: Kysely<SenderDb>; logger: Logge
     run: () => refreshClaims(deps.db, instanceId, [...held.values()]),
   });
   // A job of its own: a slow prune never holds up a refresh.
-  const prune = createIntervalJob({ name: 'delivery-claims-prune', everyMs: 60_000, logger: deps.logger, run: () => pruneClaims(deps.db, CLAIM_KEPT_MS) });
+  const prune = createIntervalJob({
+    name: 'delivery-claims-prune',
+    everyMs: 60_000,
+    logger: deps.logger,
+    run: () => pruneClaims(deps.db, CLAIM_KEPT_MS),
+  });
   return {
     async claim(claim) {
       const result = await claimDelivery(deps.db, claim, instanceId, staleMs);

@@ -5,5 +5,10 @@ import type { SenderDb } from '../db/schema.ts';
 
 /** Deletes the idempotency keys past their lifetime, once a minute. */
 export function createIdempotencyPrune(deps: { db: Kysely<SenderDb>; now: () => Date; logger: Logger }): IntervalJob {
-  return createIntervalJob({ name: 'idempotency-prune', everyMs: 60_000, run: () => pruneAcceptedRequests(deps.db, deps.now()), logger: deps.logger });
+  return createIntervalJob({
+    name: 'idempotency-prune',
+    everyMs: 60_000,
+    run: () => pruneAcceptedRequests(deps.db, deps.now()),
+    logger: deps.logger,
+  });
 }

@@ -232,7 +232,9 @@ describe('checkComposed', () => {
 describe('toCrlf', () => {
   it('turns bare LF and bare CR into CRLF and keeps CRLF and 8-bit bytes', () => {
     const input = Buffer.concat([Buffer.from('a\nb\rc\r\nd'), Buffer.from([0xc3, 0xa9, 0x0a])]);
-    expect(toCrlf(input)).toEqual(Buffer.concat([Buffer.from('a\r\nb\r\nc\r\nd'), Buffer.from([0xc3, 0xa9, 0x0d, 0x0a])]));
+    expect(toCrlf(input)).toEqual(
+      Buffer.concat([Buffer.from('a\r\nb\r\nc\r\nd'), Buffer.from([0xc3, 0xa9, 0x0d, 0x0a])]),
+    );
   });
 
   it('returns a message that is already CRLF throughout as it is', () => {

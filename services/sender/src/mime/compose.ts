@@ -26,7 +26,12 @@ export type ComposeInput = Pick<
 };
 
 /** An `email_attachments` row, as much of it as the message needs. */
-type StoredAttachment = { filename: string | null; content_type: string | null; content_id: string | null; content: Buffer };
+type StoredAttachment = {
+  filename: string | null;
+  content_type: string | null;
+  content_id: string | null;
+  content: Buffer;
+};
 
 /** The message input of a stored email and its attachments (in their order). */
 export function composeInputOf(email: EmailRow, attachments: readonly StoredAttachment[]): ComposeInput {
@@ -39,7 +44,12 @@ export function composeInputOf(email: EmailRow, attachments: readonly StoredAtta
     html: email.html,
     text: email.text,
     headers: email.headers as unknown as { name: string; value: string }[],
-    attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.content_type, contentId: a.content_id, content: a.content })),
+    attachments: attachments.map((a) => ({
+      filename: a.filename,
+      contentType: a.content_type,
+      contentId: a.content_id,
+      content: a.content,
+    })),
     messageId: email.message_id,
     date: email.scheduled_at ?? email.created_at,
   };
@@ -198,12 +208,18 @@ function attachment(item: EmailRequest['attachments'][number], index: number): M
  * The file name an attachment is sent with: its own, or for an unnamed one `attachment-<n>.<extension of its
  * type>` (nodemailer would invent `attachment-1.*` for an unnamed part of unknown type).
  */
-export function attachmentFilename(item: { filename: string | null; contentType: string | null }, index: number): string {
+export function attachmentFilename(
+  item: { filename: string | null; contentType: string | null },
+  index: number,
+): string {
   return item.filename ?? `attachment-${index + 1}.${extensionFor(item.contentType)}`;
 }
 
 /** The content type an attachment is sent with: its own, or nodemailer's guess from its file name. */
-export function attachmentContentType(item: { filename: string | null; contentType: string | null }, index: number): string {
+export function attachmentContentType(
+  item: { filename: string | null; contentType: string | null },
+  index: number,
+): string {
   return item.contentType ?? mimeTypeOf(attachmentFilename(item, index));
 }
 

@@ -18,7 +18,8 @@ const sign = createDkimSigner();
 port.on('message', (job: { id: number; input: ComposeInput; key: DkimKey }) => {
   void handle(job).then(
     (reply) => port.postMessage(reply, 'raw' in reply ? [reply.raw.buffer as ArrayBuffer] : []),
-    (err: unknown) => port.postMessage({ id: job.id, error: { name: 'Error', message: String(err) } } satisfies ComposerReply),
+    (err: unknown) =>
+      port.postMessage({ id: job.id, error: { name: 'Error', message: String(err) } } satisfies ComposerReply),
   );
 });
 

@@ -43,7 +43,8 @@ export function createInProcessComposer(): Composer {
  * thread's trouble, not the email's, and is retried.
  */
 function errorOfKind(error: { name: string; message: string }): Error {
-  if (error.name === 'DkimSigningError') return error instanceof DkimSigningError ? error : new DkimSigningError(error.message);
+  if (error.name === 'DkimSigningError')
+    return error instanceof DkimSigningError ? error : new DkimSigningError(error.message);
   if (error.name === 'RangeError') return new Error(error.message);
   return new CompositionError(error.message);
 }
@@ -62,7 +63,10 @@ export function defaultComposerThreads(): number {
  * replaced. Errors keep their kind (errorOfKind); a worker's death is neither a DkimSigningError nor a
  * CompositionError.
  */
-export function createComposerPool(opts: { threads: number; logger?: Logger }): Composer & { workers(): readonly Worker[] } {
+export function createComposerPool(opts: {
+  threads: number;
+  logger?: Logger;
+}): Composer & { workers(): readonly Worker[] } {
   type Job = { resolve: (raw: Buffer) => void; reject: (err: Error) => void };
   type Slot = { worker: Worker; jobs: Map<number, Job> };
   const slots: Slot[] = [];

@@ -59,7 +59,9 @@ describe('signMessage', () => {
 
   it('throws instead of returning an unsigned message for a garbage, truncated or Ed25519 key', async () => {
     await expect(signMessage(message, { ...key, privateKeyPem: 'not a key' })).rejects.toThrow(DkimSigningError);
-    await expect(signMessage(message, { ...key, privateKeyPem: key.privateKeyPem.slice(0, 200) })).rejects.toThrow(DkimSigningError);
+    await expect(signMessage(message, { ...key, privateKeyPem: key.privateKeyPem.slice(0, 200) })).rejects.toThrow(
+      DkimSigningError,
+    );
     const ed = generateKeyPairSync('ed25519');
     await expect(signMessage(message, { ...key, privateKeyPem: pem(ed.privateKey) })).rejects.toThrow(DkimSigningError);
   });
@@ -76,20 +78,27 @@ describe('signMessage on messages of every shape', () => {
   const otherDns = `v=DKIM1; k=rsa; p=${other.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
   const bothResolver = (name: string, type: string): Promise<string[][]> =>
     name === 's2._domainkey.other.test' && type === 'TXT' ? Promise.resolve([[otherDns]]) : resolver(name, type);
-  const verify = async (signed: Buffer) => (await dkimVerify(signed, { resolver: bothResolver })).results.map((r) => r.status.result);
+  const verify = async (signed: Buffer) =>
+    (await dkimVerify(signed, { resolver: bothResolver })).results.map((r) => r.status.result);
 
   it.each([
     ['no body at all', 'From: a@example.com\r\nSubject: none'],
     ['an empty body', 'From: a@example.com\r\nSubject: empty\r\n\r\n'],
     ['a body without a final line break', 'From: a@example.com\r\nSubject: x\r\n\r\nlast line'],
     ['trailing empty lines and spaces', 'From: a@example.com\r\nSubject: x\r\n\r\nline  with   spaces \t\r\n\r\n\r\n'],
-    ['folded headers and a repeated signed header', 'From: a@example.com\r\nSubject: a long\r\n\tfolded subject\r\nTo: x@y.test,\r\n z@y.test\r\nTo: again@y.test\r\n\r\nbody\r\n'],
+    [
+      'folded headers and a repeated signed header',
+      'From: a@example.com\r\nSubject: a long\r\n\tfolded subject\r\nTo: x@y.test,\r\n z@y.test\r\nTo: again@y.test\r\n\r\nbody\r\n',
+    ],
   ])('verifies a message with %s', async (_name, text) => {
     expect(await verify(await signMessage(Buffer.from(text), key))).toEqual(['pass']);
   });
 
   it('verifies 8-bit bytes in the body as sent', async () => {
-    const raw = Buffer.concat([Buffer.from('From: a@example.com\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n'), Buffer.from('caf\u00e9 \u2713\r\n', 'utf8')]);
+    const raw = Buffer.concat([
+      Buffer.from('From: a@example.com\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n'),
+      Buffer.from('caf\u00e9 \u2713\r\n', 'utf8'),
+    ]);
     expect(await verify(await signMessage(raw, key))).toEqual(['pass']);
   });
 
@@ -106,6 +115,8 @@ describe('signMessage on messages of every shape', () => {
 
   it('refuses an RSA key shorter than 1024 bits, which verifiers must reject', async () => {
     const short = generateKeyPairSync('rsa', { modulusLength: 768 });
-    await expect(signMessage(message, { ...key, privateKeyPem: pem(short.privateKey) })).rejects.toThrow(DkimSigningError);
+    await expect(signMessage(message, { ...key, privateKeyPem: pem(short.privateKey) })).rejects.toThrow(
+      DkimSigningError,
+    );
   });
 });

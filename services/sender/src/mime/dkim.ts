@@ -70,7 +70,9 @@ async function signMessage(raw: Buffer, key: DkimKey, rsaKeyOf: (pem: string) =>
   try {
     privateKey = rsaKeyOf(key.privateKeyPem);
   } catch (error) {
-    throw error instanceof UnusableKey ? new DkimSigningError(error.describe(key), error.cause === undefined ? undefined : { cause: error.cause }) : error;
+    throw error instanceof UnusableKey
+      ? new DkimSigningError(error.describe(key), error.cause === undefined ? undefined : { cause: error.cause })
+      : error;
   }
   const message = toCrlf(raw);
   const end = message.indexOf('\r\n\r\n');
@@ -136,7 +138,9 @@ function openRsaKey(pem: string): KeyObject {
     throw new UnusableKey((key) => `DKIM key for ${key.domain} is ${keyType ?? 'unknown'}, rsa-sha256 needs RSA`);
   }
   if ((privateKey.asymmetricKeyDetails?.modulusLength ?? 0) < 1024) {
-    throw new UnusableKey((key) => `DKIM key for ${key.domain} is shorter than 1024 bits, which verifiers must refuse (RFC 8301)`);
+    throw new UnusableKey(
+      (key) => `DKIM key for ${key.domain} is shorter than 1024 bits, which verifiers must refuse (RFC 8301)`,
+    );
   }
   return privateKey;
 }

@@ -4,7 +4,11 @@ declare module 'mailauth/lib/tools.js' {
   export type ParsedHeader = { key: string; casedKey: string; line: Buffer };
   export type SigningHeaderLines = { keys: string; headers: ParsedHeader[] };
   export function parseHeaders(buf: Buffer): { parsed: ParsedHeader[]; original: Buffer };
-  export function getSigningHeaderLines(parsed: ParsedHeader[], fieldNames: string, verify?: boolean): SigningHeaderLines;
+  export function getSigningHeaderLines(
+    parsed: ParsedHeader[],
+    fieldNames: string,
+    verify?: boolean,
+  ): SigningHeaderLines;
   export function formatSignatureHeaderLine(type: 'DKIM', values: Record<string, unknown>, folded: boolean): string;
 }
 

@@ -20,7 +20,28 @@ function random(seed: number): () => number {
   };
 }
 
-const PIECES = ['word', ' ', '  ', '\t', '\n', '\r\n', '\r', '=', '.', 'é', 'Grüße', '中文', '😀', '<b>bold</b>', 'x'.repeat(90), 'y'.repeat(1200), '=3D', '--', ' \n', '\t\r\n'];
+const PIECES = [
+  'word',
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\r\n',
+  '\r',
+  '=',
+  '.',
+  'é',
+  'Grüße',
+  '中文',
+  '😀',
+  '<b>bold</b>',
+  'x'.repeat(90),
+  'y'.repeat(1200),
+  '=3D',
+  '--',
+  ' \n',
+  '\t\r\n',
+];
 
 function text(next: () => number, pieces: number): string {
   let out = '';
@@ -44,12 +65,40 @@ function message(seed: number): MailComposerOptions {
   const body = () => pick(next, [undefined, '', text(next, 1), text(next, 8), text(next, 40)]);
   const attachments = Array.from({ length: Math.floor(next() * 3) }, (_, i) =>
     pick(next, [
-      { filename: `file-${i}.bin`, content: bytes(next, Math.floor(next() * 300)), contentDisposition: 'attachment' as const },
-      { filename: `notes-${i}.txt`, content: text(next, 10), contentType: 'text/plain', contentDisposition: 'attachment' as const },
-      { filename: `logo-${i}.png`, content: bytes(next, 120), cid: `logo${i}@acme.test`, contentDisposition: 'inline' as const },
-      { filename: `invite-${i}.ics`, content: Buffer.from(text(next, 12)), contentType: 'text/calendar; method=REQUEST', contentDisposition: 'attachment' as const },
-      { filename: `big-${i}.pdf`, content: bytes(next, 8_000 + Math.floor(next() * 1000)), contentDisposition: 'attachment' as const },
-      { filename: `report-${i}.csv`, content: text(next, 60), contentType: 'text/csv', contentDisposition: 'attachment' as const },
+      {
+        filename: `file-${i}.bin`,
+        content: bytes(next, Math.floor(next() * 300)),
+        contentDisposition: 'attachment' as const,
+      },
+      {
+        filename: `notes-${i}.txt`,
+        content: text(next, 10),
+        contentType: 'text/plain',
+        contentDisposition: 'attachment' as const,
+      },
+      {
+        filename: `logo-${i}.png`,
+        content: bytes(next, 120),
+        cid: `logo${i}@acme.test`,
+        contentDisposition: 'inline' as const,
+      },
+      {
+        filename: `invite-${i}.ics`,
+        content: Buffer.from(text(next, 12)),
+        contentType: 'text/calendar; method=REQUEST',
+        contentDisposition: 'attachment' as const,
+      },
+      {
+        filename: `big-${i}.pdf`,
+        content: bytes(next, 8_000 + Math.floor(next() * 1000)),
+        contentDisposition: 'attachment' as const,
+      },
+      {
+        filename: `report-${i}.csv`,
+        content: text(next, 60),
+        contentType: 'text/csv',
+        contentDisposition: 'attachment' as const,
+      },
     ]),
   );
   const html = body();
@@ -88,7 +137,9 @@ describe('buildMime', () => {
         let at = 0;
         while (ours[at] === theirs[at]) at++;
         const around = (s: string) => JSON.stringify(s.slice(Math.max(0, at - 60), at + 60));
-        throw new Error(`corpus message ${seed} differs at byte ${at}: ${around(ours)} against build()'s ${around(theirs)}`);
+        throw new Error(
+          `corpus message ${seed} differs at byte ${at}: ${around(ours)} against build()'s ${around(theirs)}`,
+        );
       }
       if (/^Content-Type: multipart\//m.test(streamed.toString('latin1'))) multipart++;
     }
@@ -97,12 +148,16 @@ describe('buildMime', () => {
   });
 
   it('leaves a tree with a streamed part to build()', () => {
-    const node = new MailComposer({ from: 'a@acme.test', to: 'b@example.com', text: Readable.from(['streamed']) }).compile();
+    const node = new MailComposer({
+      from: 'a@acme.test',
+      to: 'b@example.com',
+      text: Readable.from(['streamed']),
+    }).compile();
     expect(buildMime(node)).toBeUndefined();
   });
 });
 
-describe('the bytes of nodemailer\'s internals', () => {
+describe("the bytes of nodemailer's internals", () => {
   const BASE = '0123456789abcdef0123456789abcdef';
 
   it('writes a pinned message: header names, quoted-printable and base64 parts, boundaries', () => {
@@ -119,9 +174,18 @@ describe('the bytes of nodemailer\'s internals', () => {
       // A lower-case name: nodemailer writes it normalised (memoised by mime-tree.ts).
       headers: [{ key: 'x-campaign-id', value: 'spring-2026' }],
       attachments: [
-        { filename: 'logo.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]), cid: 'logo@acme.test', contentDisposition: 'inline' },
+        {
+          filename: 'logo.png',
+          content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]),
+          cid: 'logo@acme.test',
+          contentDisposition: 'inline',
+        },
         { filename: 'report.pdf', content: Buffer.from('%PDF-1.4 pinned'), contentDisposition: 'attachment' },
-        { filename: 'data.bin', content: Buffer.from(Array.from({ length: 120 }, (_, i) => i * 2)), contentDisposition: 'attachment' },
+        {
+          filename: 'data.bin',
+          content: Buffer.from(Array.from({ length: 120 }, (_, i) => i * 2)),
+          contentDisposition: 'attachment',
+        },
         { filename: 'notes.txt', content: 'été\r\nok', contentType: 'text/plain', contentDisposition: 'attachment' },
       ],
       // Fixed, so that the boundaries are.
@@ -133,75 +197,83 @@ describe('the bytes of nodemailer\'s internals', () => {
 
     // Line breaks inside the text part stay bare LF here: composeMessage's toCrlf makes them CRLF.
     const expected = [
-    'X-Campaign-ID: spring-2026',
-    'From: =?UTF-8?Q?=C3=86r=C3=B8_St=C3=B8re?= <orders@acme.test>',
-    'To: Jane <jane@example.com>',
-    'Subject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe_aus_K=C3=B6ln?=',
-    'Message-ID: <pin.1@acme.test>',
-    'Date: Wed, 18 Nov 2026 10:00:00 +0000',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed;',
-    ` boundary="--_NmP-${BASE}-Part_1"`,
-    '',
-    `----_NmP-${BASE}-Part_1`,
-    'Content-Type: multipart/alternative;',
-    ` boundary="--_NmP-${BASE}-Part_2"`,
-    '',
-    `----_NmP-${BASE}-Part_2`,
-    'Content-Type: text/plain; charset=utf-8',
-    'Content-Transfer-Encoding: quoted-printable',
-    '',
-    'Gr=C3=BC=C3=9Fe, Jane!\nA line that goes on and on and on and on and on and =',
-    'on and on and on and on and on and on and on and on and on until it must be=',
-    ' wrapped.\ntrailing space=20\nend',
-    `----_NmP-${BASE}-Part_2`,
-    'Content-Type: multipart/related; type="text/html";',
-    ` boundary="--_NmP-${BASE}-Part_4"`,
-    '',
-    `----_NmP-${BASE}-Part_4`,
-    'Content-Type: text/html; charset=utf-8',
-    'Content-Transfer-Encoding: quoted-printable',
-    '',
-    '<p>Gr=C3=BC=C3=9Fe, <b>Jane</b>! <img src=3D"cid:logo@acme.test"></p>',
-    `----_NmP-${BASE}-Part_4`,
-    'Content-Type: image/png; name=logo.png',
-    'Content-ID: <logo@acme.test>',
-    'Content-Transfer-Encoding: base64',
-    'Content-Disposition: inline; filename=logo.png',
-    '',
-    'iVBORwABAv8=',
-    `----_NmP-${BASE}-Part_4--`,
-    '',
-    `----_NmP-${BASE}-Part_2--`,
-    '',
-    `----_NmP-${BASE}-Part_1`,
-    'Content-Type: application/pdf; name=report.pdf',
-    'Content-Transfer-Encoding: base64',
-    'Content-Disposition: attachment; filename=report.pdf',
-    '',
-    'JVBERi0xLjQgcGlubmVk',
-    `----_NmP-${BASE}-Part_1`,
-    'Content-Type: application/octet-stream; name=data.bin',
-    'Content-Transfer-Encoding: base64',
-    'Content-Disposition: attachment; filename=data.bin',
-    '',
-    'AAIEBggKDA4QEhQWGBocHiAiJCYoKiwuMDI0Njg6PD5AQkRGSEpMTlBSVFZYWlxeYGJkZmhqbG5w',
-    'cnR2eHp8foCChIaIioyOkJKUlpianJ6goqSmqKqsrrCytLa4ury+wMLExsjKzM7Q0tTW2Nrc3uDi',
-    '5Obo6uzu',
-    `----_NmP-${BASE}-Part_1`,
-    'Content-Type: text/plain; charset=utf-8; name=notes.txt',
-    'Content-Transfer-Encoding: base64',
-    'Content-Disposition: attachment; filename=notes.txt',
-    '',
-    'w6l0w6kNCm9r',
-    `----_NmP-${BASE}-Part_1--`,
-    '',
+      'X-Campaign-ID: spring-2026',
+      'From: =?UTF-8?Q?=C3=86r=C3=B8_St=C3=B8re?= <orders@acme.test>',
+      'To: Jane <jane@example.com>',
+      'Subject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe_aus_K=C3=B6ln?=',
+      'Message-ID: <pin.1@acme.test>',
+      'Date: Wed, 18 Nov 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed;',
+      ` boundary="--_NmP-${BASE}-Part_1"`,
+      '',
+      `----_NmP-${BASE}-Part_1`,
+      'Content-Type: multipart/alternative;',
+      ` boundary="--_NmP-${BASE}-Part_2"`,
+      '',
+      `----_NmP-${BASE}-Part_2`,
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      'Gr=C3=BC=C3=9Fe, Jane!\nA line that goes on and on and on and on and on and =',
+      'on and on and on and on and on and on and on and on and on until it must be=',
+      ' wrapped.\ntrailing space=20\nend',
+      `----_NmP-${BASE}-Part_2`,
+      'Content-Type: multipart/related; type="text/html";',
+      ` boundary="--_NmP-${BASE}-Part_4"`,
+      '',
+      `----_NmP-${BASE}-Part_4`,
+      'Content-Type: text/html; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      '<p>Gr=C3=BC=C3=9Fe, <b>Jane</b>! <img src=3D"cid:logo@acme.test"></p>',
+      `----_NmP-${BASE}-Part_4`,
+      'Content-Type: image/png; name=logo.png',
+      'Content-ID: <logo@acme.test>',
+      'Content-Transfer-Encoding: base64',
+      'Content-Disposition: inline; filename=logo.png',
+      '',
+      'iVBORwABAv8=',
+      `----_NmP-${BASE}-Part_4--`,
+      '',
+      `----_NmP-${BASE}-Part_2--`,
+      '',
+      `----_NmP-${BASE}-Part_1`,
+      'Content-Type: application/pdf; name=report.pdf',
+      'Content-Transfer-Encoding: base64',
+      'Content-Disposition: attachment; filename=report.pdf',
+      '',
+      'JVBERi0xLjQgcGlubmVk',
+      `----_NmP-${BASE}-Part_1`,
+      'Content-Type: application/octet-stream; name=data.bin',
+      'Content-Transfer-Encoding: base64',
+      'Content-Disposition: attachment; filename=data.bin',
+      '',
+      'AAIEBggKDA4QEhQWGBocHiAiJCYoKiwuMDI0Njg6PD5AQkRGSEpMTlBSVFZYWlxeYGJkZmhqbG5w',
+      'cnR2eHp8foCChIaIioyOkJKUlpianJ6goqSmqKqsrrCytLa4ury+wMLExsjKzM7Q0tTW2Nrc3uDi',
+      '5Obo6uzu',
+      `----_NmP-${BASE}-Part_1`,
+      'Content-Type: text/plain; charset=utf-8; name=notes.txt',
+      'Content-Transfer-Encoding: base64',
+      'Content-Disposition: attachment; filename=notes.txt',
+      '',
+      'w6l0w6kNCm9r',
+      `----_NmP-${BASE}-Part_1--`,
+      '',
     ].join('\r\n');
     expect(buildMime(node)?.toString('latin1')).toBe(expected);
   });
 
-  it('guesses content types and extensions from nodemailer\'s table', () => {
-    expect([mimeTypeOf('report.pdf'), mimeTypeOf('invite.ics'), mimeTypeOf('x.unknownext')]).toEqual(['application/pdf', 'text/calendar', 'application/octet-stream']);
-    expect([extensionOf('application/pdf'), extensionOf('image/svg+xml'), extensionOf('text/calendar')]).toEqual(['pdf', 'svg', 'ics']);
+  it("guesses content types and extensions from nodemailer's table", () => {
+    expect([mimeTypeOf('report.pdf'), mimeTypeOf('invite.ics'), mimeTypeOf('x.unknownext')]).toEqual([
+      'application/pdf',
+      'text/calendar',
+      'application/octet-stream',
+    ]);
+    expect([extensionOf('application/pdf'), extensionOf('image/svg+xml'), extensionOf('text/calendar')]).toEqual([
+      'pdf',
+      'svg',
+      'ics',
+    ]);
   });
 });

@@ -97,7 +97,8 @@ function write(node: MimeNode, parts: Buffer[]): void {
     const bytes = typeof content === 'string' ? Buffer.from(content) : content;
     if (transferEncoding === 'base64') parts.push(encodeWhole(new base64.Encoder(), bytes));
     // Outside text/* a lone CR or LF is data, which the encoder then keeps from becoming a line break.
-    else if (transferEncoding === 'quoted-printable') parts.push(encodeWhole(new qp.Encoder({ binary: !/^text\//i.test(node.contentType ?? '') }), bytes));
+    else if (transferEncoding === 'quoted-printable')
+      parts.push(encodeWhole(new qp.Encoder({ binary: !/^text\//i.test(node.contentType ?? '') }), bytes));
     else parts.push(bytes);
   }
   const { multipart, boundary } = node as unknown as Internal;

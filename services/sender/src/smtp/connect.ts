@@ -18,14 +18,24 @@ export type SessionSettings = {
   logger?: Logger;
 };
 
-export type SessionOpener = (mx: string, ip: string, key: string, requireTls: boolean) => Promise<PooledSession | { failure: AddressFailure }>;
+export type SessionOpener = (
+  mx: string,
+  ip: string,
+  key: string,
+  requireTls: boolean,
+) => Promise<PooledSession | { failure: AddressFailure }>;
 
 /** Opens sessions with `settings`; a session that opens is tracked by the pool under `key`. */
 export function createSessionOpener(settings: SessionSettings): SessionOpener {
   return openSession;
 
   /** Dials, checks the peer, and runs greeting, EHLO and STARTTLS (plaintext again if the handshake fails). */
-  async function openSession(mx: string, ip: string, key: string, requireTls: boolean): Promise<PooledSession | { failure: AddressFailure }> {
+  async function openSession(
+    mx: string,
+    ip: string,
+    key: string,
+    requireTls: boolean,
+  ): Promise<PooledSession | { failure: AddressFailure }> {
     const modes = requireTls ? (['required'] as const) : (['opportunistic', 'none'] as const);
     let failure: AddressFailure | undefined;
     for (const mode of modes) {
@@ -33,13 +43,29 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
       try {
         socket = await dial(ip, settings.port, settings.connectTimeoutMs);
       } catch (error) {
-        return { failure: { mx: null, ...localReply(LOCAL_REPLIES.noAnswer, `${ip}:${settings.port} ${(error as SmtpError).code ?? (error as Error).message}`) } };
+        return {
+          failure: {
+            mx: null,
+            ...localReply(
+              LOCAL_REPLIES.noAnswer,
+              `${ip}:${settings.port} ${(error as SmtpError).code ?? (error as Error).message}`,
+            ),
+          },
+        };
       }
       // Defence in depth: the address we reached, not only the one we meant to reach.
       const peer = settings.allowed(socket.remoteAddress ?? '');
       if (!peer.ok) {
         socket.destroy();
-        return { failure: { mx: null, ...localReply(LOCAL_REPLIES.noAnswer, `connected to a refused address ${socket.remoteAddress ?? '?'} (${peer.reason})`) } };
+        return {
+          failure: {
+            mx: null,
+            ...localReply(
+              LOCAL_REPLIES.noAnswer,
+              `connected to a refused address ${socket.remoteAddress ?? '?'} (${peer.reason})`,
+            ),
+          },
+        };
       }
       const shaken = await handshake(socket, mx, ip, mode);
       if ('conn' in shaken) {
@@ -85,7 +111,9 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
       // A broken TLS handshake surfaces as a socket error (ESOCKET) while `upgrading`, a refused STARTTLS as ETLS.
       const fail = (error: SmtpError) => resolve({ error, tls: error.code === 'ETLS' || conn.upgrading === true });
       conn.once('error', fail);
-      conn.once('end', () => fail(Object.assign(new Error(`${ip} closed the connection during the handshake`), { code: 'ECONNECTION' })));
+      conn.once('end', () =>
+        fail(Object.assign(new Error(`${ip} closed the connection during the handshake`), { code: 'ECONNECTION' })),
+      );
       conn.connect((error) => (error ? fail(error) : resolve({ conn })));
     });
   }
@@ -99,7 +127,10 @@ function dial(ip: string, port: number, timeoutMs: number): Promise<net.Socket> 
       socket.destroy();
       reject(error);
     };
-    const timer = setTimeout(() => fail(Object.assign(new Error(`connect to ${ip}:${port} timed out`), { code: 'ETIMEDOUT' })), timeoutMs);
+    const timer = setTimeout(
+      () => fail(Object.assign(new Error(`connect to ${ip}:${port} timed out`), { code: 'ETIMEDOUT' })),
+      timeoutMs,
+    );
     socket.once('error', fail);
     socket.once('connect', () => {
       clearTimeout(timer);

@@ -101,10 +101,12 @@ export function createMta(options: MtaOptions): Mta {
     const outcomes = new Map<string, RecipientOutcome>();
     const recipients = [...new Set(request.recipients)];
     const sendable = recipients.filter((r) => r !== '' && !UNSENDABLE.test(r));
-    for (const r of recipients) if (!sendable.includes(r)) outcomes.set(r, localOutcome(r, LOCAL_REPLIES.badAddress, null));
+    for (const r of recipients)
+      if (!sendable.includes(r)) outcomes.set(r, localOutcome(r, LOCAL_REPLIES.badAddress, null));
 
     if (closed) {
-      for (const r of sendable) outcomes.set(r, localOutcome(r, LOCAL_REPLIES.localError, null, 'MTA is shutting down'));
+      for (const r of sendable)
+        outcomes.set(r, localOutcome(r, LOCAL_REPLIES.localError, null, 'MTA is shutting down'));
     } else if (sendable.length > 0) {
       try {
         for (const [r, outcome] of await route(request, sendable)) outcomes.set(r, outcome);
@@ -113,7 +115,9 @@ export function createMta(options: MtaOptions): Mta {
         for (const r of sendable) outcomes.set(r, localOutcome(r, LOCAL_REPLIES.localError, null, String(error)));
       }
     }
-    return request.recipients.map((r) => storable(outcomes.get(r) ?? localOutcome(r, LOCAL_REPLIES.localError, null, 'no outcome')));
+    return request.recipients.map((r) =>
+      storable(outcomes.get(r) ?? localOutcome(r, LOCAL_REPLIES.localError, null, 'no outcome')),
+    );
   }
 
   async function route(request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
@@ -122,31 +126,78 @@ export function createMta(options: MtaOptions): Mta {
       case 'permanent': {
         const bounce = { type: 'Permanent' as const, subType: mx.subType, suppress: mx.subType === 'NoEmail' };
         return new Map(
-          recipients.map((r) => [r, { status: 'bounced', recipient: r, code: mx.code, enhanced: mx.enhanced, response: formatReply(mx), mx: null, bounce }]),
+          recipients.map((r) => [
+            r,
+            {
+              status: 'bounced',
+              recipient: r,
+              code: mx.code,
+              enhanced: mx.enhanced,
+              response: formatReply(mx),
+              mx: null,
+              bounce,
+            },
+          ]),
         );
       }
       case 'temporary':
-        return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: mx.code, enhanced: mx.enhanced, response: formatReply(mx), mx: null }]));
+        return new Map(
+          recipients.map((r) => [
+            r,
+            {
+              status: 'deferred',
+              recipient: r,
+              code: mx.code,
+              enhanced: mx.enhanced,
+              response: formatReply(mx),
+              mx: null,
+            },
+          ]),
+        );
       case 'hosts':
         return tryHosts(mx.hosts, request, recipients);
     }
   }
 
   /** Each address of each MX host in order until one gives per-recipient results. */
-  async function tryHosts(hosts: MxHost[], request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
+  async function tryHosts(
+    hosts: MxHost[],
+    request: DeliveryRequest,
+    recipients: string[],
+  ): Promise<Map<string, RecipientOutcome>> {
     const failures: AddressFailure[] = [];
     for (const { exchange, address } of addressesToTry(hosts, maxAddresses)) {
       const tried = await tryAddress(exchange, address, request, recipients);
       if (tried.kind === 'done') return sendRest(tried.outcomes, exchange, address, request);
-      options.logger?.info({ domain: request.domain, mx: exchange, ip: address, reason: tried.failure.response }, 'MX address failed, trying the next');
+      options.logger?.info(
+        { domain: request.domain, mx: exchange, ip: address, reason: tried.failure.response },
+        'MX address failed, trying the next',
+      );
       failures.push(tried.failure);
     }
     // Nothing delivered anywhere: defer, naming a TLS failure when TLS was required, else the last reply.
     const tlsFailure = request.requireTls ? failures.find((f) => f.tls) : undefined;
     const reported = tlsFailure
-      ? { ...tlsFailure, code: LOCAL_REPLIES.tlsRequired.code, enhanced: LOCAL_REPLIES.tlsRequired.enhanced, response: `${formatReply(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}` }
+      ? {
+          ...tlsFailure,
+          code: LOCAL_REPLIES.tlsRequired.code,
+          enhanced: LOCAL_REPLIES.tlsRequired.enhanced,
+          response: `${formatReply(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}`,
+        }
       : (failures.at(-1) ?? { mx: null, ...localReply(LOCAL_REPLIES.noAnswer) });
-    return new Map(recipients.map((r) => [r, { status: 'deferred', recipient: r, code: reported.code, enhanced: reported.enhanced, response: reported.response, mx: reported.mx }]));
+    return new Map(
+      recipients.map((r) => [
+        r,
+        {
+          status: 'deferred',
+          recipient: r,
+          code: reported.code,
+          enhanced: reported.enhanced,
+          response: reported.response,
+          mx: reported.mx,
+        },
+      ]),
+    );
   }
 
   /**
@@ -154,7 +205,12 @@ export function createMta(options: MtaOptions): Mta {
    * recipients`: they go in a new transaction to the same address at once (MAIL-NOTES.md §1.5), as long as
    * each transaction gets some recipients through; what is left when none does stays deferred.
    */
-  async function sendRest(outcomes: Map<string, RecipientOutcome>, mx: string, ip: string, request: DeliveryRequest): Promise<Map<string, RecipientOutcome>> {
+  async function sendRest(
+    outcomes: Map<string, RecipientOutcome>,
+    mx: string,
+    ip: string,
+    request: DeliveryRequest,
+  ): Promise<Map<string, RecipientOutcome>> {
     let sent = outcomes.size;
     for (;;) {
       const rest = [...outcomes.values()].filter(tooManyRecipients).map((o) => o.recipient);
@@ -170,22 +226,38 @@ export function createMta(options: MtaOptions): Mta {
    * One transaction at one MX address, in one of its slots: on an idle session if one fits, else (or when
    * the idle one turns out stale) on a new one.
    */
-  async function tryAddress(mx: string, ip: string, request: DeliveryRequest, recipients: string[]): Promise<AddressTry> {
+  async function tryAddress(
+    mx: string,
+    ip: string,
+    request: DeliveryRequest,
+    recipients: string[],
+  ): Promise<AddressTry> {
     const check = allowed(ip);
-    if (!check.ok) return { kind: 'next', failure: { mx: null, ...localReply(LOCAL_REPLIES.noAnswer, `refused to dial ${ip} (${check.reason})`) } };
+    if (!check.ok)
+      return {
+        kind: 'next',
+        failure: { mx: null, ...localReply(LOCAL_REPLIES.noAnswer, `refused to dial ${ip} (${check.reason})`) },
+      };
     const key = `${ip}|${options.port}`;
     const release = await pool.acquire(key, slotWaitMs);
     if (!release) {
       // Deferred at once, not tried at the next address: a wait at each would add up past the broker's
       // consumer timeout.
       const detail = `${ip}: no session free within ${slotWaitMs} ms`;
-      return { kind: 'done', outcomes: new Map(recipients.map((r) => [r, localOutcome(r, LOCAL_REPLIES.destinationBusy, null, detail)])) };
+      return {
+        kind: 'done',
+        outcomes: new Map(recipients.map((r) => [r, localOutcome(r, LOCAL_REPLIES.destinationBusy, null, detail)])),
+      };
     }
     try {
       let session = pool.takeIdle(key, (s) => !request.requireTls || s.secure);
       let maybeStale = session !== undefined; // the server may have dropped an idle session meanwhile
       for (;;) {
-        if (closed) return { kind: 'next', failure: { mx: null, ...localReply(LOCAL_REPLIES.localError, 'MTA is shutting down') } };
+        if (closed)
+          return {
+            kind: 'next',
+            failure: { mx: null, ...localReply(LOCAL_REPLIES.localError, 'MTA is shutting down') },
+          };
         if (!session) {
           const opened = await openSession(mx, ip, key, request.requireTls);
           if ('failure' in opened) return { kind: 'next', failure: opened.failure };
@@ -204,7 +276,12 @@ export function createMta(options: MtaOptions): Mta {
   }
 
   /** One transaction on an open session: per-recipient outcomes, or 'next' when nothing went out. */
-  async function transact(session: PooledSession, mx: string, request: DeliveryRequest, recipients: string[]): Promise<AddressTry> {
+  async function transact(
+    session: PooledSession,
+    mx: string,
+    request: DeliveryRequest,
+    recipients: string[],
+  ): Promise<AddressTry> {
     const { conn } = session;
     let dataStarted = false;
     // nodemailer reads the body only after the server answered DATA with 354: from then on a lost
@@ -218,7 +295,9 @@ export function createMta(options: MtaOptions): Mta {
     });
     const envelope: Envelope = { from: request.envelopeFrom, to: recipients, size: request.raw.length };
     const sent = await new Promise<{ error: SmtpError } | { response: string }>((resolve) => {
-      conn.send(envelope, body, (error, info) => resolve(error ? { error: error as SmtpError } : { response: info.response }));
+      conn.send(envelope, body, (error, info) =>
+        resolve(error ? { error: error as SmtpError } : { response: info.response }),
+      );
     });
 
     const outcomes = new Map<string, RecipientOutcome>();
@@ -227,13 +306,18 @@ export function createMta(options: MtaOptions): Mta {
     // with it are answered `503 need MAIL command`, which says nothing about the recipients: they all get
     // the reply to MAIL FROM (a 451 greylisting is a deferral, not a bounce of each recipient).
     const mailRefused = 'error' in sent && sent.error.command === 'MAIL FROM';
-    for (const e of mailRefused ? [] : [...(envelope.rejectedErrors ?? []), ...('error' in sent ? (sent.error.rejectedErrors ?? []) : [])]) {
+    for (const e of mailRefused
+      ? []
+      : [...(envelope.rejectedErrors ?? []), ...('error' in sent ? (sent.error.rejectedErrors ?? []) : [])]) {
       if (e.recipient !== undefined && e.responseCode) rejected.set(e.recipient, e);
     }
     const perRecipient = (otherwise: (r: string) => RecipientOutcome) => {
       for (const r of recipients) {
         const refused = rejected.get(r);
-        outcomes.set(r, refused ? outcomeFromReply(r, refused.responseCode!, refused.response ?? '', mx, 'recipient') : otherwise(r));
+        outcomes.set(
+          r,
+          refused ? outcomeFromReply(r, refused.responseCode!, refused.response ?? '', mx, 'recipient') : otherwise(r),
+        );
       }
     };
 
@@ -243,7 +327,13 @@ export function createMta(options: MtaOptions): Mta {
       const accepted = new Set(envelope.accepted ?? recipients);
       perRecipient((r) =>
         accepted.has(r)
-          ? { status: 'delivered', recipient: r, code: Number(/^\d{3}/.exec(sent.response)?.[0] ?? 250), response: sent.response, mx }
+          ? {
+              status: 'delivered',
+              recipient: r,
+              code: Number(/^\d{3}/.exec(sent.response)?.[0] ?? 250),
+              response: sent.response,
+              mx,
+            }
           : localOutcome(r, LOCAL_REPLIES.localError, mx, 'server reported neither acceptance nor rejection'),
       );
       return { kind: 'done', outcomes };
@@ -252,7 +342,11 @@ export function createMta(options: MtaOptions): Mta {
     const { error } = sent;
     const code = error.responseCode;
     if (dataStarted) {
-      perRecipient((r) => (code && code >= 400 ? outcomeFromReply(r, code, error.response ?? '', mx, 'transaction') : localOutcome(r, LOCAL_REPLIES.connectionLost, mx, error.message)));
+      perRecipient((r) =>
+        code && code >= 400
+          ? outcomeFromReply(r, code, error.response ?? '', mx, 'transaction')
+          : localOutcome(r, LOCAL_REPLIES.connectionLost, mx, error.message),
+      );
       await settle(session, Boolean(code) && code !== 421);
       return { kind: 'done', outcomes };
     }
@@ -298,7 +392,10 @@ export function createMta(options: MtaOptions): Mta {
       closed = true;
       const sessions = pool.close(closeTimeoutMs);
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => (timer = setTimeout(resolve, closeTimeoutMs)))]);
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((resolve) => (timer = setTimeout(resolve, closeTimeoutMs))),
+      ]);
       clearTimeout(timer);
       await sessions;
     },
@@ -320,5 +417,3 @@ export function addressesToTry(hosts: readonly MxHost[], max: number): { exchang
   });
   return out;
 }
-
-

@@ -68,12 +68,23 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
   }
 
   function permanent(reply: LocalReply, subType: BounceSubType, domain: string): MxResult {
-    return { kind: 'permanent', code: reply.code, enhanced: reply.enhanced, message: `${reply.message} (${domain})`, subType };
+    return {
+      kind: 'permanent',
+      code: reply.code,
+      enhanced: reply.enhanced,
+      message: `${reply.message} (${domain})`,
+      subType,
+    };
   }
 
   function temporary(domain: string, detail: string): MxResult {
     const reply = LOCAL_REPLIES.dnsTemporary;
-    return { kind: 'temporary', code: reply.code, enhanced: reply.enhanced, message: `${reply.message} (${domain}: ${detail})` };
+    return {
+      kind: 'temporary',
+      code: reply.code,
+      enhanced: reply.enhanced,
+      message: `${reply.message} (${domain}: ${detail})`,
+    };
   }
 
   // Answers (not temporary failures) are kept for CACHE_MS: a burst to one domain looks it up once.
@@ -99,7 +110,8 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
       const resolved = await Promise.all(
         candidates.map(async (candidate) => {
           // An MX naming an IP literal is not a domain name (RFC 5321 §5.1): unusable.
-          if (isIP(candidate.exchange.replace(/^\[|\]$/g, '')) !== 0) return { ...candidate, addresses: [], temporary: false, nxdomain: false };
+          if (isIP(candidate.exchange.replace(/^\[|\]$/g, '')) !== 0)
+            return { ...candidate, addresses: [], temporary: false, nxdomain: false };
           return { ...candidate, ...(await addressesOf(candidate.exchange)) };
         }),
       );
@@ -107,16 +119,21 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
       const hosts: MxHost[] = [];
       let refused = 0;
       for (const host of resolved) {
-        const allowed = host.addresses.filter((ip) => checkTargetAddress(ip, { allowPrivate: options.allowPrivate }).ok);
+        const allowed = host.addresses.filter(
+          (ip) => checkTargetAddress(ip, { allowPrivate: options.allowPrivate }).ok,
+        );
         refused += host.addresses.length - allowed.length;
-        if (allowed.length > 0) hosts.push({ exchange: host.exchange.toLowerCase(), priority: host.priority, addresses: allowed });
+        if (allowed.length > 0)
+          hosts.push({ exchange: host.exchange.toLowerCase(), priority: host.priority, addresses: allowed });
       }
       if (hosts.length > 0) return { kind: 'hosts', hosts };
       if (resolved.some((h) => h.temporary)) return temporary(domain, 'address lookup of the mail hosts failed');
       if (refused > 0) return permanent(LOCAL_REPLIES.mxRefusedByPolicy, 'General', domain);
       if (!mx.ok) {
         // Implicit MX: NXDOMAIN between the two lookups is still "no such domain".
-        return resolved[0]?.nxdomain ? permanent(LOCAL_REPLIES.noSuchDomain, 'NoEmail', domain) : permanent(LOCAL_REPLIES.noMailHost, 'NoEmail', domain);
+        return resolved[0]?.nxdomain
+          ? permanent(LOCAL_REPLIES.noSuchDomain, 'NoEmail', domain)
+          : permanent(LOCAL_REPLIES.noMailHost, 'NoEmail', domain);
       }
       return permanent(LOCAL_REPLIES.noUsableMx, 'General', domain);
     }
@@ -128,7 +145,8 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
   const pending = new Map<string, Promise<MxResult>>();
 
   /** Ties are shuffled again for every caller, as a fresh lookup would. */
-  const own = (result: MxResult): MxResult => (result.kind === 'hosts' ? { kind: 'hosts', hosts: sortByPreference(result.hosts) } : result);
+  const own = (result: MxResult): MxResult =>
+    result.kind === 'hosts' ? { kind: 'hosts', hosts: sortByPreference(result.hosts) } : result;
 
   return {
     async resolve(domain) {

@@ -17,7 +17,11 @@ export const LOCAL_REPLIES = {
   /** MX records exist but none names a host with an address (IP literals, NXDOMAIN exchanges). */
   noUsableMx: { code: 550, enhanced: '5.4.4', message: 'No MX host of the recipient domain resolves to an address' },
   /** Every address of every MX host is private, loopback, link-local or otherwise non-public. */
-  mxRefusedByPolicy: { code: 550, enhanced: '5.4.4', message: 'MX hosts of the recipient domain resolve only to non-public addresses (refused by policy)' },
+  mxRefusedByPolicy: {
+    code: 550,
+    enhanced: '5.4.4',
+    message: 'MX hosts of the recipient domain resolve only to non-public addresses (refused by policy)',
+  },
   /** SERVFAIL, timeout or refusal from DNS: retry later (RFC 5321 §4.5.4.1). */
   dnsTemporary: { code: 451, enhanced: '4.4.3', message: 'Temporary DNS failure resolving the recipient domain' },
   /** No MX host answered (refused, timed out, no greeting, 421). */
@@ -25,7 +29,11 @@ export const LOCAL_REPLIES = {
   /** Connection lost or timed out during the transaction, typically after the final dot: maybe delivered, retried. */
   connectionLost: { code: 451, enhanced: '4.4.2', message: 'Connection lost before the server confirmed the message' },
   /** The sending domain requires TLS and the MX host did not offer it or the handshake failed. */
-  tlsRequired: { code: 451, enhanced: '4.7.10', message: 'TLS is required for this message and the MX host could not provide it' },
+  tlsRequired: {
+    code: 451,
+    enhanced: '4.7.10',
+    message: 'TLS is required for this message and the MX host could not provide it',
+  },
   /** A recipient we cannot put into RCPT TO (CR, LF, angle brackets, spaces): never sent. */
   badAddress: { code: 553, enhanced: '5.1.3', message: 'Bad recipient address syntax' },
   /** The message is larger than the SIZE the server announced. */
@@ -49,11 +57,21 @@ export type SmtpError = Error & {
 };
 
 /** Why an address gave no result; the reply, when the server gave one, is reported if nothing else works. */
-export type AddressFailure = { mx: string | null; code: number; enhanced: string | null; response: string; tls: boolean };
+export type AddressFailure = {
+  mx: string | null;
+  code: number;
+  enhanced: string | null;
+  response: string;
+  tls: boolean;
+};
 
 /** RFC 5321 §4.5.3.1.10: a 452 to RCPT TO that only means "no more recipients in this transaction". */
 export function tooManyRecipients(outcome: RecipientOutcome): boolean {
-  return outcome.status === 'deferred' && outcome.code === 452 && (outcome.enhanced === '4.5.3' || /too many recipients/i.test(outcome.response));
+  return (
+    outcome.status === 'deferred' &&
+    outcome.code === 452 &&
+    (outcome.enhanced === '4.5.3' || /too many recipients/i.test(outcome.response))
+  );
 }
 
 /** An address's failure from the error that ended its session or transaction. */
@@ -69,7 +87,9 @@ export function failureOf(error: SmtpError, mx: string, tls: boolean): AddressFa
  * U+0000, so a NUL from a (hostile or broken) MX becomes U+FFFD instead of making the attempt unrecordable.
  */
 export function storable(outcome: RecipientOutcome): RecipientOutcome {
-  return outcome.response.includes('\0') ? { ...outcome, response: outcome.response.replaceAll('\0', '\uFFFD') } : outcome;
+  return outcome.response.includes('\0')
+    ? { ...outcome, response: outcome.response.replaceAll('\0', '\uFFFD') }
+    : outcome;
 }
 
 /**
@@ -77,25 +97,58 @@ export function storable(outcome: RecipientOutcome): RecipientOutcome {
  * reply to MAIL FROM or to the message (`553 5.1.8` bad sender, `550` after the dot) says nothing about
  * the recipient's mailbox.
  */
-export function outcomeFromReply(recipient: string, code: number, response: string, mx: string, scope: 'recipient' | 'transaction'): RecipientOutcome {
+export function outcomeFromReply(
+  recipient: string,
+  code: number,
+  response: string,
+  mx: string,
+  scope: 'recipient' | 'transaction',
+): RecipientOutcome {
   const enhanced = parseEnhancedCode(response);
   if (code >= 500) {
     const bounce = classifyReply(code, enhanced, response);
-    return { status: 'bounced', recipient, code, enhanced, response, mx, bounce: scope === 'recipient' ? bounce : { ...bounce, suppress: false } };
+    return {
+      status: 'bounced',
+      recipient,
+      code,
+      enhanced,
+      response,
+      mx,
+      bounce: scope === 'recipient' ? bounce : { ...bounce, suppress: false },
+    };
   }
   return { status: 'deferred', recipient, code, enhanced, response, mx };
 }
 
 /** An outcome from a reply we make up (LOCAL_REPLIES), `detail` after its text. */
-export function localOutcome(recipient: string, reply: LocalReply, mx: string | null, detail?: string): RecipientOutcome {
+export function localOutcome(
+  recipient: string,
+  reply: LocalReply,
+  mx: string | null,
+  detail?: string,
+): RecipientOutcome {
   const { code, enhanced, response } = localReply(reply, detail);
-  if (code >= 500) return { status: 'bounced', recipient, code, enhanced, response, mx, bounce: classifyReply(code, enhanced, response) };
+  if (code >= 500)
+    return {
+      status: 'bounced',
+      recipient,
+      code,
+      enhanced,
+      response,
+      mx,
+      bounce: classifyReply(code, enhanced, response),
+    };
   return { status: 'deferred', recipient, code, enhanced, response, mx };
 }
 
 /** A reply we make up, `detail` after its text. */
 export function localReply(reply: LocalReply, detail?: string): Omit<AddressFailure, 'mx'> {
-  return { code: reply.code, enhanced: reply.enhanced, response: detail ? `${formatReply(reply)}: ${detail}` : formatReply(reply), tls: false };
+  return {
+    code: reply.code,
+    enhanced: reply.enhanced,
+    response: detail ? `${formatReply(reply)}: ${detail}` : formatReply(reply),
+    tls: false,
+  };
 }
 
 /** `451 4.4.3 Message`: a reply we make up (LOCAL_REPLIES), or the resolver's. */

@@ -24,7 +24,11 @@ export type SessionPool = {
 
 type IdleSession = { session: PooledSession; timer: NodeJS.Timeout };
 
-export function createSessionPool(options: { maxPerDestination: number; maxMessagesPerSession: number; idleMs: number }): SessionPool {
+export function createSessionPool(options: {
+  maxPerDestination: number;
+  maxMessagesPerSession: number;
+  idleMs: number;
+}): SessionPool {
   const slots = createKeyedSlots(options.maxPerDestination);
   /** Idle sessions by destination, most recently used last; a destination without any is not listed. */
   const idle = new Map<string, IdleSession[]>();

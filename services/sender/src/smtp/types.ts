@@ -7,7 +7,14 @@ import type { BounceClass } from '@postline/platform';
  */
 export type RecipientOutcome =
   | { status: 'delivered'; recipient: string; code: number; response: string; mx: string }
-  | { status: 'deferred'; recipient: string; code: number; enhanced: string | null; response: string; mx: string | null }
+  | {
+      status: 'deferred';
+      recipient: string;
+      code: number;
+      enhanced: string | null;
+      response: string;
+      mx: string | null;
+    }
   | {
       status: 'bounced';
       recipient: string;

@@ -396,9 +396,15 @@ export function createSingleAccepts(
   opts: { maxItems?: number; maxConcurrent?: number } = {},
 ): SingleAccepts {
   type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
-  const envelopeSend = (job: Job) => ({ teamId: job.teamId, request: { ...job.request, fromDomain: job.envelopeFromDomain as string } });
+  const envelopeSend = (job: Job) => ({
+    teamId: job.teamId,
+    request: { ...job.request, fromDomain: job.envelopeFromDomain as string },
+  });
   const acceptGroup = async (jobs: Job[]) => {
-    const { domains, topics } = await lookUpSends(db, [...jobs, ...jobs.filter((job) => job.envelopeFromDomain).map(envelopeSend)]);
+    const { domains, topics } = await lookUpSends(db, [
+      ...jobs,
+      ...jobs.filter((job) => job.envelopeFromDomain).map(envelopeSend),
+    ]);
     const allowed: { job: Job; accepted: Accepted }[] = [];
     for (const job of jobs) {
       const sender = checkSender(domains(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
@@ -409,7 +415,11 @@ export function createSingleAccepts(
       if (!sender.ok) job.reject(new SenderRefused(sender.message));
       else if (envelopeSender && !envelopeSender.ok) job.reject(new SenderRefused(envelopeSender.message));
       else if (topic instanceof ApiError) job.reject(topic);
-      else allowed.push({ job, accepted: { request: job.request, domain: sender.domain, topic, ...(job.raw ? { raw: job.raw } : {}) } });
+      else
+        allowed.push({
+          job,
+          accepted: { request: job.request, domain: sender.domain, topic, ...(job.raw ? { raw: job.raw } : {}) },
+        });
     }
     if (allowed.length === 0) return;
     // Emails of several teams in one statement: each row's team is its sending domain's.

@@ -60,7 +60,8 @@ export async function acceptRawEmail(
   ];
   const mime = preparedRawMessage(parts, added);
   const raw = { id, recipients, messageId, mime };
-  const otherEnvelopeDomain = envelopeFromDomain && envelopeFromDomain !== request.fromDomain ? envelopeFromDomain : undefined;
+  const otherEnvelopeDomain =
+    envelopeFromDomain && envelopeFromDomain !== request.fromDomain ? envelopeFromDomain : undefined;
   if (input.idempotencyKey === undefined) {
     // Written together with the other single emails arriving meanwhile (one lookup, one statement, one commit).
     try {

@@ -7,9 +7,20 @@
 import type { Kysely, Transaction } from 'kysely';
 import { timerMessage, type Logger, type OutboxMessage } from '@postline/platform';
 import { addSuppressions } from './suppressions.ts';
-import { enqueueAttemptMessages, loadAttachments, loadAttempts, type AttemptLoader, type LoadedAttempt } from '../db/attempts.ts';
+import {
+  enqueueAttemptMessages,
+  loadAttachments,
+  loadAttempts,
+  type AttemptLoader,
+  type LoadedAttempt,
+} from '../db/attempts.ts';
 import { findRawMime, isRawEmail } from '../db/emails.ts';
-import { addRecipientState, countRecentBounces, recipientStateColumns, updateRecipientStates } from '../db/recipients.ts';
+import {
+  addRecipientState,
+  countRecentBounces,
+  recipientStateColumns,
+  updateRecipientStates,
+} from '../db/recipients.ts';
 import type { ClaimResult, DeliveryClaim } from '../db/delivery-claims.ts';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from '../db/schema.ts';
 import {
@@ -87,7 +98,10 @@ export type DeliverDeps = {
 const sharedRawSigner = createDkimSigner();
 
 /** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
-export type DeliverCommand = { team_id: string | null; data: { email_id: string; domain: string; recipients: number[]; attempt: number } };
+export type DeliverCommand = {
+  team_id: string | null;
+  data: { email_id: string; domain: string; recipients: number[]; attempt: number };
+};
 
 /** Reads what the attempt needs and makes it (before any transaction). */
 export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand): Promise<DeliveryAttempt> {
@@ -141,17 +155,32 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
  * to a retry tier): the claim stops being refreshed and goes stale, so that a copy may take it.
  */
 export function releaseAttemptClaims(deps: DeliverDeps, attempts: readonly DeliveryAttempt[]): void {
-  for (const attempt of attempts) if (attempt.kind === 'attempted' && attempt.claim) deps.claims?.release(attempt.claim);
+  for (const attempt of attempts)
+    if (attempt.kind === 'attempted' && attempt.claim) deps.claims?.release(attempt.claim);
 }
 
 /** Makes the attempt of a loaded command (its SMTP transaction unless nothing is left to send). */
-async function attemptLoaded(deps: DeliverDeps, command: DeliverCommand, loaded: LoadedAttempt): Promise<DeliveryAttempt> {
+async function attemptLoaded(
+  deps: DeliverDeps,
+  command: DeliverCommand,
+  loaded: LoadedAttempt,
+): Promise<DeliveryAttempt> {
   const { email_id: emailId, domain, attempt } = command.data;
   const { email, recipients, sending, suppressed } = loaded;
-  const done = (results: RecipientResult[]): DeliveryAttempt => ({ kind: 'attempted', email, recipients, results, attempt, domain });
-  if (!sending?.sending_verified) return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
+  const done = (results: RecipientResult[]): DeliveryAttempt => ({
+    kind: 'attempted',
+    email,
+    recipients,
+    results,
+    attempt,
+    domain,
+  });
+  if (!sending?.sending_verified)
+    return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
 
-  const results: (RecipientResult | undefined)[] = recipients.map((recipient) => suppressedResult(suppressed.get(recipient.address.toLowerCase())));
+  const results: (RecipientResult | undefined)[] = recipients.map((recipient) =>
+    suppressedResult(suppressed.get(recipient.address.toLowerCase())),
+  );
   if (domain === SANDBOX_DOMAIN) {
     return done(recipients.map((recipient, i) => results[i] ?? sandboxResult(recipient.address)));
   }
@@ -160,17 +189,24 @@ async function attemptLoaded(deps: DeliverDeps, command: DeliverCommand, loaded:
   if (toSend.length > 0) {
     // A raw email's MIME is read before its share of the budget, which its size sets.
     const rawMime = isRawEmail(email) ? await findRawMime(deps.db, email.id) : undefined;
-    const footprint = rawMime ? messageFootprint({ html: null, text: null }, rawMime.length) : messageFootprint(email, loaded.attachmentBytes);
+    const footprint = rawMime
+      ? messageFootprint({ html: null, text: null }, rawMime.length)
+      : messageFootprint(email, loaded.attachmentBytes);
     const release = await deps.budget?.reserve(footprint);
     const started = process.hrtime.bigint();
     let outcomes: RecipientOutcome[] | { unsendable: string };
     try {
-      outcomes = await (isRawEmail(email) ? signAndSendRaw(deps, email, rawMime, sending, toSend) : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments));
+      outcomes = await (isRawEmail(email)
+        ? signAndSendRaw(deps, email, rawMime, sending, toSend)
+        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments));
     } catch (err) {
       // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
       // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
       if (!(err instanceof DkimSigningError || err instanceof CompositionError)) throw err;
-      deps.logger.error({ err, emailId, domain: sending.name }, 'email cannot be composed and signed; its delivery fails');
+      deps.logger.error(
+        { err, emailId, domain: sending.name },
+        'email cannot be composed and signed; its delivery fails',
+      );
       outcomes = { unsendable: err instanceof DkimSigningError ? 'dkim_signing_failed' : 'message_not_composable' };
     } finally {
       release?.();
@@ -180,7 +216,9 @@ async function attemptLoaded(deps: DeliverDeps, command: DeliverCommand, loaded:
       if (results[i] !== undefined) return;
       if (!Array.isArray(outcomes)) return void (results[i] = { kind: 'failed', reason: outcomes.unsendable });
       const outcome = outcomeOf.get(recipient.address);
-      results[i] = outcome ? resultOf(outcome) : { kind: 'deferred', code: 451, response: '4.3.0 No outcome reported', fromServer: false };
+      results[i] = outcome
+        ? resultOf(outcome)
+        : { kind: 'deferred', code: 451, response: '4.3.0 No outcome reported', fromServer: false };
     });
     deps.observe?.(results as RecipientResult[], Number(process.hrtime.bigint() - started) / 1e9);
   }
@@ -211,7 +249,11 @@ async function composeAndSend(
   const input = withTracking(deps, composeInputOf(email, attachments), email.id, sending);
   const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
-  const raw = await deps.composer.compose(input, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  const raw = await deps.composer.compose(input, {
+    domain: sending.name,
+    selector: sending.dkim_selector,
+    privateKeyPem,
+  });
   return deliverSigned(deps, email, sending, recipients, raw);
 }
 
@@ -236,11 +278,22 @@ async function signAndSendRaw(
 }
 
 /** Sends a signed message to `recipients` in one SMTP transaction, from the email's VERP address. */
-function deliverSigned(deps: DeliverDeps, email: EmailRow, sending: SendingDomainRow, recipients: RecipientRow[], raw: Buffer): Promise<RecipientOutcome[]> {
+function deliverSigned(
+  deps: DeliverDeps,
+  email: EmailRow,
+  sending: SendingDomainRow,
+  recipients: RecipientRow[],
+  raw: Buffer,
+): Promise<RecipientOutcome[]> {
   const single = recipients.length === 1 ? (recipients[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({
     domain: (recipients[0] as RecipientRow).domain,
-    envelopeFrom: verpAddress({ emailId: email.id, recipient: single, returnPath: sending.return_path, key: deps.verpKey }),
+    envelopeFrom: verpAddress({
+      emailId: email.id,
+      recipient: single,
+      returnPath: sending.return_path,
+      key: deps.verpKey,
+    }),
     recipients: recipients.map((r) => r.address),
     raw,
     requireTls: sending.tls === 'enforced',
@@ -280,7 +333,11 @@ function withTracking(
  * duplicate, in this batch or another) records nothing and emits nothing; the effect is that of recording
  * the attempts one after another.
  */
-export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderDb>, attempts: readonly DeliveryAttempt[]): Promise<void> {
+export async function recordAttempts(
+  deps: DeliverDeps,
+  trx: Transaction<SenderDb>,
+  attempts: readonly DeliveryAttempt[],
+): Promise<void> {
   const made = attempts.filter((a): a is DeliveryAttempt & { kind: 'attempted' } => a.kind === 'attempted');
   if (made.length === 0) return;
   const now = deps.now();
@@ -319,22 +376,48 @@ export async function recordAttempts(deps: DeliverDeps, trx: Transaction<SenderD
   for (const { email, bounced } of bounces) {
     const suppress = bounced.filter((b) => b.suppress);
     if (suppress.length > 0) {
-      await addSuppressions(trx, email.team_id, suppress.map((b) => ({ email: b.address, origin: 'bounce' as const, sourceId: email.id })), now);
+      await addSuppressions(
+        trx,
+        email.team_id,
+        suppress.map((b) => ({ email: b.address, origin: 'bounce' as const, sourceId: email.id })),
+        now,
+      );
     }
     const transient = bounced.filter((b) => b.transient && !b.suppress);
-    if (transient.length > 0) await suppressRepeatedTransients(deps, trx, email.team_id, email.id, transient.map((b) => b.address), now);
+    if (transient.length > 0)
+      await suppressRepeatedTransients(
+        deps,
+        trx,
+        email.team_id,
+        email.id,
+        transient.map((b) => b.address),
+        now,
+      );
   }
 }
 
 /** The timer that sends the command again for the deferred `positions`, after the back-off of `attempt`. */
-function retryTimer(deps: DeliverDeps, email: EmailRow, domain: string, positions: number[], attempt: number, now: Date): OutboxMessage {
+function retryTimer(
+  deps: DeliverDeps,
+  email: EmailRow,
+  domain: string,
+  positions: number[],
+  attempt: number,
+  now: Date,
+): OutboxMessage {
   const due = new Date(now.getTime() + retryDelayMs(attempt, deps.delayScale));
-  return timerMessage(email.team_id, `email-deliver:${email.id}:${domain}:${positions[0] ?? 0}`, due, 'sender.deliver', {
-    email_id: email.id,
-    domain,
-    recipients: positions,
-    attempt: attempt + 1,
-  });
+  return timerMessage(
+    email.team_id,
+    `email-deliver:${email.id}:${domain}:${positions[0] ?? 0}`,
+    due,
+    'sender.deliver',
+    {
+      email_id: email.id,
+      domain,
+      recipients: positions,
+      attempt: attempt + 1,
+    },
+  );
 }
 
 /** A few transient bounces of one address in a window make a temporary suppression that expires. */
@@ -348,8 +431,15 @@ async function suppressRepeatedTransients(
 ): Promise<void> {
   const since = new Date(now.getTime() - TRANSIENT_SUPPRESSION.windowMs * deps.delayScale);
   const counts = await countRecentBounces(trx, teamId, addresses, { since, subTypes: MAILBOX_BOUNCE_SUB_TYPES });
-  const repeated = counts.filter((count) => count.bounces >= TRANSIENT_SUPPRESSION.bounces).map((count) => count.address);
+  const repeated = counts
+    .filter((count) => count.bounces >= TRANSIENT_SUPPRESSION.bounces)
+    .map((count) => count.address);
   if (repeated.length === 0) return;
   const expiresAt = new Date(now.getTime() + TRANSIENT_SUPPRESSION.durationMs * deps.delayScale);
-  await addSuppressions(trx, teamId, repeated.map((email) => ({ email, origin: 'bounce' as const, sourceId: emailId, expiresAt })), now);
+  await addSuppressions(
+    trx,
+    teamId,
+    repeated.map((email) => ({ email, origin: 'bounce' as const, sourceId: emailId, expiresAt })),
+    now,
+  );
 }

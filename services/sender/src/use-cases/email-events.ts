@@ -34,7 +34,12 @@ type EmailEventKey =
 type Extra<K extends EmailEventKey> = Omit<PublicEventData<K>, keyof EmailSent>;
 
 /** One email event as an outbox row. */
-export function emailEvent<K extends EmailEventKey>(type: K, email: EmailRow, to: readonly string[], extra: Extra<K>): OutboxMessage {
+export function emailEvent<K extends EmailEventKey>(
+  type: K,
+  email: EmailRow,
+  to: readonly string[],
+  extra: Extra<K>,
+): OutboxMessage {
   return outboxEvent(type, email, to, extra);
 }
 
@@ -42,10 +47,18 @@ export function emailEvent<K extends EmailEventKey>(type: K, email: EmailRow, to
  * Events described apart from their email (as domain/attempt-record.ts describes an attempt's), as outbox
  * rows in their order. The description's type keeps each `extra` to its event's contract.
  */
-export function emailEventsOf(email: EmailRow, events: readonly { type: EmailEventKey; to: readonly string[]; extra: object }[]): OutboxMessage[] {
+export function emailEventsOf(
+  email: EmailRow,
+  events: readonly { type: EmailEventKey; to: readonly string[]; extra: object }[],
+): OutboxMessage[] {
   return events.map((event) => outboxEvent(event.type, email, event.to, event.extra));
 }
 
 function outboxEvent(type: EmailEventKey, email: EmailRow, to: readonly string[], extra: object): OutboxMessage {
-  return { exchange: 'events', type, team_id: email.team_id, data: { ...emailEventData(email, to), ...extra } } as OutboxMessage;
+  return {
+    exchange: 'events',
+    type,
+    team_id: email.team_id,
+    data: { ...emailEventData(email, to), ...extra },
+  } as OutboxMessage;
 }

@@ -56,9 +56,14 @@ export async function unsubscribeByMail(
   request: UnsubscribeMail,
 ): Promise<void> {
   const link = deps.unsubscribeLinks.verify(request.token);
-  const contact = link?.teamId === teamId ? await findContact(trx, teamId, { id: link.contactId }, { forUpdate: true }) : undefined;
+  const contact =
+    link?.teamId === teamId ? await findContact(trx, teamId, { id: link.contactId }, { forUpdate: true }) : undefined;
   if (!contact) {
-    const reason = !link ? 'token does not verify' : link.teamId !== teamId ? "another team's token" : 'contact deleted';
+    const reason = !link
+      ? 'token does not verify'
+      : link.teamId !== teamId
+        ? "another team's token"
+        : 'contact deleted';
     deps.logger.info({ teamId, from: request.from, reason }, 'unsubscribe mail changed nothing');
     return;
   }

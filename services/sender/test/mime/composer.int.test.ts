@@ -6,7 +6,11 @@ import { CompositionError, createComposerPool, createInProcessComposer } from '.
 import { DkimSigningError } from '../../src/mime/dkim.ts';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const key = { domain: 'acme.test', selector: 'pl', privateKeyPem: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+const key = {
+  domain: 'acme.test',
+  selector: 'pl',
+  privateKeyPem: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+};
 const dnsValue = `v=DKIM1; k=rsa; p=${rsa.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
 const resolver = (name: string, type: string): Promise<string[][]> =>
   type === 'TXT' && name === 'pl._domainkey.acme.test'
@@ -23,7 +27,9 @@ const input: ComposeInput = {
   html: '<p>Thanks for your order.</p>',
   text: null,
   headers: [{ name: 'X-Entity-Ref-ID', value: 'ref-7' }],
-  attachments: [{ filename: 'receipt.bin', contentType: 'application/octet-stream', contentId: null, content: attachment }],
+  attachments: [
+    { filename: 'receipt.bin', contentType: 'application/octet-stream', contentId: null, content: attachment },
+  ],
   messageId: '<0199a1b2-0000-7000-8000-000000000007@acme.test>',
   date: new Date('2026-11-21T10:00:00.000Z'),
 };
@@ -51,12 +57,19 @@ describe('composer pool (worker threads)', () => {
     expect(text).toContain(attachment.toString('base64'));
     // The same message as composing on this thread, but for the random MIME boundaries and the signature.
     const local = (await inProcessComposer.compose(input, key)).toString('latin1');
-    const shape = (m: string) => m.replace(/^DKIM-Signature:[^]*?\r\n(?=\S)/, '').replace(/-{2,}_NmP-[0-9a-f-]+-Part_\d+/g, 'B').replace(/boundary="[^"]+"/g, '');
+    const shape = (m: string) =>
+      m
+        .replace(/^DKIM-Signature:[^]*?\r\n(?=\S)/, '')
+        .replace(/-{2,}_NmP-[0-9a-f-]+-Part_\d+/g, 'B')
+        .replace(/boundary="[^"]+"/g, '');
     expect(shape(text)).toBe(shape(local));
   });
 
   it('spreads concurrent jobs over its threads and answers each with its own message', async () => {
-    const ids = Array.from({ length: 20 }, (_, i) => `<0199a1b2-0000-7000-8000-${String(i).padStart(12, '0')}@acme.test>`);
+    const ids = Array.from(
+      { length: 20 },
+      (_, i) => `<0199a1b2-0000-7000-8000-${String(i).padStart(12, '0')}@acme.test>`,
+    );
     const results = await Promise.all(ids.map((messageId) => pool.compose({ ...input, messageId }, key)));
     results.forEach((raw, i) => expect(raw.toString('latin1')).toContain(`Message-ID: ${ids[i]}`));
     expect((await Promise.all(results.slice(0, 3).map(verified))).flat()).toEqual(['pass', 'pass', 'pass']);
@@ -75,11 +88,17 @@ describe('composer pool (worker threads)', () => {
     const [first] = pool.workers();
     // Jobs large enough (tens of milliseconds each) that the thread is still busy with them when it is
     // terminated: with the small message all six could be done before, and nothing would fail.
-    const heavy: ComposeInput = { ...input, attachments: [{ ...input.attachments[0]!, content: Buffer.alloc(8 * 1024 * 1024, 7) }] };
+    const heavy: ComposeInput = {
+      ...input,
+      attachments: [{ ...input.attachments[0]!, content: Buffer.alloc(8 * 1024 * 1024, 7) }],
+    };
     const pending = Array.from({ length: 6 }, () =>
       pool.compose(heavy, key).then(
         () => 'ok',
-        (err: Error) => (err instanceof CompositionError || err instanceof DkimSigningError ? `the email's fault: ${err.message}` : err.message),
+        (err: Error) =>
+          err instanceof CompositionError || err instanceof DkimSigningError
+            ? `the email's fault: ${err.message}`
+            : err.message,
       ),
     );
     await first!.terminate();

@@ -2,7 +2,16 @@ import { generateKeyPairSync } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { freePort, startDnsServer, startSinkMx, uniqueName, waitFor, type DnsServer, type SinkMx, type SinkMxOptions } from '@postline/testing';
+import {
+  freePort,
+  startDnsServer,
+  startSinkMx,
+  uniqueName,
+  waitFor,
+  type DnsServer,
+  type SinkMx,
+  type SinkMxOptions,
+} from '@postline/testing';
 import { createDkimSigner } from '../../src/mime/dkim.ts';
 import { createMta, type MtaOptions } from '../../src/smtp/mta.ts';
 import { createMxResolver, type MxResolver } from '../../src/smtp/mx.ts';
@@ -62,10 +71,19 @@ function domainWithMx(...addresses: string[]): string {
   return domain;
 }
 
-const raw = Buffer.from('From: a@sender.test\r\nTo: x@rcpt.test\r\nSubject: hi\r\nMessage-ID: <1@sender.test>\r\n\r\nhello\r\n');
+const raw = Buffer.from(
+  'From: a@sender.test\r\nTo: x@rcpt.test\r\nSubject: hi\r\nMessage-ID: <1@sender.test>\r\n\r\nhello\r\n',
+);
 
 function request(domain: string, locals: string[], extra: Partial<DeliveryRequest> = {}): DeliveryRequest {
-  return { domain, envelopeFrom: 'b.0.x.aaaaaaaaaa@send.sender.test', recipients: locals.map((l) => `${l}@${domain}`), raw, requireTls: false, ...extra };
+  return {
+    domain,
+    envelopeFrom: 'b.0.x.aaaaaaaaaa@send.sender.test',
+    recipients: locals.map((l) => `${l}@${domain}`),
+    raw,
+    requireTls: false,
+    ...extra,
+  };
 }
 
 /** An address on the loopback network with nothing listening on the port: a down MX. */
@@ -75,22 +93,38 @@ describe('MTA delivery', () => {
   it('delivers a DKIM-signed message that still verifies at the MX', async () => {
     const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const txt = `v=DKIM1; k=rsa; p=${keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
-    const signed = await createDkimSigner()(Buffer.from('From: a@sender.test\nTo: ok@rcpt.test\nSubject: signed\nDate: Sat, 21 Nov 2026 09:00:00 +0000\n\nbody\n.leading dot\n'), {
-      domain: 'sender.test',
-      selector: 's1',
-      privateKeyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    });
+    const signed = await createDkimSigner()(
+      Buffer.from(
+        'From: a@sender.test\nTo: ok@rcpt.test\nSubject: signed\nDate: Sat, 21 Nov 2026 09:00:00 +0000\n\nbody\n.leading dot\n',
+      ),
+      {
+        domain: 'sender.test',
+        selector: 's1',
+        privateKeyPem: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      },
+    );
     const mx = await sink();
     const domain = domainWithMx(mx.host);
 
     const outcomes = await mta().deliver({ ...request(domain, ['ok']), raw: signed });
 
-    expect(outcomes).toEqual([{ status: 'delivered', recipient: `ok@${domain}`, code: 250, response: expect.stringMatching(/^250 /), mx: `mx1.${domain}` }]);
+    expect(outcomes).toEqual([
+      {
+        status: 'delivered',
+        recipient: `ok@${domain}`,
+        code: 250,
+        response: expect.stringMatching(/^250 /),
+        mx: `mx1.${domain}`,
+      },
+    ]);
     const [message] = await mx.waitForMessages(1);
     expect(message!.from).toBe('b.0.x.aaaaaaaaaa@send.sender.test');
     expect(message!.to).toEqual([`ok@${domain}`]);
     const verified = await dkimVerify(message!.raw, {
-      resolver: (name: string) => (name === 's1._domainkey.sender.test' ? Promise.resolve([[txt]]) : Promise.reject(Object.assign(new Error('nx'), { code: 'ENOTFOUND' }))),
+      resolver: (name: string) =>
+        name === 's1._domainkey.sender.test'
+          ? Promise.resolve([[txt]])
+          : Promise.reject(Object.assign(new Error('nx'), { code: 'ENOTFOUND' })),
     });
     expect(verified.results.map((r) => r.status.result)).toEqual(['pass']);
   });
@@ -102,7 +136,14 @@ describe('MTA delivery', () => {
     const outcomes = await mta().deliver(request(domain, ['soft', 'ok', 'hard', 'full']));
 
     expect(outcomes).toEqual([
-      { status: 'deferred', recipient: `soft@${domain}`, code: 452, enhanced: '4.2.2', response: expect.stringContaining('452 4.2.2'), mx: `mx1.${domain}` },
+      {
+        status: 'deferred',
+        recipient: `soft@${domain}`,
+        code: 452,
+        enhanced: '4.2.2',
+        response: expect.stringContaining('452 4.2.2'),
+        mx: `mx1.${domain}`,
+      },
       { status: 'delivered', recipient: `ok@${domain}`, code: 250, response: expect.any(String), mx: `mx1.${domain}` },
       {
         status: 'bounced',
@@ -178,14 +219,27 @@ describe('MTA delivery', () => {
     };
     const [first, second] = [await tarpit(), await tarpit()];
     const domain = domainWithMx(first);
-    dns.set(`mx1.${domain}`, [first, second].map((address) => ({ type: 'A' as const, address })));
+    dns.set(
+      `mx1.${domain}`,
+      [first, second].map((address) => ({ type: 'A' as const, address })),
+    );
     const busy = mta({ maxConnectionsPerDestination: 1, slotWaitMs: 200, greetingTimeoutMs: 1500 });
 
-    const [holding, waiting] = await Promise.all([busy.deliver(request(domain, ['first'])), busy.deliver(request(domain, ['second']))]);
+    const [holding, waiting] = await Promise.all([
+      busy.deliver(request(domain, ['first'])),
+      busy.deliver(request(domain, ['second'])),
+    ]);
 
     // Deferred where it waited, not tried at the next address (a wait at each would add up).
     expect(waiting).toEqual([
-      { status: 'deferred', recipient: `second@${domain}`, code: 451, enhanced: '4.4.5', response: expect.stringContaining('451 4.4.5 The MX host is busy'), mx: null },
+      {
+        status: 'deferred',
+        recipient: `second@${domain}`,
+        code: 451,
+        enhanced: '4.4.5',
+        response: expect.stringContaining('451 4.4.5 The MX host is busy'),
+        mx: null,
+      },
     ]);
     expect(holding[0]).toMatchObject({ status: 'deferred', code: 451, enhanced: '4.4.1' });
     // The first delivery's sessions, one at each address; none of the second's.
@@ -213,14 +267,25 @@ describe('MTA delivery', () => {
 
     const [outcome] = await mta().deliver(request(domain, ['ok']));
 
-    expect(outcome).toMatchObject({ status: 'bounced', code: 556, enhanced: '5.1.10', mx: null, bounce: { type: 'Permanent', subType: 'NoEmail', suppress: true } });
+    expect(outcome).toMatchObject({
+      status: 'bounced',
+      code: 556,
+      enhanced: '5.1.10',
+      mx: null,
+      bounce: { type: 'Permanent', subType: 'NoEmail', suppress: true },
+    });
     expect(dns.queries.slice(before).filter((q) => q.type === 'A' || q.type === 'AAAA')).toEqual([]);
     expect(mx.connections()).toBe(0);
   });
 
   it('bounces a domain that does not exist and suppresses the recipient', async () => {
     const [outcome] = await mta().deliver(request(`${uniqueName('nx').toLowerCase().replace(/_/g, '-')}.test`, ['ok']));
-    expect(outcome).toMatchObject({ status: 'bounced', code: 550, enhanced: '5.1.2', bounce: { type: 'Permanent', subType: 'NoEmail', suppress: true } });
+    expect(outcome).toMatchObject({
+      status: 'bounced',
+      code: 550,
+      enhanced: '5.1.2',
+      bounce: { type: 'Permanent', subType: 'NoEmail', suppress: true },
+    });
   });
 
   it.each(['servfail', 'timeout'] as const)('defers every recipient on a DNS %s', async (how) => {
@@ -284,7 +349,10 @@ describe('MTA delivery', () => {
     const backup = await sink();
     const domain = domainWithMx(DOWN, backup.host);
     // The primary host has six addresses, none answering: six attempts would all go to it.
-    dns.set(`mx1.${domain}`, [1, 2, 3, 4, 5, 6].map((i) => ({ type: 'A' as const, address: `127.0.1.${i}` })));
+    dns.set(
+      `mx1.${domain}`,
+      [1, 2, 3, 4, 5, 6].map((i) => ({ type: 'A' as const, address: `127.0.1.${i}` })),
+    );
 
     const [outcome] = await mta().deliver(request(domain, ['ok']));
 
@@ -299,7 +367,14 @@ describe('MTA delivery', () => {
     const outcomes = await mta().deliver(request(domain, ['ok1', 'ok2']));
 
     expect(outcomes).toEqual(
-      ['ok1', 'ok2'].map((l) => ({ status: 'deferred', recipient: `${l}@${domain}`, code: 451, enhanced: '4.7.1', response: '451 4.7.1 Greylisted, try again later', mx: `mx1.${domain}` })),
+      ['ok1', 'ok2'].map((l) => ({
+        status: 'deferred',
+        recipient: `${l}@${domain}`,
+        code: 451,
+        enhanced: '4.7.1',
+        response: '451 4.7.1 Greylisted, try again later',
+        mx: `mx1.${domain}`,
+      })),
     );
   });
 
@@ -381,7 +456,9 @@ describe('MTA delivery', () => {
     const domain = domainWithMx(mx.host);
     const bounded = mta({ maxConnectionsPerDestination: 2 });
 
-    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => bounded.deliver(request(domain, [`ok${i}`]))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => bounded.deliver(request(domain, [`ok${i}`]))),
+    );
 
     expect(outcomes.flat().every((o) => o.status === 'delivered')).toBe(true);
     expect(mx.messages).toHaveLength(20);
@@ -459,17 +536,29 @@ describe('MTA address policy', () => {
     ]);
     dns.set(`mx.${domain}`, [{ type, address }]);
     dns.set(`sink.${domain}`, [{ type: 'A', address: mx.host }]); // loopback too: dialing it would show at the sink
-    const strict = mta({ allowPrivate: false, resolver: createMxResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, allowPrivate: false, cacheMs: 0 }) });
+    const strict = mta({
+      allowPrivate: false,
+      resolver: createMxResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, allowPrivate: false, cacheMs: 0 }),
+    });
 
     const [outcome] = await strict.deliver(request(domain, ['ok']));
 
-    expect(outcome).toMatchObject({ status: 'bounced', code: 550, enhanced: '5.4.4', mx: null, bounce: { type: 'Permanent', subType: 'General', suppress: false } });
+    expect(outcome).toMatchObject({
+      status: 'bounced',
+      code: 550,
+      enhanced: '5.4.4',
+      mx: null,
+      bounce: { type: 'Permanent', subType: 'General', suppress: false },
+    });
     expect(mx.connections()).toBe(0);
   });
 
   it('refuses to dial a non-public address even when the resolver hands one over', async () => {
     const mx = await sink();
-    const lax: MxResolver = { resolve: () => Promise.resolve({ kind: 'hosts', hosts: [{ exchange: 'mx.evil.test', priority: 10, addresses: [mx.host] }] }) };
+    const lax: MxResolver = {
+      resolve: () =>
+        Promise.resolve({ kind: 'hosts', hosts: [{ exchange: 'mx.evil.test', priority: 10, addresses: [mx.host] }] }),
+    };
 
     const [outcome] = await mta({ allowPrivate: false, resolver: lax }).deliver(request('evil.test', ['ok']));
 

@@ -16,7 +16,10 @@ afterAll(async () => {
   await dns.close();
 });
 
-const domain = () => `${uniqueName('mx').toLowerCase().replace(/[^a-z0-9-]/g, '-')}.test`;
+const domain = () =>
+  `${uniqueName('mx')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')}.test`;
 
 describe('createMxResolver', () => {
   it('sorts MX hosts by preference and resolves A and AAAA of each', async () => {
@@ -25,7 +28,10 @@ describe('createMxResolver', () => {
       { type: 'MX', exchange: `b.${d}`, priority: 20 },
       { type: 'MX', exchange: `a.${d}`, priority: 10 },
     ]);
-    dns.set(`a.${d}`, [{ type: 'A', address: '192.0.2.10' }, { type: 'AAAA', address: '2001:db8::10' }]);
+    dns.set(`a.${d}`, [
+      { type: 'A', address: '192.0.2.10' },
+      { type: 'AAAA', address: '2001:db8::10' },
+    ]);
     dns.set(`b.${d}`, [{ type: 'A', address: '192.0.2.20' }]);
     expect(await resolver.resolve(d)).toEqual({
       kind: 'hosts',
@@ -37,7 +43,13 @@ describe('createMxResolver', () => {
   });
 
   it('reuses an answer for a while but never a temporary failure', async () => {
-    const cached = createMxResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, allowPrivate: true, cacheMs: 60_000 });
+    const cached = createMxResolver({
+      servers: [dns.address],
+      timeoutMs: 300,
+      tries: 1,
+      allowPrivate: true,
+      cacheMs: 60_000,
+    });
     const d = domain();
     dns.set(d, [{ type: 'MX', exchange: `mx.${d}`, priority: 10 }]);
     dns.set(`mx.${d}`, [{ type: 'A', address: '192.0.2.30' }]);
@@ -70,7 +82,10 @@ describe('createMxResolver', () => {
   it('shuffles hosts of equal preference', async () => {
     const d = domain();
     const names = ['a', 'b', 'c', 'd'].map((n) => `${n}.${d}`);
-    dns.set(d, names.map((exchange) => ({ type: 'MX' as const, exchange, priority: 10 })));
+    dns.set(
+      d,
+      names.map((exchange) => ({ type: 'MX' as const, exchange, priority: 10 })),
+    );
     for (const [i, name] of names.entries()) dns.set(name, [{ type: 'A', address: `192.0.2.${i + 1}` }]);
     const orders = new Set<string>();
     for (let i = 0; i < 12; i++) {
@@ -84,12 +99,22 @@ describe('createMxResolver', () => {
     const d = domain();
     dns.set(d, [{ type: 'MX', exchange: '.', priority: 0 }]);
     const before = dns.queries.length;
-    expect(await resolver.resolve(d)).toMatchObject({ kind: 'permanent', code: 556, enhanced: '5.1.10', subType: 'NoEmail' });
+    expect(await resolver.resolve(d)).toMatchObject({
+      kind: 'permanent',
+      code: 556,
+      enhanced: '5.1.10',
+      subType: 'NoEmail',
+    });
     expect(dns.queries.slice(before)).toEqual([{ name: d, type: 'MX' }]);
   });
 
   it('fails NXDOMAIN permanently with 5.1.2', async () => {
-    expect(await resolver.resolve(domain())).toMatchObject({ kind: 'permanent', code: 550, enhanced: '5.1.2', subType: 'NoEmail' });
+    expect(await resolver.resolve(domain())).toMatchObject({
+      kind: 'permanent',
+      code: 550,
+      enhanced: '5.1.2',
+      subType: 'NoEmail',
+    });
   });
 
   it.each(['servfail', 'timeout', 'refused'] as const)('reports a DNS %s as temporary 451 4.4.3', async (how) => {
@@ -102,7 +127,10 @@ describe('createMxResolver', () => {
   it("uses the domain's own addresses when it has no MX (implicit MX)", async () => {
     const d = domain();
     dns.set(d, [{ type: 'A', address: '192.0.2.30' }]);
-    expect(await resolver.resolve(d)).toEqual({ kind: 'hosts', hosts: [{ exchange: d, priority: 0, addresses: ['192.0.2.30'] }] });
+    expect(await resolver.resolve(d)).toEqual({
+      kind: 'hosts',
+      hosts: [{ exchange: d, priority: 0, addresses: ['192.0.2.30'] }],
+    });
   });
 
   it('does not use the domain addresses when MX records exist but none is usable', async () => {
@@ -112,7 +140,12 @@ describe('createMxResolver', () => {
       { type: 'MX', exchange: `missing.${d}`, priority: 20 },
       { type: 'A', address: '192.0.2.41' },
     ]);
-    expect(await resolver.resolve(d)).toMatchObject({ kind: 'permanent', code: 550, enhanced: '5.4.4', subType: 'General' });
+    expect(await resolver.resolve(d)).toMatchObject({
+      kind: 'permanent',
+      code: 550,
+      enhanced: '5.4.4',
+      subType: 'General',
+    });
   });
 
   it('skips a host whose address lookup fails temporarily while another works, and is temporary when none works', async () => {
@@ -124,7 +157,10 @@ describe('createMxResolver', () => {
     dns.set(`broken.${d}`, [{ type: 'A', address: '192.0.2.50' }]);
     dns.fail(`broken.${d}`, 'servfail');
     dns.set(`ok.${d}`, [{ type: 'A', address: '192.0.2.51' }]);
-    expect(await resolver.resolve(d)).toEqual({ kind: 'hosts', hosts: [{ exchange: `ok.${d}`, priority: 20, addresses: ['192.0.2.51'] }] });
+    expect(await resolver.resolve(d)).toEqual({
+      kind: 'hosts',
+      hosts: [{ exchange: `ok.${d}`, priority: 20, addresses: ['192.0.2.51'] }],
+    });
     dns.fail(`ok.${d}`, 'servfail');
     expect(await resolver.resolve(d)).toMatchObject({ kind: 'temporary', code: 451, enhanced: '4.4.3' });
   });
@@ -141,7 +177,12 @@ describe('createMxResolver', () => {
     dns.set(`private.${d}`, [{ type: 'A', address: '10.0.0.5' }]);
     dns.set(`metadata.${d}`, [{ type: 'AAAA', address: '::ffff:169.254.169.254' }]);
     dns.set(`cgnat.${d}`, [{ type: 'A', address: '100.64.0.1' }]);
-    expect(await publicOnly.resolve(d)).toMatchObject({ kind: 'permanent', code: 550, enhanced: '5.4.4', subType: 'General' });
+    expect(await publicOnly.resolve(d)).toMatchObject({
+      kind: 'permanent',
+      code: 550,
+      enhanced: '5.4.4',
+      subType: 'General',
+    });
     // the same records pass where private targets are allowed (tests, local development)
     expect(await resolver.resolve(d)).toMatchObject({ kind: 'hosts' });
   });
@@ -149,7 +190,13 @@ describe('createMxResolver', () => {
   it('keeps the public addresses of a host that also has private ones', async () => {
     const d = domain();
     dns.set(d, [{ type: 'MX', exchange: `mx.${d}`, priority: 10 }]);
-    dns.set(`mx.${d}`, [{ type: 'A', address: '10.0.0.5' }, { type: 'A', address: '93.184.216.34' }]);
-    expect(await publicOnly.resolve(d)).toEqual({ kind: 'hosts', hosts: [{ exchange: `mx.${d}`, priority: 10, addresses: ['93.184.216.34'] }] });
+    dns.set(`mx.${d}`, [
+      { type: 'A', address: '10.0.0.5' },
+      { type: 'A', address: '93.184.216.34' },
+    ]);
+    expect(await publicOnly.resolve(d)).toEqual({
+      kind: 'hosts',
+      hosts: [{ exchange: `mx.${d}`, priority: 10, addresses: ['93.184.216.34'] }],
+    });
   });
 });

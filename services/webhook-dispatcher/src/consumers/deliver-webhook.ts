@@ -39,7 +39,9 @@ export function createDeliverWebhookConsumer(deps: DeliverWebhookDeps): Consumer
       handle: (items, trx) =>
         deps.recording.recordOutcomes(
           trx,
-          items.flatMap(({ message, prepared }) => (message.team_id ? [{ command: message.data, teamId: message.team_id, outcome: prepared }] : [])),
+          items.flatMap(({ message, prepared }) =>
+            message.team_id ? [{ command: message.data, teamId: message.team_id, outcome: prepared }] : [],
+          ),
         ),
     },
   });

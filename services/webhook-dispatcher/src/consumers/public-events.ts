@@ -44,7 +44,11 @@ export function createPublicEventsConsumer(deps: PublicEventsDeps): Consumer {
       maxMessages: 128,
       maxWaitMs: 25,
       maxConcurrent: 2,
-      handle: (items, trx) => deps.firstAttempts.writeRecords(trx, items.flatMap((item) => item.prepared)),
+      handle: (items, trx) =>
+        deps.firstAttempts.writeRecords(
+          trx,
+          items.flatMap((item) => item.prepared),
+        ),
     },
   });
 }

@@ -10,7 +10,12 @@ export async function insertEndpoint(db: Db, row: Insertable<WebhookEndpointsTab
 }
 
 export async function findEndpoint(db: Db, teamId: string, id: string): Promise<EndpointRow | undefined> {
-  return db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /**
@@ -24,7 +29,9 @@ export async function lockEndpoint(trx: Transaction<DispatcherDb>, id: string): 
 }
 
 export async function listEndpoints(db: Db, teamId: string, query: PaginationQuery): Promise<Page<EndpointRow>> {
-  return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query, { optional: true });
+  return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query, {
+    optional: true,
+  });
 }
 
 /** The enabled endpoints of these teams (the caller picks those subscribed to each event's type). */
@@ -35,7 +42,11 @@ export async function enabledEndpoints(db: Db, teamIds: readonly string[]): Prom
   return rows;
 }
 
-export async function updateEndpoint(db: Db, id: string, patch: Updateable<WebhookEndpointsTable>): Promise<EndpointRow> {
+export async function updateEndpoint(
+  db: Db,
+  id: string,
+  patch: Updateable<WebhookEndpointsTable>,
+): Promise<EndpointRow> {
   return db
     .updateTable('webhook_endpoints')
     .set({ ...patch, updated_at: new Date() })
@@ -45,6 +56,10 @@ export async function updateEndpoint(db: Db, id: string, patch: Updateable<Webho
 }
 
 export async function deleteEndpoint(db: Db, teamId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('webhook_endpoints').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+  const result = await db
+    .deleteFrom('webhook_endpoints')
+    .where('team_id', '=', teamId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

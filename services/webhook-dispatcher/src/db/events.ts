@@ -1,6 +1,14 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { paginate, PREPARED, type Page } from '@postline/platform';
-import type { AttemptRow, DispatcherDb, EndpointRow, EventRow, WebhookAttemptsTable, WebhookEventStatus, WebhookEventsTable } from './schema.ts';
+import type {
+  AttemptRow,
+  DispatcherDb,
+  EndpointRow,
+  EventRow,
+  WebhookAttemptsTable,
+  WebhookEventStatus,
+  WebhookEventsTable,
+} from './schema.ts';
 
 type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
 
@@ -10,7 +18,15 @@ type Db = Kysely<DispatcherDb> | Transaction<DispatcherDb>;
  */
 export type DeliveryTarget = {
   event: Pick<EventRow, 'id' | 'team_id' | 'endpoint_id' | 'body' | 'status' | 'attempts_made'>;
-  endpoint: Pick<EndpointRow, 'endpoint' | 'status' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at' | 'failing_since'>;
+  endpoint: Pick<
+    EndpointRow,
+    | 'endpoint'
+    | 'status'
+    | 'secret_encrypted'
+    | 'previous_secret_encrypted'
+    | 'previous_secret_expires_at'
+    | 'failing_since'
+  >;
 };
 
 /** An event and its endpoint, read in one query. */
@@ -35,17 +51,40 @@ export async function findDeliveryTarget(db: Db, eventId: string): Promise<Deliv
     .where('e.id', '=', eventId)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { endpoint, endpoint_status, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at, failing_since, ...event } = row;
+  const {
+    endpoint,
+    endpoint_status,
+    secret_encrypted,
+    previous_secret_encrypted,
+    previous_secret_expires_at,
+    failing_since,
+    ...event
+  } = row;
   return {
     event,
-    endpoint: { endpoint, status: endpoint_status, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at, failing_since },
+    endpoint: {
+      endpoint,
+      status: endpoint_status,
+      secret_encrypted,
+      previous_secret_encrypted,
+      previous_secret_expires_at,
+      failing_since,
+    },
   };
 }
 
 /** A new event record; `attempt` when its first attempt was made before it was written. */
 export type NewEventRow = Pick<
   Insertable<WebhookEventsTable>,
-  'id' | 'endpoint_id' | 'team_id' | 'source_event_id' | 'type' | 'body' | 'status' | 'attempts_made' | 'next_attempt_at'
+  | 'id'
+  | 'endpoint_id'
+  | 'team_id'
+  | 'source_event_id'
+  | 'type'
+  | 'body'
+  | 'status'
+  | 'attempts_made'
+  | 'next_attempt_at'
 > & {
   attempt?: Pick<AttemptRow, 'id' | 'sent_at' | 'http_status_code' | 'response' | 'error' | 'duration_ms'>;
 };
@@ -106,7 +145,10 @@ export type ScheduledAttempt = {
  * planner probes the primary key (it estimates any json_to_recordset at 100 rows). Not PREPARED: a generic
  * plan made while the table is small would keep scanning it once it has grown (see PREPARED).
  */
-export async function recordScheduledAttempts(db: Db, attempts: ScheduledAttempt[]): Promise<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>[]> {
+export async function recordScheduledAttempts(
+  db: Db,
+  attempts: ScheduledAttempt[],
+): Promise<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>[]> {
   if (attempts.length === 0) return [];
   const { rows } = await sql<Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>>`with v as (
       select * from json_to_recordset(${JSON.stringify(attempts)}::json) as v (event_id text, attempt int, status text,
@@ -124,14 +166,23 @@ export async function recordScheduledAttempts(db: Db, attempts: ScheduledAttempt
 }
 
 export async function findEvent(db: Db, endpointId: string, id: string): Promise<EventRow | undefined> {
-  return db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('webhook_events')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function lockEvent(trx: Transaction<DispatcherDb>, id: string): Promise<EventRow | undefined> {
   return trx.selectFrom('webhook_events').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function listEvents(db: Db, endpointId: string, query: { limit?: number; after?: string }): Promise<Page<EventRow>> {
+export async function listEvents(
+  db: Db,
+  endpointId: string,
+  query: { limit?: number; after?: string },
+): Promise<Page<EventRow>> {
   return paginate(db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId), query);
 }
 
@@ -148,13 +199,22 @@ export async function insertAttempt(db: Db, row: Insertable<WebhookAttemptsTable
   await db.insertInto('webhook_attempts').values(row).execute();
 }
 
-export async function listAttempts(db: Db, eventId: string, query: { limit?: number; after?: string }): Promise<Page<AttemptRow>> {
+export async function listAttempts(
+  db: Db,
+  eventId: string,
+  query: { limit?: number; after?: string },
+): Promise<Page<AttemptRow>> {
   return paginate(db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId), query);
 }
 
 /** A first attempt still waiting for a slot is not stale: moves its event's time so the sweeper keeps off it. */
 export async function postponeFirstAttempt(trx: Transaction<DispatcherDb>, eventId: string, due: Date): Promise<void> {
-  await trx.updateTable('webhook_events').set({ next_attempt_at: due }).where('id', '=', eventId).where('attempts_made', '=', 0).execute();
+  await trx
+    .updateTable('webhook_events')
+    .set({ next_attempt_at: due })
+    .where('id', '=', eventId)
+    .where('attempts_made', '=', 0)
+    .execute();
 }
 
 /** Ends an event whose endpoint got disabled before it was delivered (it stays replayable). */
@@ -172,7 +232,10 @@ export async function failUnfinishedEvent(trx: Transaction<DispatcherDb>, eventI
  * process, was never recorded. Locked with SKIP LOCKED (replicas share the work) and touched, so the next
  * sweep leaves them alone for another `staleMs`.
  */
-export async function claimStaleFirstAttempts(trx: Transaction<DispatcherDb>, staleMs: number): Promise<Pick<EventRow, 'id' | 'team_id'>[]> {
+export async function claimStaleFirstAttempts(
+  trx: Transaction<DispatcherDb>,
+  staleMs: number,
+): Promise<Pick<EventRow, 'id' | 'team_id'>[]> {
   const { rows } = await sql<{ id: string; team_id: string }>`with stale as (
           select id from webhook_events
           where status = 'pending' and attempts_made = 0 and next_attempt_at < now() - make_interval(secs => ${staleMs / 1000})
@@ -184,7 +247,10 @@ export async function claimStaleFirstAttempts(trx: Transaction<DispatcherDb>, st
 
 /** Events not yet delivered or failed: how many, and the age of the oldest in seconds (0 when none). */
 export async function readUndelivered(db: Db): Promise<{ count: number; oldestAgeSeconds: number }> {
-  const { rows } = await sql<{ undelivered: number; oldest_age_seconds: number | null }>`select count(*)::int as undelivered,
+  const { rows } = await sql<{
+    undelivered: number;
+    oldest_age_seconds: number | null;
+  }>`select count(*)::int as undelivered,
       extract(epoch from now() - min(created_at))::float8 as oldest_age_seconds
       from webhook_events where status in ('pending', 'attempting')`.execute(db);
   return { count: rows[0]?.undelivered ?? 0, oldestAgeSeconds: Math.max(0, rows[0]?.oldest_age_seconds ?? 0) };

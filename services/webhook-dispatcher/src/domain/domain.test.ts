@@ -36,7 +36,9 @@ describe('signing', () => {
     const timestamp = Math.floor(Date.now() / 1000);
     const body = '{"type":"email.sent","created_at":"2026-11-21T10:00:00.000Z","data":{}}';
     const headers = signedHeaders({ id, timestamp, body, secrets: [current, previous] });
-    expect(headers['webhook-signature']).toBe(`${signature(current, id, timestamp, body)} ${signature(previous, id, timestamp, body)}`);
+    expect(headers['webhook-signature']).toBe(
+      `${signature(current, id, timestamp, body)} ${signature(previous, id, timestamp, body)}`,
+    );
     expect(headers['svix-signature']).toBe(headers['webhook-signature']);
     for (const secret of [current, previous]) {
       expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();

@@ -28,7 +28,12 @@ function keyOf(secret: string): KeyObject {
 }
 
 /** The three headers of one delivery, under both their Standard Webhooks and Svix names. */
-export function signedHeaders(opts: { id: string; timestamp: number; body: string; secrets: readonly string[] }): Record<string, string> {
+export function signedHeaders(opts: {
+  id: string;
+  timestamp: number;
+  body: string;
+  secrets: readonly string[];
+}): Record<string, string> {
   const value = opts.secrets.map((s) => signature(s, opts.id, opts.timestamp, opts.body)).join(' ');
   const timestamp = String(opts.timestamp);
   return {

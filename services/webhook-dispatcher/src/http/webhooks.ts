@@ -31,7 +31,10 @@ const UpdateWebhook = z.object({
 function forwardPage(prefix: 'msg' | 'atmpt') {
   return z.object({
     limit: PaginationQuery.shape.limit,
-    after: z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.').optional(),
+    after: z
+      .string()
+      .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.')
+      .optional(),
   });
 }
 const EventPage = forwardPage('msg');
@@ -84,7 +87,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
       const page = await listEvents(deps.db, endpoint.id, parseInput(EventPage, req.query));
       res.json({
         ...page,
-        data: page.data.map((event) => ({ id: event.id, type: event.type, created_at: formatTimestamp(event.created_at), status: event.status })),
+        data: page.data.map((event) => ({
+          id: event.id,
+          type: event.type,
+          created_at: formatTimestamp(event.created_at),
+          status: event.status,
+        })),
       });
     },
   });

@@ -55,7 +55,10 @@ export function createAttemptDelivery(deps: AttemptDeliveryDeps): AttemptDeliver
 
   async function attempt(target: DeliveryTarget, command: DeliverWebhook, wait: SlotWait): Promise<AttemptOutcome> {
     const { event, endpoint } = target;
-    if (!command.replay && (event.attempts_made >= (command.attempt ?? 0) || event.status === 'success' || event.status === 'failed')) {
+    if (
+      !command.replay &&
+      (event.attempts_made >= (command.attempt ?? 0) || event.status === 'success' || event.status === 'failed')
+    ) {
       return { kind: 'skip', why: 'done' };
     }
     if (endpoint.status === 'disabled') return { kind: 'skip', why: 'disabled' };
@@ -67,7 +70,12 @@ export function createAttemptDelivery(deps: AttemptDeliveryDeps): AttemptDeliver
       const headers = {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
-        ...signedHeaders({ id: event.id, timestamp: Math.floor(sentAt.getTime() / 1000), body: event.body, secrets: secretsOf(target, sentAt) }),
+        ...signedHeaders({
+          id: event.id,
+          timestamp: Math.floor(sentAt.getTime() / 1000),
+          body: event.body,
+          secrets: secretsOf(target, sentAt),
+        }),
       };
       const result = await deps.client.post(endpoint.endpoint, event.body, headers);
       return { kind: 'attempted', result, sentAt, endpointFailing: endpoint.failing_since !== null };
@@ -80,7 +88,11 @@ export function createAttemptDelivery(deps: AttemptDeliveryDeps): AttemptDeliver
   /** The current secret first; during the 24 h after a rotation, the previous one second. */
   function secretsOf({ endpoint }: DeliveryTarget, at: Date): string[] {
     const secrets = [openSecret(endpoint.secret_encrypted)];
-    if (endpoint.previous_secret_encrypted && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > at) {
+    if (
+      endpoint.previous_secret_encrypted &&
+      endpoint.previous_secret_expires_at &&
+      endpoint.previous_secret_expires_at > at
+    ) {
       secrets.push(openSecret(endpoint.previous_secret_encrypted));
     }
     return secrets;

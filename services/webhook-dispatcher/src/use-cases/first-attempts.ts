@@ -87,7 +87,10 @@ export function createFirstAttempts(deps: FirstAttemptsDeps): FirstAttempts {
       outcome: deps.delivery.attempt(target, command, { timeoutMs: inProcessWaitMs }).then(
         (outcome) => (first.settled = outcome),
         (err: unknown) => {
-          deps.logger.warn({ err, event_id: target.event.id }, 'first attempt failed to run; the sweeper will retry it');
+          deps.logger.warn(
+            { err, event_id: target.event.id },
+            'first attempt failed to run; the sweeper will retry it',
+          );
           return undefined;
         },
       ),
@@ -104,7 +107,12 @@ export function createFirstAttempts(deps: FirstAttemptsDeps): FirstAttempts {
     const { command, teamId } = commands.get(first)!;
     const run = first.outcome
       .then((outcome) => (record && outcome ? outcomes.add({ command, teamId, outcome }) : undefined))
-      .catch((err: unknown) => deps.logger.warn({ err, event_id: command.event_id }, 'first attempt failed to record; the sweeper will retry it'))
+      .catch((err: unknown) =>
+        deps.logger.warn(
+          { err, event_id: command.event_id },
+          'first attempt failed to record; the sweeper will retry it',
+        ),
+      )
       .finally(() => {
         inProcess--;
         attempting.delete(run);

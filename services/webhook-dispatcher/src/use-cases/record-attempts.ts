@@ -62,7 +62,10 @@ export type AttemptRecording = {
    * streak. An event whose record exists already writes nothing. Returns the ids of the records written and
    * what to run once the transaction has committed.
    */
-  recordNewEvents: (trx: Transaction<DispatcherDb>, events: NewEvent[]) => Promise<{ created: Set<string>; afterCommit: () => void }>;
+  recordNewEvents: (
+    trx: Transaction<DispatcherDb>,
+    events: NewEvent[],
+  ) => Promise<{ created: Set<string>; afterCommit: () => void }>;
 };
 
 /** How long a delivery waits when its endpoint already has `perEndpoint` deliveries in flight (and as many waiting). */
@@ -71,7 +74,12 @@ const BUSY_WAIT_MS = 500;
 /** The first outcome of an event's scheduled (not replayed) attempt. */
 type ScheduledOutcome = CommandOutcome & { outcome: AttemptMade };
 /** A scheduled attempt recorded, with its event and when the next one is due (null: none). */
-type RecordedAttempt = { event: Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>; attempt: number; next: Date | null; outcome: AttemptMade };
+type RecordedAttempt = {
+  event: Pick<EventRow, 'id' | 'endpoint_id' | 'team_id'>;
+  attempt: number;
+  next: Date | null;
+  outcome: AttemptMade;
+};
 /**
  * Attempts whose outcomes a transaction records. They are counted in the metrics once it has committed,
  * since a failed batch is recorded again one outcome at a time.
@@ -82,7 +90,8 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
   const now = () => deps.now?.() ?? new Date();
   const random = () => (deps.random ?? Math.random)();
 
-  const countAfterCommit = (uncounted: Uncounted) => () => uncounted.forEach(({ replay, result }) => countAttempt(replay, result));
+  const countAfterCommit = (uncounted: Uncounted) => () =>
+    uncounted.forEach(({ replay, result }) => countAttempt(replay, result));
 
   function countAttempt(replay: boolean, result: PostResult): void {
     const outcome = result.ok ? 'success' : 'failure';
@@ -96,13 +105,21 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
     return countAfterCommit(uncounted);
   }
 
-  async function recordMany(trx: Transaction<DispatcherDb>, outcomes: CommandOutcome[], uncounted: Uncounted): Promise<void> {
+  async function recordMany(
+    trx: Transaction<DispatcherDb>,
+    outcomes: CommandOutcome[],
+    uncounted: Uncounted,
+  ): Promise<void> {
     const { scheduled, others } = splitScheduled(outcomes);
     if (scheduled.length > 0) await followUpScheduled(trx, await settleScheduled(trx, scheduled, uncounted));
     for (const outcome of others) await recordOne(trx, outcome, uncounted);
   }
 
-  async function recordOne(trx: Transaction<DispatcherDb>, { command, teamId, outcome }: CommandOutcome, uncounted: Uncounted): Promise<void> {
+  async function recordOne(
+    trx: Transaction<DispatcherDb>,
+    { command, teamId, outcome }: CommandOutcome,
+    uncounted: Uncounted,
+  ): Promise<void> {
     if (outcome.kind === 'busy') {
       const due = new Date(now().getTime() + BUSY_WAIT_MS * (1 + random()));
       await enqueue(trx, [deliveryTimer(teamId, command, due)]);
@@ -156,8 +173,15 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
    * Settles the events of scheduled attempts and records the attempts, in one statement (atomic on its
    * own); returns those recorded.
    */
-  async function settleScheduled(db: Kysely<DispatcherDb>, scheduled: ScheduledOutcome[], uncounted: Uncounted): Promise<RecordedAttempt[]> {
-    const plans = scheduled.map((item) => ({ ...item, ...planAfterAttempt(item.command.attempt ?? 1, item.outcome.result.ok, item.outcome.sentAt) }));
+  async function settleScheduled(
+    db: Kysely<DispatcherDb>,
+    scheduled: ScheduledOutcome[],
+    uncounted: Uncounted,
+  ): Promise<RecordedAttempt[]> {
+    const plans = scheduled.map((item) => ({
+      ...item,
+      ...planAfterAttempt(item.command.attempt ?? 1, item.outcome.result.ok, item.outcome.sentAt),
+    }));
     const moved = await recordScheduledAttempts(
       db,
       plans.map(({ command, attempt, status, next, outcome: { result, sentAt } }) => ({
@@ -187,16 +211,25 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
   async function followUpScheduled(trx: Transaction<DispatcherDb>, recorded: RecordedAttempt[]): Promise<void> {
     await enqueue(
       trx,
-      recorded.flatMap(({ event, attempt, next }) => (next ? [deliveryTimer(event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next)] : [])),
+      recorded.flatMap(({ event, attempt, next }) =>
+        next ? [deliveryTimer(event.team_id, { event_id: event.id, attempt: attempt + 1, replay: false }, next)] : [],
+      ),
     );
     // Endpoint rows are locked in id order, so two batches cannot deadlock on them.
     const tracked = recorded.filter(({ outcome }) => !outcome.result.ok || outcome.endpointFailing);
-    tracked.sort((a, b) => (a.event.endpoint_id < b.event.endpoint_id ? -1 : a.event.endpoint_id > b.event.endpoint_id ? 1 : 0));
-    for (const { event, outcome } of tracked) await trackEndpoint(trx, event.endpoint_id, outcome.result.ok, outcome.sentAt);
+    tracked.sort((a, b) =>
+      a.event.endpoint_id < b.event.endpoint_id ? -1 : a.event.endpoint_id > b.event.endpoint_id ? 1 : 0,
+    );
+    for (const { event, outcome } of tracked)
+      await trackEndpoint(trx, event.endpoint_id, outcome.result.ok, outcome.sentAt);
   }
 
   /** The event's state after scheduled attempt `attempt`: success, the next retry's time, or failed after the eighth. */
-  function planAfterAttempt(attempt: number, ok: boolean, sentAt: Date): { attempt: number; status: EventRow['status']; next: Date | null } {
+  function planAfterAttempt(
+    attempt: number,
+    ok: boolean,
+    sentAt: Date,
+  ): { attempt: number; status: EventRow['status']; next: Date | null } {
     const delay = ok ? undefined : retryDelayMs(attempt, deps.scale, random());
     const next = delay === undefined || attempt >= MAX_ATTEMPTS ? null : new Date(sentAt.getTime() + delay);
     return { attempt, status: ok ? 'success' : next ? 'attempting' : 'failed', next };
@@ -212,7 +245,12 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
   }
 
   /** Any success resets the endpoint's failure streak; five days (scaled) of nothing but failures disables it. */
-  async function trackEndpoint(trx: Transaction<DispatcherDb>, endpointId: string, ok: boolean, at: Date): Promise<void> {
+  async function trackEndpoint(
+    trx: Transaction<DispatcherDb>,
+    endpointId: string,
+    ok: boolean,
+    at: Date,
+  ): Promise<void> {
     const endpoint = await lockEndpoint(trx, endpointId);
     if (!endpoint) return;
     if (ok) {
@@ -221,7 +259,11 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
     }
     const since = endpoint.failing_since ?? at;
     if (endpoint.status === 'enabled' && shouldDisable(since, at, deps.scale)) {
-      await updateEndpoint(trx, endpoint.id, { failing_since: since, status: 'disabled', disabled_reason: 'every delivery failed for 5 days' });
+      await updateEndpoint(trx, endpoint.id, {
+        failing_since: since,
+        status: 'disabled',
+        disabled_reason: 'every delivery failed for 5 days',
+      });
       deps.logger.warn({ endpoint_id: endpoint.id, failing_since: since.toISOString() }, 'webhook endpoint disabled');
     } else if (!endpoint.failing_since) {
       await updateEndpoint(trx, endpoint.id, { failing_since: since });
@@ -232,13 +274,22 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
     try {
       await recordFirstAttemptBatch(outcomes);
     } catch (err) {
-      if (outcomes.length > 1) deps.logger.info({ err, outcomes: outcomes.length }, 'recording a batch of first attempts failed; recording them one by one');
+      if (outcomes.length > 1)
+        deps.logger.info(
+          { err, outcomes: outcomes.length },
+          'recording a batch of first attempts failed; recording them one by one',
+        );
       for (const item of outcomes) {
         await deps.db
           .transaction()
           .execute((trx) => recordOutcomes(trx, [item]))
           .then((afterCommit) => afterCommit())
-          .catch((e: unknown) => deps.logger.warn({ err: e, event_id: item.command.event_id }, 'first attempt failed to record; the sweeper will retry it'));
+          .catch((e: unknown) =>
+            deps.logger.warn(
+              { err: e, event_id: item.command.event_id },
+              'first attempt failed to record; the sweeper will retry it',
+            ),
+          );
       }
     }
   }
@@ -258,8 +309,15 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
     countAfterCommit(uncounted)();
   }
 
-  async function recordNewEvents(trx: Transaction<DispatcherDb>, events: NewEvent[]): Promise<{ created: Set<string>; afterCommit: () => void }> {
-    const rows = events.map(({ target, attemptMade }) => ({ target, attemptMade, plan: attemptMade && planAfterAttempt(1, attemptMade.result.ok, attemptMade.sentAt) }));
+  async function recordNewEvents(
+    trx: Transaction<DispatcherDb>,
+    events: NewEvent[],
+  ): Promise<{ created: Set<string>; afterCommit: () => void }> {
+    const rows = events.map(({ target, attemptMade }) => ({
+      target,
+      attemptMade,
+      plan: attemptMade && planAfterAttempt(1, attemptMade.result.ok, attemptMade.sentAt),
+    }));
     const created = new Set(
       await insertEvents(
         trx,
@@ -285,7 +343,9 @@ export function createAttemptRecording(deps: RecordAttemptsDeps): AttemptRecordi
       ),
     );
     const settled = rows.flatMap(({ target: { event }, attemptMade, plan }) =>
-      attemptMade && plan && created.has(event.id) ? [{ event, attempt: 1, next: plan.next, outcome: attemptMade }] : [],
+      attemptMade && plan && created.has(event.id)
+        ? [{ event, attempt: 1, next: plan.next, outcome: attemptMade }]
+        : [],
     );
     await followUpScheduled(trx, settled);
     return {

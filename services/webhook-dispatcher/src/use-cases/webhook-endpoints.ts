@@ -41,7 +41,11 @@ export async function createEndpoint(
   return { endpoint, secret };
 }
 
-export async function ownedEndpoint(deps: Pick<WebhookEndpointsDeps, 'db'>, teamId: string, id: string | undefined): Promise<EndpointRow> {
+export async function ownedEndpoint(
+  deps: Pick<WebhookEndpointsDeps, 'db'>,
+  teamId: string,
+  id: string | undefined,
+): Promise<EndpointRow> {
   const endpoint = id && isUuid(id) ? await findEndpoint(deps.db, teamId, id) : undefined;
   if (!endpoint) throw notFound('Webhook not found');
   return endpoint;
@@ -75,7 +79,11 @@ export async function updateEndpointSettings(
   });
 }
 
-export async function removeEndpoint(deps: Pick<WebhookEndpointsDeps, 'db'>, teamId: string, endpoint: EndpointRow): Promise<void> {
+export async function removeEndpoint(
+  deps: Pick<WebhookEndpointsDeps, 'db'>,
+  teamId: string,
+  endpoint: EndpointRow,
+): Promise<void> {
   await deleteEndpoint(deps.db, teamId, endpoint.id);
 }
 
@@ -92,9 +100,15 @@ export async function rotateSigningSecret(deps: WebhookEndpointsDeps, endpoint: 
 
 /** One extra delivery at once with the same webhook-id; the retry schedule is not touched. */
 export async function replayEvent(deps: Pick<WebhookEndpointsDeps, 'db'>, event: EventRow): Promise<void> {
-  await deps.db.transaction().execute((trx) =>
-    enqueueCommand(trx, 'webhook-dispatcher.deliver', event.team_id, { event_id: event.id, attempt: null, replay: true }),
-  );
+  await deps.db
+    .transaction()
+    .execute((trx) =>
+      enqueueCommand(trx, 'webhook-dispatcher.deliver', event.team_id, {
+        event_id: event.id,
+        attempt: null,
+        replay: true,
+      }),
+    );
 }
 
 function endpointUrl(raw: string, allowPrivate: boolean): string {
@@ -108,7 +122,9 @@ function eventNames(names: string[]): PublicEventType[] {
   if (names.length === 0) throw validationError('The `events` field must list at least one event.');
   const unknown = names.filter((name) => !PublicEventType.safeParse(name).success);
   if (unknown.length > 0) {
-    throw validationError(`Unknown event name${unknown.length > 1 ? 's' : ''}: ${unknown.map((name) => `\`${name}\``).join(', ')}.`);
+    throw validationError(
+      `Unknown event name${unknown.length > 1 ? 's' : ''}: ${unknown.map((name) => `\`${name}\``).join(', ')}.`,
+    );
   }
   return [...new Set(names)] as PublicEventType[];
 }
