@@ -10,9 +10,9 @@ import { internalRoutes } from './http/routes.ts';
 import { createFirstAttemptSweeper } from './jobs/first-attempt-sweeper.ts';
 import { createDispatcherMetrics } from './metrics.ts';
 import { createAttemptDelivery } from './use-cases/attempt-delivery.ts';
+import type { RecordingDeps } from './use-cases/attempt-records.ts';
 import { createFanOut } from './use-cases/fan-out.ts';
 import { createFirstAttempts } from './use-cases/first-attempts.ts';
-import { createAttemptRecording } from './use-cases/record-attempts.ts';
 import { createWebhookClient } from './webhook-http/http-client.ts';
 
 /** Deliveries in flight per endpoint: a burst to one endpoint moves at this many times its latency. */
@@ -32,7 +32,7 @@ const client = createWebhookClient({
 });
 
 const delivery = createAttemptDelivery({ db, box, client, perEndpoint: PER_ENDPOINT, overall: OVERALL });
-const recording = createAttemptRecording({ db, logger, scale: config.POSTLINE_DELAY_SCALE, metrics });
+const recording: RecordingDeps = { db, logger, scale: config.POSTLINE_DELAY_SCALE, metrics };
 const firstAttempts = createFirstAttempts({ delivery, recording, logger });
 const publicEvents = createPublicEventsConsumer({
   db,

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Metrics } from '@postline/platform';
 
-/** The counters every recorded attempt feeds (see record-attempts.ts). */
+/** The counters every recorded attempt feeds (see use-cases/attempt-records.ts). */
 export type DeliveryMetrics = {
   deliveries: Counter<'outcome'>;
   attemptDuration: Histogram<'outcome'>;

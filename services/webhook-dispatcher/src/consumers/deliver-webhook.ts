@@ -2,14 +2,15 @@ import type { Kysely } from 'kysely';
 import { createConsumer, type Broker, type Consumer, type Logger } from '@postline/platform';
 import type { DispatcherDb } from '../db/schema.ts';
 import type { AttemptDelivery, AttemptOutcome } from '../use-cases/attempt-delivery.ts';
-import type { AttemptRecording } from '../use-cases/record-attempts.ts';
+import type { RecordingDeps } from '../use-cases/attempt-records.ts';
+import { recordCommandOutcomes } from '../use-cases/record-command-outcomes.ts';
 
 export type DeliverWebhookDeps = {
   db: Kysely<DispatcherDb>;
   broker: Broker;
   logger: Logger;
   delivery: Pick<AttemptDelivery, 'attemptCommand'>;
-  recording: Pick<AttemptRecording, 'recordOutcomes'>;
+  recording: RecordingDeps;
   /** Commands in flight at once: the process's overall limit on deliveries in flight. */
   prefetch: number;
 };
@@ -31,13 +32,14 @@ export function createDeliverWebhookConsumer(deps: DeliverWebhookDeps): Consumer
     prepare: (message) => deps.delivery.attemptCommand(message.data),
     handle: async (message, trx, outcome) => {
       if (!message.team_id) return;
-      return deps.recording.recordOutcomes(trx, [{ command: message.data, teamId: message.team_id, outcome }]);
+      return recordCommandOutcomes(deps.recording, trx, [{ command: message.data, teamId: message.team_id, outcome }]);
     },
     batch: {
       maxMessages: 32,
       maxWaitMs: 5,
       handle: (items, trx) =>
-        deps.recording.recordOutcomes(
+        recordCommandOutcomes(
+          deps.recording,
           trx,
           items.flatMap(({ message, prepared }) =>
             message.team_id ? [{ command: message.data, teamId: message.team_id, outcome: prepared }] : [],

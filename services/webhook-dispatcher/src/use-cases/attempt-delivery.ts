@@ -1,5 +1,5 @@
 // One attempt to deliver one event to its endpoint: the checks that it is still due, a slot of its endpoint
-// and of the process, then the signed POST. Nothing is recorded here (see record-attempts.ts): the POST runs
+// and of the process, then the signed POST. Nothing is recorded here (see attempt-records.ts): the POST runs
 // outside any transaction, so none is held across a wait of up to 15 s.
 import type { Kysely } from 'kysely';
 import type { DeliverWebhook } from '@postline/contracts';

@@ -7,7 +7,8 @@ import { createBatchLoader } from '@postline/platform';
 import { enabledEndpoints } from '../db/endpoints.ts';
 import type { DispatcherDb, EndpointRow } from '../db/schema.ts';
 import { eventIdFor } from '../domain/ids.ts';
-import type { FirstAttempts, NewRecord } from './first-attempts.ts';
+import type { NewRecord } from './attempt-records.ts';
+import type { FirstAttempts } from './first-attempts.ts';
 
 /**
  * How long a message waits for its first attempts before its records are written. An endpoint that answers

@@ -9,22 +9,19 @@ import { createBatcher, enqueue, type Logger } from '@postline/platform';
 import { claimStaleFirstAttempts, type DeliveryTarget } from '../db/events.ts';
 import type { DispatcherDb } from '../db/schema.ts';
 import type { AttemptDelivery, AttemptOutcome } from './attempt-delivery.ts';
-import type { AttemptRecording, CommandOutcome, NewEventTarget } from './record-attempts.ts';
-
-/** A first attempt made in process, started before its event's record is written. */
-export type FirstAttempt = {
-  /** Its outcome once the POST is over (or it waited too long for a slot); undefined if it failed to run. */
-  readonly outcome: Promise<AttemptOutcome | undefined>;
-  /** The outcome, once there is one. */
-  settled?: AttemptOutcome;
-};
-
-/** A record the fan-out is about to write, with its first attempt when one was started beforehand. */
-export type NewRecord = { target: NewEventTarget; first?: FirstAttempt };
+import {
+  attemptMadeOf,
+  type CommandOutcome,
+  type FirstAttempt,
+  type NewRecord,
+  type RecordingDeps,
+} from './attempt-records.ts';
+import { recordFirstAttempts } from './record-first-attempts.ts';
+import { recordNewEvents } from './record-new-events.ts';
 
 export type FirstAttemptsDeps = {
   delivery: Pick<AttemptDelivery, 'attempt'>;
-  recording: Pick<AttemptRecording, 'recordFirstAttempts' | 'recordNewEvents'>;
+  recording: RecordingDeps;
   logger: Logger;
   /**
    * In-process first attempts (`begin`) under way at once (waiting, posting, being recorded). At this many,
@@ -46,7 +43,7 @@ export type FirstAttempts = {
    */
   begin: (target: DeliveryTarget) => FirstAttempt;
   /**
-   * Writes the records of new events in the caller's transaction (see AttemptRecording.recordNewEvents).
+   * Writes the records of new events in the caller's transaction (see record-new-events.ts).
    * Once the transaction has committed (the returned function), the attempts of the records written pending
    * are followed, or made for records that had none, and recorded by update. A record that exists already (a
    * redelivered copy) writes nothing.
@@ -77,7 +74,7 @@ export function createFirstAttempts(deps: FirstAttemptsDeps): FirstAttempts {
     maxItems: 64,
     maxWaitMs: 25,
     maxConcurrent: 2,
-    flush: (batch) => deps.recording.recordFirstAttempts(batch),
+    flush: (batch) => recordFirstAttempts(deps.recording, batch),
   });
 
   function begin(target: DeliveryTarget): FirstAttempt {
@@ -124,18 +121,14 @@ export function createFirstAttempts(deps: FirstAttemptsDeps): FirstAttempts {
   }
 
   async function writeRecords(trx: Transaction<DispatcherDb>, records: NewRecord[]): Promise<() => void> {
-    const events = records.map(({ target, first }) => ({
-      target,
-      first,
-      attemptMade: first?.settled?.kind === 'attempted' ? first.settled : undefined,
-    }));
-    const { created, afterCommit } = await deps.recording.recordNewEvents(trx, events);
+    const { created, afterCommit } = await recordNewEvents(deps.recording, trx, records);
     return () => {
       afterCommit();
-      for (const { target, first, attemptMade } of events) {
+      for (const record of records) {
+        const { target, first } = record;
         if (!first) {
           if (created.has(target.event.id)) end(begin(target), true);
-        } else end(first, created.has(target.event.id) && !attemptMade);
+        } else end(first, created.has(target.event.id) && !attemptMadeOf(record));
       }
     };
   }
