@@ -3,7 +3,7 @@
 import { createSecretBox, createServiceRuntime } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverWebhookConsumer } from './consumers/deliver-webhook.ts';
-import { createPublicEventsConsumer } from './consumers/public-events.ts';
+import { createPublicEventsConsumer, PUBLIC_EVENT_FAMILIES } from './consumers/public-events.ts';
 import { readUndelivered } from './db/events.ts';
 import type { DispatcherDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
@@ -59,12 +59,13 @@ await runtime.start({
   parts: [
     { name: 'webhook client', start: () => undefined, stop: () => client.close() },
     { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
-    {
-      name: 'webhook-dispatcher.deliver commands',
-      start: () => deliverCommands.start(),
-      stop: () => deliverCommands.stop(),
-    },
+    { name: 'webhook-dispatcher.deliver', start: () => deliverCommands.start(), stop: () => deliverCommands.stop() },
     { name: 'in-process first attempts', start: () => undefined, stop: () => firstAttempts.stop() },
-    { name: 'public events', start: () => publicEvents.start(), stop: () => publicEvents.stop() },
+    // Named, as every consumer is in logs, by what it consumes.
+    {
+      name: PUBLIC_EVENT_FAMILIES.join(', '),
+      start: () => publicEvents.start(),
+      stop: () => publicEvents.stop(),
+    },
   ],
 });

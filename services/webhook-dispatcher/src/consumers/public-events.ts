@@ -5,7 +5,7 @@ import type { FanOut } from '../use-cases/fan-out.ts';
 import type { FirstAttempts } from '../use-cases/first-attempts.ts';
 
 /** The four families of public events; every key under them is public (internal events use `internal.`). */
-const FAMILIES = ['email.*', 'contact.*', 'domain.*', 'suppression.*'] as const;
+export const PUBLIC_EVENT_FAMILIES = ['email.*', 'contact.*', 'domain.*', 'suppression.*'] as const;
 
 export type PublicEventsDeps = {
   db: Kysely<DispatcherDb>;
@@ -25,7 +25,7 @@ export function createPublicEventsConsumer(deps: PublicEventsDeps): Consumer {
     db: deps.db,
     service: 'webhook-dispatcher',
     name: 'public-events',
-    bindings: FAMILIES.map((routingKey) => ({ exchange: 'events' as const, routingKey })),
+    bindings: PUBLIC_EVENT_FAMILIES.map((routingKey) => ({ exchange: 'events' as const, routingKey })),
     // A message is held from its first attempts until its batch commits (the POSTs, up to 25 ms of waiting,
     // the transaction), so the prefetch bounds the rate of a burst to one endpoint.
     prefetch: 512,
