@@ -136,7 +136,7 @@ export {
   type CommandKey,
 } from './outbox/enqueue.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
-export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
+export { createServiceRuntime, type BrokerConfig, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';
 // Moved to @postline/contracts; re-exported until every service imports it from there.
 export { SEND_EMAIL_BODY } from '@postline/contracts';

@@ -1,21 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { createDb, createLogger, createMetrics, listen, newId, type Listening } from '@postline/platform';
+import { createDb, newId } from '@postline/platform';
 import { createTestDatabase, freePort, infraFromEnv, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
-import { SCHEMA } from '../src/config.ts';
-import { findApiKeyWithTeam } from '../src/db/api-keys.ts';
-import { createKeyCache } from '../src/db/key-cache.ts';
+import { loadConfig, SCHEMA } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { GatewayDb } from '../src/db/schema.ts';
-import { insertTeam, teamHasAccess } from '../src/db/teams.ts';
-import type { Owners } from '../src/domain/routes.ts';
-import { createGatewayApp } from '../src/http/app.ts';
-import { watchKeyChanges } from '../src/jobs/key-change-listener.ts';
-import { createKeyUsageTracker } from '../src/jobs/key-usage.ts';
-import { createRequestLogWriter } from '../src/jobs/request-log-writer.ts';
-import { createGatewayMetrics } from '../src/metrics.ts';
-import { createDomainExists } from '../src/owners/domain-exists.ts';
+import { insertTeam } from '../src/db/teams.ts';
+import { createGateway } from '../src/gateway.ts';
 import { issueApiKey } from '../src/use-cases/api-keys.ts';
 
 export type Gateway = {
@@ -32,7 +24,7 @@ export type Gateway = {
   stop: () => Promise<void>;
 };
 
-/** The real gateway app on a random port, over its own fresh database and Redis prefix. */
+/** The gateway main.ts starts (createGateway) on a random port, over its own fresh database and Redis prefix. */
 export async function startGateway(
   opts: {
     rateLimitPerSecond?: number;
@@ -44,47 +36,31 @@ export async function startGateway(
   const database: TestDatabase = await createTestDatabase('gw');
   // Nothing listens here: owners are unreachable (connection refused) unless a test gives real ones.
   const NOWHERE = `http://127.0.0.1:${await freePort()}`;
-  const { db } = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 5 });
-  await migrate(db);
-  const redis = new Redis(opts.redisUrl ?? infraFromEnv().redisUrl, {
+  const migrating = createDb<GatewayDb>({ url: database.url, schema: SCHEMA, max: 1 });
+  await migrate(migrating.db);
+  await migrating.db.destroy();
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    SHUTDOWN_TIMEOUT_MS: '2000',
+    API_PORT: '0',
+    REDIS_URL: opts.redisUrl ?? infraFromEnv().redisUrl,
+    REDIS_PREFIX: uniqueName('gw'),
+    RATE_LIMIT_PER_SECOND: String(opts.rateLimitPerSecond ?? 1000),
+    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: String(opts.publicLinkPerSecond ?? 1000),
+    SENDER_URL: opts.owners?.sender ?? NOWHERE,
+    INBOUND_SMTP_URL: opts.owners?.['inbound-smtp'] ?? NOWHERE,
+    WEBHOOK_DISPATCHER_URL: opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
+    DOMAIN_VERIFIER_URL: opts.owners?.['domain-verifier'] ?? NOWHERE,
+  });
+  const redis = new Redis(config.REDIS_URL, {
     commandTimeout: 250,
     maxRetriesPerRequest: 1,
     enableAutoPipelining: true,
   });
-  redis.on('error', () => undefined);
-  const logger = createLogger({ service: 'api-gateway-test', level: 'silent' });
-  const requestLogs = createRequestLogWriter({ db, logger, flushIntervalMs: 20 });
-  const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
-  const teamAccess = createKeyCache<boolean>({ load: (teamId) => teamHasAccess(db, teamId) });
-  const keyWatch = watchKeyChanges({ databaseUrl: database.url, schema: SCHEMA, logger, caches: [keys, teamAccess] });
-  const keyUsage = createKeyUsageTracker({ db, logger, flushIntervalMs: 20 });
-  const owners: Owners = {
-    sender: opts.owners?.sender ?? NOWHERE,
-    'inbound-smtp': opts.owners?.['inbound-smtp'] ?? NOWHERE,
-    'webhook-dispatcher': opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
-    'domain-verifier': opts.owners?.['domain-verifier'] ?? NOWHERE,
-  };
-  const metrics = createMetrics('api-gateway');
-  const http = createGatewayApp({
-    db,
-    redis,
-    redisPrefix: uniqueName('gw'),
-    logger,
-    metrics,
-    gatewayMetrics: createGatewayMetrics(metrics.registry),
-    owners,
-    domainExists: createDomainExists(owners),
-    rateLimitPerSecond: opts.rateLimitPerSecond ?? 1000,
-    publicLinkPerSecond: opts.publicLinkPerSecond ?? 1000,
-    requestLogs,
-    markKeyUsed: keyUsage.markUsed,
-    keys,
-    teamAccess,
-    now: () => new Date(),
-  });
-  requestLogs.start();
-  keyUsage.start();
-  const server: Listening = await listen(http.app, 0, '127.0.0.1');
+  const gateway = createGateway(config, { redis }, { handleSignals: false });
+  const { db } = gateway;
+  const server = await gateway.start();
   // A response's close listeners run in one emit: once a test sees this count move, the app's own close
   // handlers for that request (the idempotency middleware's) have run too.
   let abandoned = 0;
@@ -93,7 +69,7 @@ export async function startGateway(
       if (!res.writableFinished) abandoned++;
     });
   });
-  await waitFor('the key-change listener', () => keyWatch.isListening());
+  await waitFor('the key-change listener', () => gateway.keyChangesListening());
 
   const createKey = async (teamId: string, permission: 'full_access' | 'sending_access') => {
     const { key, token } = await issueApiKey(db, { teamId, name: 'test', permission, domainId: null });
@@ -110,18 +86,10 @@ export async function startGateway(
       const key = await createKey(team.id, 'full_access');
       return { teamId: team.id, ...key };
     },
-    async flush() {
-      await requestLogs.flush();
-      await keyUsage.flush();
-    },
+    flush: gateway.flush,
     abandonedRequests: () => abandoned,
     async stop() {
-      await server.stop(1000);
-      await requestLogs.stop();
-      await keyUsage.stop();
-      await keyWatch.stop();
-      redis.disconnect();
-      await db.destroy();
+      await gateway.stop();
       await database.drop();
     },
   };

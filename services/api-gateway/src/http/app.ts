@@ -1,15 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { SEND_EMAIL_BODY } from '@postline/contracts';
-import {
-  ApiError,
-  createHttpApp,
-  pingDb,
-  TEAM_HEADER,
-  type HttpApp,
-  type Logger,
-  type Metrics,
-} from '@postline/platform';
+import type { Express } from 'express';
+import { ApiError, TEAM_HEADER, type LargeBody, type Logger, type ReadinessCheck } from '@postline/platform';
 import type { KeyCache } from '../db/key-cache.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
@@ -27,7 +20,6 @@ export type GatewayDeps = {
   redis: Redis;
   redisPrefix: string;
   logger: Logger;
-  metrics: Metrics;
   gatewayMetrics: GatewayMetrics;
   owners: Owners;
   /** Whether a team owns a domain (asked of the domain-verifier). */
@@ -43,18 +35,24 @@ export type GatewayDeps = {
   now: () => Date;
 };
 
+/** What the service runtime's HTTP app takes from the gateway (createHttpApp's options of the same names). */
+export type GatewayHttp = {
+  before: (app: Express) => void;
+  routes: (app: Express) => void;
+  readiness: Record<string, ReadinessCheck>;
+  largeBodies: readonly LargeBody[];
+};
+
 /**
  * The public API: public link routes (no key, a rate limit per link) → auth → rate limit → body → idempotency → gateway-owned
- * routes (/api-keys, /logs) → forwarding of every other resource family to its owner.
+ * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
+ * health routes and its readiness check of Postgres.
  */
-export function createGatewayApp(deps: GatewayDeps): HttpApp {
+export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
   const { rejected } = deps.gatewayMetrics;
-  return createHttpApp({
-    logger: deps.logger,
-    metrics: deps.metrics,
+  return {
     largeBodies: [SEND_EMAIL_BODY],
     readiness: {
-      postgres: () => pingDb(deps.db),
       redis: async () => (await deps.redis.ping()) === 'PONG',
     },
     before: (app) => {
@@ -102,5 +100,5 @@ export function createGatewayApp(deps: GatewayDeps): HttpApp {
         domainExists: deps.domainExists,
         onKeysChanged: deps.keys.invalidate,
       }),
-  });
+  };
 }

@@ -1,0 +1,127 @@
+// The api-gateway as one thing to start and stop, wired once for main.ts and for the tests: config and
+// clients → the service runtime (logger, metrics, database, HTTP, graceful stop; no broker) → key caches,
+// jobs and the public API.
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { createIntervalJob, createServiceRuntime, type Listening } from '@postline/platform';
+import { SCHEMA, type Env } from './config.ts';
+import { findApiKeyWithTeam } from './db/api-keys.ts';
+import { pruneIdempotencyKeys } from './db/idempotency.ts';
+import { createKeyCache } from './db/key-cache.ts';
+import type { GatewayDb } from './db/schema.ts';
+import { teamHasAccess } from './db/teams.ts';
+import type { Owners } from './domain/routes.ts';
+import { gatewayHttp } from './http/app.ts';
+import { watchKeyChanges } from './jobs/key-change-listener.ts';
+import { createKeyUsageTracker } from './jobs/key-usage.ts';
+import { createRequestLogWriter } from './jobs/request-log-writer.ts';
+import { createGatewayMetrics } from './metrics.ts';
+import { createDomainExists } from './owners/domain-exists.ts';
+
+/** What the gateway talks to that its caller makes (a test gives a Redis client of its own). */
+export type GatewayClients = {
+  redis: Redis;
+  now?: () => Date;
+};
+
+export type ApiGateway = {
+  db: Kysely<GatewayDb>;
+  /** Connects Redis (if it is not yet), listens, then starts the jobs; resolves with the listening server. */
+  start: () => Promise<Listening>;
+  /** The graceful stop SIGTERM makes: readiness false, then every part in reverse within the deadline. */
+  stop: () => Promise<void>;
+  /** Writes the buffered request logs and key usage now (they are otherwise written every 200 ms and 2 s). */
+  flush: () => Promise<void>;
+  /** True while the key-change LISTEN is in place: only then are keys served from the cache. */
+  keyChangesListening: () => boolean;
+};
+
+/**
+ * The api-gateway. `handleSignals: false` leaves the process to its caller (a test): no SIGTERM handler, and
+ * `stop` is how it ends.
+ */
+export function createGateway(
+  config: Readonly<Env>,
+  clients: GatewayClients,
+  opts: { handleSignals?: boolean } = {},
+): ApiGateway {
+  const runtime = createServiceRuntime<GatewayDb>({
+    service: 'api-gateway',
+    schema: SCHEMA,
+    config: { ...config, HTTP_PORT: config.API_PORT },
+    broker: 'none',
+    dbPoolSize: 20,
+    handleSignals: opts.handleSignals,
+  });
+  const { db, logger, metrics } = runtime;
+  const { redis } = clients;
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
+  const owners: Owners = {
+    sender: config.SENDER_URL,
+    'inbound-smtp': config.INBOUND_SMTP_URL,
+    'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
+    'domain-verifier': config.DOMAIN_VERIFIER_URL,
+  };
+  const requestLogs = createRequestLogWriter({ db, logger });
+  // Keys are cached only while the key-change LISTEN is in place; until then every request reads Postgres.
+  const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
+  // A team's access, asked by every key-less public link (tracking redirects among them), kept the same way.
+  const teamAccess = createKeyCache<boolean>({ load: (teamId) => teamHasAccess(db, teamId) });
+  const keyWatch = watchKeyChanges({
+    databaseUrl: config.DATABASE_URL,
+    schema: SCHEMA,
+    logger,
+    caches: [keys, teamAccess],
+  });
+  const keyUsage = createKeyUsageTracker({ db, logger });
+  const idempotencyPrune = createIntervalJob({
+    name: 'idempotency-prune',
+    everyMs: 60_000,
+    run: () => pruneIdempotencyKeys(db),
+    logger,
+  });
+  const http = gatewayHttp({
+    db,
+    redis,
+    redisPrefix: config.REDIS_PREFIX,
+    logger,
+    gatewayMetrics: createGatewayMetrics(metrics.registry),
+    owners,
+    domainExists: createDomainExists(owners),
+    rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
+    publicLinkPerSecond: config.PUBLIC_LINK_RATE_LIMIT_PER_SECOND,
+    requestLogs,
+    markKeyUsed: keyUsage.markUsed,
+    keys,
+    teamAccess,
+    now: clients.now ?? (() => new Date()),
+  });
+
+  return {
+    db,
+    async start() {
+      // Counters may be lost, requests may not wait: a Redis not reachable yet is skipped, not waited for.
+      if (redis.status === 'wait') {
+        await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
+      }
+      // Parts stop in reverse: HTTP first (the runtime's), then the pruner, the buffered writes (flushed),
+      // Redis and the key-change LISTEN; the database pool last.
+      return runtime.start({
+        ...http,
+        parts: [
+          { name: 'key-changes', start: () => undefined, stop: () => keyWatch.stop() },
+          { name: 'redis', start: () => undefined, stop: () => void redis.disconnect() },
+          { name: 'request-logs', start: requestLogs.start, stop: requestLogs.stop },
+          { name: 'key-usage', start: keyUsage.start, stop: keyUsage.stop },
+          idempotencyPrune,
+        ],
+      });
+    },
+    stop: () => runtime.lifecycle.shutdown('stop'),
+    async flush() {
+      await requestLogs.flush();
+      await keyUsage.flush();
+    },
+    keyChangesListening: () => keyWatch.isListening(),
+  };
+}
