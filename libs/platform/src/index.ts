@@ -32,6 +32,7 @@ export {
   type LinkSigner,
 } from './crypto/public-links.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
+export { declaresTooLarge, rawBodyTooLarge, readRawBody, type RawBodyLimit } from './http/raw-body.ts';
 export {
   ApiError,
   notFound,

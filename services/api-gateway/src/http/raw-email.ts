@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, RAW_EMAIL_BODY, rawBodyNeedsSlot } from '@postline/contracts';
-import { ApiError, createSlots } from '@postline/platform';
+import { createSlots, declaresTooLarge, rawBodyTooLarge, readRawBody, type RawBodyLimit } from '@postline/platform';
 import { normalizePath } from '../domain/routes.ts';
 
 /** A raw email (POST /emails, message/rfc822) read whole, with its envelope as the client sent it. */
@@ -33,20 +33,11 @@ export function isRawEmailRequest(req: Request): boolean {
   );
 }
 
-/**
- * The 413 of a body over the limit. The connection is closed after it: the rest of the body is never read,
- * so the connection cannot carry another request.
- */
-function tooLarge(): ApiError {
-  return new ApiError(
-    413,
-    'validation_error',
-    `The request body is too large: a raw email may be at most ${RAW_EMAIL_BODY.limitBytes / 1024 / 1024} MB.`,
-    {
-      connection: 'close',
-    },
-  );
-}
+/** A raw email's limit; past it a 413, after which the connection is closed (the rest is never read). */
+const RAW_EMAIL_LIMIT: RawBodyLimit = {
+  limitBytes: RAW_EMAIL_BODY.limitBytes,
+  tooLargeMessage: `The request body is too large: a raw email may be at most ${RAW_EMAIL_BODY.limitBytes / 1024 / 1024} MB.`,
+};
 
 /**
  * Reads the body of POST /emails with `Content-Type: message/rfc822` (what the SMTP relay submits) into
@@ -66,22 +57,16 @@ export function rawEmailBody(): RequestHandler {
       envelope_to: req.header(ENVELOPE_TO_HEADER) ?? '',
     };
     (res.locals as RawLocals).rawEmailSummary = summary;
-    if (length !== undefined && Number(length) > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
+    if (declaresTooLarge(req, RAW_EMAIL_LIMIT)) throw rawBodyTooLarge(RAW_EMAIL_LIMIT);
     const release = rawBodyNeedsSlot(length) ? await slots.acquire() : () => undefined;
     // Held until the answer is sent or the client goes (`release` acts once): the bytes live that long.
     res.once('finish', release);
     res.once('close', release);
     if (res.closed) return release(); // the client went away while it waited
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      if (bytes > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
-    summary.size = bytes;
+    const bytes = await readRawBody(req, RAW_EMAIL_LIMIT);
+    summary.size = bytes.length;
     (res.locals as RawLocals).rawEmail = {
-      bytes: Buffer.concat(chunks, bytes),
+      bytes,
       envelopeFrom: summary.envelope_from,
       envelopeTo: summary.envelope_to,
     };
