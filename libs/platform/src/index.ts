@@ -23,6 +23,7 @@ export {
   expiredDeferralSubType,
   type BounceClass,
 } from './mail/bounce-classification.ts';
+export { formatSmtpReply, smtpReply, smtpReplyError, smtpReplyText, type SmtpReply } from './mail/smtp-reply.ts';
 export {
   createLinkSigner,
   linkUrl,

@@ -8,11 +8,11 @@ import type { InboundDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createInboundMetrics } from './metrics.ts';
 import { createDomainCache } from './smtp/mx-domains.ts';
-import { createAuthenticator, parseMessage } from './smtp/mx-message.ts';
+import { createAuthenticator, parseMessage } from './message-parsing/mx-message.ts';
 import { createMxServer } from './smtp/mx-server.ts';
-import { createRelayGateway } from './smtp/relay-gateway.ts';
+import { createRelayGateway } from './gateway/relay-gateway.ts';
 import { createRelayServers } from './smtp/relay-server.ts';
-import { loadTlsCredentials } from './smtp/tls.ts';
+import { loadTlsCredentials } from './tls/tls.ts';
 import { receiveMessage } from './use-cases/receive-message.ts';
 
 /** How long the MX trusts what it read of a domain: a verification change shows within this. */

@@ -27,9 +27,9 @@ import { migrate } from '../src/db/migrate.ts';
 import type { InboundDb } from '../src/db/schema.ts';
 import { createInboundMetrics } from '../src/metrics.ts';
 import { createDomainCache } from '../src/smtp/mx-domains.ts';
-import { createAuthenticator, parseMessage } from '../src/smtp/mx-message.ts';
+import { createAuthenticator, parseMessage } from '../src/message-parsing/mx-message.ts';
 import { createMxServer, type MxLimits } from '../src/smtp/mx-server.ts';
-import { selfSignedCertificate } from '../src/smtp/tls.ts';
+import { selfSignedCertificate } from '../src/tls/tls.ts';
 import { applyDomainState } from '../src/use-cases/apply-domain-state.ts';
 import { receiveMessage } from '../src/use-cases/receive-message.ts';
 
@@ -211,7 +211,7 @@ describe('RCPT', () => {
       html: '<p>Hi <b>there</b></p>',
     });
     const [email] = await emailsWithSubject(subject);
-    expect(info.response).toBe(`250 2.6.0 Ok: queued as ${email!.id}`);
+    expect(info.response).toBe(`250 2.0.0 Ok: queued as ${email!.id}`);
     expect(email).toMatchObject({
       team_id: TEAM,
       received_for: [`support@${DOMAIN}`, `sales@${DOMAIN}`],
@@ -253,14 +253,14 @@ describe('RCPT', () => {
     expect(Number(rows[0]!.raws)).toBe(1);
   });
 
-  it('refuses a domain that is not ours, and one whose receiving is not verified, with 550 5.1.1 and the reason', async () => {
+  it('refuses a domain that is not ours, and one whose receiving is not verified, with 550 5.7.1 (relaying denied, never 5.1.x) and the reason', async () => {
     expect(await rcptReply(port, 'someone@nowhere.test')).toEqual({
       code: 550,
-      text: `5.1.1 <someone@nowhere.test>: ${MX_HOST} does not accept mail for nowhere.test`,
+      text: `5.7.1 <someone@nowhere.test>: ${MX_HOST} does not accept mail for nowhere.test`,
     });
     expect(await rcptReply(port, `someone@${PENDING}`)).toEqual({
       code: 550,
-      text: `5.1.1 <someone@${PENDING}>: ${MX_HOST} does not accept mail for ${PENDING} (receiving is not enabled and verified for this domain)`,
+      text: `5.7.1 <someone@${PENDING}>: ${MX_HOST} does not accept mail for ${PENDING} (receiving is not enabled and verified for this domain)`,
     });
     // Never a relay: any other domain is refused the same way.
     expect((await rcptReply(port, 'victim@gmail.com')).code).toBe(550);
@@ -303,7 +303,7 @@ describe('RCPT', () => {
       5000,
     );
     expect((await rcptReply(port, `x@${name}`)).text).toBe(
-      `5.1.1 <x@${name}>: ${MX_HOST} does not accept mail for ${name}`,
+      `5.7.1 <x@${name}>: ${MX_HOST} does not accept mail for ${name}`,
     );
   });
 

@@ -19,9 +19,9 @@ import {
   type System,
 } from '@postline/testing';
 import { createInboundMetrics, type InboundMetrics } from '../src/metrics.ts';
-import { createRelayGateway, type RelayGateway } from '../src/smtp/relay-gateway.ts';
+import { createRelayGateway, type RelayGateway } from '../src/gateway/relay-gateway.ts';
 import { createRelayServers, type RelayLimits } from '../src/smtp/relay-server.ts';
-import { selfSignedCertificate } from '../src/smtp/tls.ts';
+import { selfSignedCertificate } from '../src/tls/tls.ts';
 
 jest.setTimeout(60_000);
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { credentialsVerdict, submissionReply, type GatewayAnswer } from './relay-replies.ts';
+import { formatSmtpReply, smtpReply, smtpReplyText } from '@postline/platform';
+import { credentialsVerdict, RELAY_REPLIES, submissionReply, type GatewayAnswer } from './relay-replies.ts';
 
 const answered = (status: number, body: unknown): GatewayAnswer => ({
   kind: 'answered',
@@ -41,7 +42,8 @@ describe('submissionReply', () => {
   it('answers 250 with the email id only for a 200', () => {
     expect(submissionReply(answered(200, { id: '0199a1b2-0000-7000-8000-000000000001' }))).toEqual({
       code: 250,
-      text: '2.0.0 Ok: queued as 0199a1b2-0000-7000-8000-000000000001',
+      enhanced: '2.0.0',
+      text: 'Ok: queued as 0199a1b2-0000-7000-8000-000000000001',
       outcome: 'accepted',
       closeAfter: false,
     });
@@ -49,8 +51,8 @@ describe('submissionReply', () => {
 
   it('maps the contract errors to their replies, quoting the gateway message', () => {
     const reply = (answer: GatewayAnswer) => {
-      const { code, text, outcome } = submissionReply(answer);
-      return `${code} ${text} (${outcome})`;
+      const submission = submissionReply(answer);
+      return `${formatSmtpReply(submission)} (${submission.outcome})`;
     };
     expect(reply(error(403, 'validation_error', 'The acme.test domain is not verified.'))).toBe(
       '550 5.7.1 The acme.test domain is not verified. (rejected)',
@@ -89,16 +91,26 @@ describe('submissionReply', () => {
       { kind: 'failed', reason: 'UND_ERR_HEADERS_TIMEOUT' } as const,
     ]) {
       expect(submissionReply(answer)).toMatchObject({ code: 451, outcome: 'deferred' });
-      expect(submissionReply(answer).text).toMatch(/^4\.3\.0 /);
+      expect(submissionReply(answer).enhanced).toBe('4.3.0');
     }
   });
 
   it('keeps a quoted gateway message on one short ASCII line', () => {
-    const { text } = submissionReply(
+    const reply = submissionReply(
       error(422, 'validation_error', `line one\r\n250 fake\u0000 ${'é'.repeat(2)}${'x'.repeat(600)}`),
     );
+    const text = smtpReplyText(reply);
     expect(text).not.toMatch(/[^\x20-\x7e]/);
     expect(text.length).toBeLessThanOrEqual(310);
     expect(text.startsWith('5.6.0 line one 250 fake')).toBe(true);
+  });
+});
+
+describe('RELAY_REPLIES', () => {
+  it("gives every reply an enhanced code of the reply code's class (the platform's policy)", () => {
+    for (const entry of Object.values(RELAY_REPLIES)) {
+      const reply = typeof entry === 'function' ? entry('a@b.test' as never, 1 as never) : entry;
+      expect(() => smtpReply(reply.code, reply.enhanced, reply.text)).not.toThrow();
+    }
   });
 });

@@ -4,16 +4,16 @@
 // A message is answered 250 only once everything it causes is committed (MAIL-NOTES.md §8.4, §9).
 import { domainToASCII } from 'node:url';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import type { Logger } from '@postline/platform';
+import { smtpReplyError, smtpReplyText, type Logger } from '@postline/platform';
 import { normalizeLineEndings } from '../domain/line-endings.ts';
 import { routeRecipient, type RecipientRoute } from '../domain/recipient-routing.ts';
 import type { InboundMetrics } from '../metrics.ts';
 import type { IncomingMessage, Received } from '../use-cases/receive-message.ts';
 import type { DomainLookup } from './mx-domains.ts';
-import { MX_REPLIES, smtpReply } from './mx-replies.ts';
-import type { TlsCredentials } from './tls.ts';
+import type { TlsCredentials } from '../tls/tls.ts';
+import { MX_REPLIES } from './mx-replies.ts';
 import { readMessage } from './read-message.ts';
-import { createSessionsPerAddress } from './sessions-per-address.ts';
+import { createSessionGuard, type OpenConnection } from './session-guard.ts';
 
 export type MxLimits = {
   /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it). */
@@ -53,12 +53,6 @@ export type MxServerDeps = {
   now?: () => Date;
 };
 
-/** Options smtp-server 3.21 takes that its type declarations do not list yet. */
-type EnforcedLimits = { maxRecipients: number; rejectOversized: boolean };
-
-/** The part of an smtp-server connection (its public `connections` set) the session time limit needs. */
-type OpenConnection = { id: string; send: (code: number, text: string) => void; close: () => void };
-
 export function createMxServer(deps: MxServerDeps): {
   name: string;
   start: () => Promise<void>;
@@ -67,49 +61,54 @@ export function createMxServer(deps: MxServerDeps): {
   const limits = { ...DEFAULT_MX_LIMITS, ...deps.limits };
   const now = deps.now ?? (() => new Date());
   const { logger, metrics } = deps;
-  const sessionsByIp = createSessionsPerAddress(limits.maxSessionsPerIp);
-  /** Sessions counted at connect (a refused one is not), with their whole-session timer. */
-  const counted = new Map<string, { ip: string; timer: NodeJS.Timeout }>();
+  const sessions = createSessionGuard({
+    listener: 'mx',
+    maxSessionsPerIp: limits.maxSessionsPerIp,
+    sessionTimeoutMs: limits.sessionTimeoutMs,
+    // Cut at once, even mid-message: the sender keeps what was not answered 250 and retries it.
+    onTimeLimit: (id) => {
+      logger.info({ session: id }, 'MX session closed: whole-session time limit');
+      sessions.close(id, MX_REPLIES.sessionTooLong);
+    },
+    tooManySessions: MX_REPLIES.tooManySessions,
+    connections: () => server.connections as Set<OpenConnection>,
+    initialState: () => undefined,
+    metrics,
+    logger,
+  });
   /** Where each RCPT of a transaction goes, decided at RCPT (an address object lives as long as its transaction). */
   const routes = new WeakMap<SMTPServerAddress, RecipientRoute>();
 
-  const options: SMTPServerOptions & EnforcedLimits = {
+  const options: SMTPServerOptions = {
     name: deps.hostName,
     key: deps.tls.key,
     cert: deps.tls.cert,
     disabledCommands: ['AUTH'],
-    // smtp-server hides them by default; our replies carry them (550 5.1.1, 451 4.3.0, 452 4.5.3, 552 5.3.4).
-    hideENHANCEDSTATUSCODES: false,
+    // Off: smtp-server's automatic codes follow the reply code only (550 → 5.1.1 whatever the cause); every
+    // reply of ours carries the code the platform's policy gives it (see mx-replies.ts), the recipient cap
+    // and the size limit included, which the hooks below enforce for that reason.
+    hideENHANCEDSTATUSCODES: true,
     authOptional: true,
     size: limits.maxMessageBytes,
-    rejectOversized: true,
-    maxRecipients: limits.maxRecipients,
     socketTimeout: limits.idleTimeoutMs,
     closeTimeout: limits.closeTimeoutMs,
     // The client's address is what we log and check; a PTR lookup per connection would only slow the greeting.
     disableReverseLookup: true,
     logger: false,
     onConnect(session, callback) {
-      const ip = session.remoteAddress;
-      const admitted = sessionsByIp.open(ip);
-      if (!admitted.ok) {
-        logger.info({ ip, open: admitted.open }, 'MX session refused: too many from this address');
-        return callback(MX_REPLIES.tooManySessions(ip, limits.maxSessionsPerIp));
-      }
-      const timer = setTimeout(() => cutSession(session.id), limits.sessionTimeoutMs).unref();
-      counted.set(session.id, { ip, timer });
-      metrics.sessions.inc({ listener: 'mx' });
-      callback();
+      const refusal = sessions.admit(session);
+      callback(refusal && smtpReplyError(refusal));
     },
     onClose(session) {
-      const entry = counted.get(session.id);
-      if (!entry) return;
-      counted.delete(session.id);
-      clearTimeout(entry.timer);
-      sessionsByIp.close(entry.ip);
-      metrics.sessions.dec({ listener: 'mx' });
+      sessions.release(session.id);
     },
-    onRcptTo(address, _session, callback) {
+    onRcptTo(address, session, callback) {
+      // The cap smtp-server's maxRecipients would enforce: a repeated address replaces its earlier entry.
+      const rcptTo = session.envelope.rcptTo;
+      const known = rcptTo.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
+      if (!known && rcptTo.length >= limits.maxRecipients) {
+        return void setImmediate(() => callback(smtpReplyError(MX_REPLIES.tooManyRecipients())));
+      }
       routeOf(address).then(
         (route) => {
           if (route.kind !== 'refused') {
@@ -123,11 +122,15 @@ export function createMxServer(deps: MxServerDeps): {
               : route.reason === 'not-a-return-path-mailbox'
                 ? MX_REPLIES.noSuchMailbox
                 : MX_REPLIES.noSuchDomain;
-          callback(host ? refusal(address.address, host, deps.hostName) : MX_REPLIES.badAddress(address.address));
+          callback(
+            smtpReplyError(
+              host ? refusal(address.address, host, deps.hostName) : MX_REPLIES.badAddress(address.address),
+            ),
+          );
         },
         (err: unknown) => {
           logger.error({ err }, 'MX recipient lookup failed');
-          callback(MX_REPLIES.lookupFailed());
+          callback(smtpReplyError(MX_REPLIES.lookupFailed));
         },
       );
     },
@@ -136,22 +139,22 @@ export function createMxServer(deps: MxServerDeps): {
         (raw) => {
           if (!raw) {
             metrics.messages.inc({ listener: 'mx', outcome: 'rejected' });
-            return callback(MX_REPLIES.tooLarge(limits.maxMessageBytes));
+            return callback(smtpReplyError(MX_REPLIES.tooLarge(limits.maxMessageBytes)));
           }
           store(raw, session).then(
             (id) => {
               metrics.messages.inc({ listener: 'mx', outcome: 'accepted' });
-              callback(null, MX_REPLIES.accepted(id));
+              callback(null, smtpReplyText(MX_REPLIES.accepted(id)));
             },
             (err: unknown) => {
               logger.error({ err, ip: session.remoteAddress }, 'MX could not store a message: answered 451');
               metrics.messages.inc({ listener: 'mx', outcome: 'deferred' });
-              callback(MX_REPLIES.storeFailed());
+              callback(smtpReplyError(MX_REPLIES.storeFailed));
             },
           );
         },
         // The client went away mid-message (or the session limit cut it): nobody is left to answer.
-        (err: unknown) => callback(err instanceof Error ? err : smtpReply(451, 'Message not received in full')),
+        () => callback(smtpReplyError(MX_REPLIES.notReceived)),
       );
     },
   };
@@ -190,15 +193,6 @@ export function createMxServer(deps: MxServerDeps): {
     });
     for (const outcome of result.returnPathOutcomes) metrics.returnPathMail.inc({ outcome });
     return result.emailIds[0];
-  }
-
-  function cutSession(id: string): void {
-    for (const connection of server.connections as Set<OpenConnection>) {
-      if (connection.id !== id) continue;
-      logger.info({ session: id }, 'MX session closed: whole-session time limit');
-      connection.send(MX_REPLIES.sessionTooLong.code, MX_REPLIES.sessionTooLong.text);
-      connection.close();
-    }
   }
 
   return {

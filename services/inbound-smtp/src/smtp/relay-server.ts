@@ -5,7 +5,7 @@
 // open relay. Each message goes to the gateway as POST /emails (message/rfc822) and the client gets the
 // gateway's verdict: 250 only when the gateway answered 200 (MAIL-NOTES.md §8.4, §9).
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
-import type { Logger } from '@postline/platform';
+import { smtpReplyError, smtpReplyText, type Logger, type SmtpReply } from '@postline/platform';
 import { RAW_EMAIL_BODY } from '@postline/contracts';
 import { normalizeLineEndings } from '../domain/line-endings.ts';
 import { createAuthFailureLimit } from '../domain/relay-auth-limit.ts';
@@ -16,13 +16,12 @@ import {
   submissionReply,
   type GatewayAnswer,
   type RelayOutcome,
-  type RelayReply,
 } from '../domain/relay-replies.ts';
 import type { InboundMetrics } from '../metrics.ts';
-import type { RelayGateway } from './relay-gateway.ts';
-import type { TlsCredentials } from './tls.ts';
+import type { RelayGateway } from '../gateway/relay-gateway.ts';
+import type { TlsCredentials } from '../tls/tls.ts';
 import { readMessage } from './read-message.ts';
-import { createSessionsPerAddress } from './sessions-per-address.ts';
+import { createSessionGuard, type OpenConnection } from './session-guard.ts';
 
 export type RelayLimits = {
   /** The largest message taken, in bytes (announced with SIZE; 552 5.3.4 past it): the gateway's raw limit. */
@@ -68,13 +67,8 @@ export type RelayServerDeps = {
   now?: () => Date;
 };
 
-/** The part of an smtp-server connection (its public `connections` set) the relay closes sessions with. */
-type OpenConnection = { id: string; send: (code: number, text: string) => void; close: () => void };
-
-/** A session the relay counted at connect: its address, its time limit, and what it is doing now. */
-type Session = { ip: string; timer: NodeJS.Timeout; inFlight: boolean; endAfterMessage: boolean };
-
-const asError = (reply: RelayReply) => Object.assign(new Error(reply.text), { responseCode: reply.code });
+/** What an admitted relay session is doing now: a message in flight, and whether it ends after it. */
+type MessageState = { inFlight: boolean; endAfterMessage: boolean };
 
 export function createRelayServers(deps: RelayServerDeps): {
   name: string;
@@ -89,8 +83,17 @@ export function createRelayServers(deps: RelayServerDeps): {
     windowMs: limits.authFailureWindowMs,
     lockoutMs: limits.authLockoutMs,
   });
-  const sessionsByIp = createSessionsPerAddress(limits.maxSessionsPerIp);
-  const sessions = new Map<string, Session>();
+  const sessions = createSessionGuard<MessageState>({
+    listener: 'relay',
+    maxSessionsPerIp: limits.maxSessionsPerIp,
+    sessionTimeoutMs: limits.sessionTimeoutMs,
+    onTimeLimit: (id) => endSession(id, RELAY_REPLIES.sessionTooLong),
+    tooManySessions: RELAY_REPLIES.tooManySessions,
+    connections: () => servers.flatMap(({ server }) => [...(server.connections as Set<OpenConnection>)]),
+    initialState: () => ({ inFlight: false, endAfterMessage: false }),
+    metrics,
+    logger,
+  });
   /** The API key each authenticated session gave, kept here rather than in session.user, which smtp-server logs. */
   const apiKeys = new Map<string, string>();
   let stopping = false;
@@ -100,8 +103,9 @@ export function createRelayServers(deps: RelayServerDeps): {
     key: deps.tls.key,
     cert: deps.tls.cert,
     authMethods: ['PLAIN', 'LOGIN'],
-    authRequiredMessage: RELAY_REPLIES.authRequired,
-    // Our replies carry their own enhanced codes (see domain/relay-replies.ts); the envelope travels in
+    authRequiredMessage: smtpReplyText(RELAY_REPLIES.authRequired),
+    // Off: every reply of ours carries the enhanced code the platform's policy gives it (see
+    // domain/relay-replies.ts), which smtp-server's automatic ones do not; the envelope travels in
     // HTTP headers, so no SMTPUTF8 addresses; DSN and REQUIRETLS requests are not carried further.
     hideENHANCEDSTATUSCODES: true,
     hideSMTPUTF8: true,
@@ -113,42 +117,26 @@ export function createRelayServers(deps: RelayServerDeps): {
     disableReverseLookup: true,
     logger: false,
     onConnect(session, callback) {
-      const ip = session.remoteAddress;
-      if (stopping) return callback(asError(RELAY_REPLIES.shuttingDown));
-      const admitted = sessionsByIp.open(ip);
-      if (!admitted.ok) {
-        logger.info({ ip, open: admitted.open }, 'relay session refused: too many from this address');
-        return callback(asError(RELAY_REPLIES.tooManySessions(ip, limits.maxSessionsPerIp)));
-      }
-      const timer = setTimeout(
-        () => endSession(session.id, RELAY_REPLIES.sessionTooLong),
-        limits.sessionTimeoutMs,
-      ).unref();
-      sessions.set(session.id, { ip, timer, inFlight: false, endAfterMessage: false });
-      metrics.sessions.inc({ listener: 'relay' });
-      callback();
+      if (stopping) return callback(smtpReplyError(RELAY_REPLIES.shuttingDown));
+      const refusal = sessions.admit(session);
+      callback(refusal && smtpReplyError(refusal));
     },
     onClose(session) {
       apiKeys.delete(session.id);
-      const entry = sessions.get(session.id);
-      if (!entry) return;
-      sessions.delete(session.id);
-      clearTimeout(entry.timer);
-      sessionsByIp.close(entry.ip);
-      metrics.sessions.dec({ listener: 'relay' });
+      sessions.release(session.id);
     },
     onAuth(auth, session, callback) {
       const ip = session.remoteAddress;
       if (authLimit.lockedOut(ip, now())) {
         metrics.authFailures.inc();
-        callback(asError(RELAY_REPLIES.authLockedOut(ip)));
-        return void setImmediate(() => closeSession(session.id));
+        callback(smtpReplyError(RELAY_REPLIES.authLockedOut(ip)));
+        return void setImmediate(() => sessions.close(session.id));
       }
       const refuse = () => {
         metrics.authFailures.inc();
         if (authLimit.recordFailure(ip, now()))
           logger.warn({ ip }, 'relay AUTH locked out for this client: too many failures');
-        callback(asError(RELAY_REPLIES.badCredentials));
+        callback(smtpReplyError(RELAY_REPLIES.badCredentials));
       };
       const password = auth.password ?? '';
       if (!isRelayUsername(auth.username ?? '') || !looksLikeApiKey(password)) return refuse();
@@ -158,14 +146,14 @@ export function createRelayServers(deps: RelayServerDeps): {
           if (verdict.kind === 'refused') return refuse();
           if (verdict.kind === 'unavailable') {
             logger.warn({ ip, answer: describe(answer) }, 'relay AUTH could not be checked: answered 454');
-            return callback(asError(RELAY_REPLIES.authUnavailable));
+            return callback(smtpReplyError(RELAY_REPLIES.authUnavailable));
           }
           // A client gone while the gateway answered leaves no key behind (onClose has run).
-          if (!sessions.has(session.id)) return callback(asError(RELAY_REPLIES.authUnavailable));
+          if (!sessions.state(session.id)) return callback(smtpReplyError(RELAY_REPLIES.authUnavailable));
           apiKeys.set(session.id, password);
           callback(null, { user: { username: auth.username, permission: verdict.permission } });
         },
-        () => callback(asError(RELAY_REPLIES.authUnavailable)),
+        () => callback(smtpReplyError(RELAY_REPLIES.authUnavailable)),
       );
     },
     // Both answer on the next turn, never within smtp-server's own call: its stream's continue() runs the
@@ -182,16 +170,18 @@ export function createRelayServers(deps: RelayServerDeps): {
       const known = rcptTo.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
       const tooMany = !refusal && !known && rcptTo.length >= limits.maxRecipients;
       setImmediate(() =>
-        callback(refusal ?? (tooMany ? asError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)) : undefined)),
+        callback(
+          refusal ?? (tooMany ? smtpReplyError(RELAY_REPLIES.tooManyRecipients(limits.maxRecipients)) : undefined),
+        ),
       );
     },
     onData(stream, session, callback) {
-      const entry = sessions.get(session.id);
+      const entry = sessions.state(session.id);
       if (entry) entry.inFlight = true;
-      const answer = (reply: RelayReply, outcome: RelayOutcome | undefined, closeAfter = false) => {
+      const answer = (reply: SmtpReply, outcome: RelayOutcome | undefined, closeAfter = false) => {
         if (outcome) metrics.messages.inc({ listener: 'relay', outcome });
-        if (reply.code === 250) callback(null, reply.text);
-        else callback(asError(reply));
+        if (reply.code === 250) callback(null, smtpReplyText(reply));
+        else callback(smtpReplyError(reply));
         if (entry) entry.inFlight = false;
         if (closeAfter || stopping || entry?.endAfterMessage) {
           const farewell = closeAfter
@@ -252,33 +242,19 @@ export function createRelayServers(deps: RelayServerDeps): {
 
   function addressRefusal(address: string): Error | null {
     const problem = envelopeAddressProblem(address);
-    if (problem === 'non-ascii') return asError(RELAY_REPLIES.nonAsciiAddress(address));
-    if (problem === 'comma') return asError(RELAY_REPLIES.unusableAddress(address));
+    if (problem === 'non-ascii') return smtpReplyError(RELAY_REPLIES.nonAsciiAddress(address));
+    if (problem === 'comma') return smtpReplyError(RELAY_REPLIES.unusableAddress(address));
     return null;
   }
 
-  function connectionOf(id: string): OpenConnection | undefined {
-    for (const { server } of servers) {
-      for (const connection of server.connections as Set<OpenConnection>) if (connection.id === id) return connection;
-    }
-    return undefined;
-  }
-
-  function closeSession(id: string, farewell?: RelayReply): void {
-    const connection = connectionOf(id);
-    if (!connection) return;
-    if (farewell) connection.send(farewell.code, farewell.text);
-    connection.close();
-  }
-
   /** Ends a session now, or once its message in flight is answered. */
-  function endSession(id: string, farewell?: RelayReply): void {
-    const entry = sessions.get(id);
+  function endSession(id: string, farewell?: SmtpReply): void {
+    const entry = sessions.state(id);
     if (entry?.inFlight) {
       entry.endAfterMessage = true;
       return;
     }
-    closeSession(id, farewell);
+    sessions.close(id, farewell);
   }
 
   return {
@@ -300,7 +276,7 @@ export function createRelayServers(deps: RelayServerDeps): {
       // Stop accepting; sessions with a message in flight end once it is answered, idle ones now; what is
       // still open after closeTimeoutMs gets smtp-server's 421.
       const closed = servers.map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve())));
-      for (const id of [...sessions.keys()]) endSession(id, RELAY_REPLIES.shuttingDown);
+      for (const id of sessions.openSessions()) endSession(id, RELAY_REPLIES.shuttingDown);
       await Promise.all(closed);
       await gateway.close();
     },
