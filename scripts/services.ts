@@ -25,3 +25,21 @@ export function localSecretKey(): string {
   }
   return readFileSync(file, 'utf8').trim();
 }
+
+/** The gateway's port when API_PORT is unset (its config's default). */
+const DEFAULT_API_PORT = '3000';
+
+/**
+ * The environment `npm start` gives the services: the caller's, with the addresses of this host's own
+ * services following the ports that were set. One environment serves all six, so the gateway's API_PORT
+ * is the one HTTP port a local run sets: the relay asks the gateway at API_GATEWAY_URL, and links and pages
+ * point at PUBLIC_BASE_URL, so both follow API_PORT unless they are set themselves.
+ */
+export function localEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const apiPort = env.API_PORT || DEFAULT_API_PORT;
+  return {
+    ...env,
+    API_GATEWAY_URL: env.API_GATEWAY_URL || `http://127.0.0.1:${apiPort}`,
+    PUBLIC_BASE_URL: env.PUBLIC_BASE_URL || `http://localhost:${apiPort}`,
+  };
+}

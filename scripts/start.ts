@@ -3,9 +3,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { migrateAll } from './migrate.ts';
-import { ROOT, SERVICES, entry, localSecretKey } from './services.ts';
+import { ROOT, SERVICES, entry, localEnv, localSecretKey } from './services.ts';
 
-const env: NodeJS.ProcessEnv = { ...process.env };
+// Addresses of this host's own services follow the ports that were set (API_PORT=4000: the relay asks the
+// gateway on 4000, links point at it).
+const env = localEnv(process.env);
 // Compiled code of the modules each service loads, reused at the next start (as the image sets it).
 env.NODE_COMPILE_CACHE ??= join(ROOT, '.runtime', 'compile-cache');
 env.POSTLINE_SECRET_KEY ??= localSecretKey();
@@ -42,6 +44,6 @@ for (const service of SERVICES) {
     }
   });
 }
-process.stderr.write(`[postline] all services started; API on http://localhost:${env.API_PORT ?? 3000}\n`);
+process.stderr.write(`[postline] all services started; API on http://localhost:${env.API_PORT || 3000}\n`);
 process.on('SIGINT', () => stopAll('SIGINT', 0));
 process.on('SIGTERM', () => stopAll('SIGTERM', 0));
