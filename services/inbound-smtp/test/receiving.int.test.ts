@@ -314,7 +314,7 @@ describe('a message received at the MX', () => {
 });
 
 describe('domains that do not receive', () => {
-  it('refuses RCPT for a domain whose receiving MX record is not verified, with the reason', async () => {
+  it('refuses RCPT for a domain whose receiving MX record is not verified, with 550 5.7.1 (relaying denied) and the reason', async () => {
     const name = `pending${Date.now().toString(36)}.example.com`;
     const created = dataOf(await resend.domains.create({ name, capabilities: { receiving: 'enabled' } }));
     await events.waitFor(
@@ -323,11 +323,11 @@ describe('domains that do not receive', () => {
     );
     expect(await rcptReply(system.smtp.mx, `hello@${name}`)).toEqual({
       code: 550,
-      text: `5.1.1 <hello@${name}>: inbound.postline.test does not accept mail for ${name} (receiving is not enabled and verified for this domain)`,
+      text: `5.7.1 <hello@${name}>: inbound.postline.test does not accept mail for ${name} (receiving is not enabled and verified for this domain)`,
     });
     expect(await rcptReply(system.smtp.mx, 'hello@unknown.example.org')).toEqual({
       code: 550,
-      text: '5.1.1 <hello@unknown.example.org>: inbound.postline.test does not accept mail for unknown.example.org',
+      text: '5.7.1 <hello@unknown.example.org>: inbound.postline.test does not accept mail for unknown.example.org',
     });
   });
 });
