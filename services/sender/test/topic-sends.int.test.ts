@@ -25,7 +25,7 @@ import {
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
-import type { Subscription } from '../src/domain/contacts.ts';
+import type { Subscription } from '../src/audience/domain/contacts.ts';
 
 jest.setTimeout(60_000);
 

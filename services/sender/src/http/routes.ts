@@ -1,20 +1,20 @@
 import { Router } from 'express';
 import { requireTeam } from '@postline/platform';
-import type { EmailLinkDeps } from '../use-cases/email-links.ts';
-import { emailLinkRoutes, publicLinkRoutes } from './email-links.ts';
-import { broadcastRoutes } from './broadcasts.ts';
-import { contactImportRoutes } from './contact-imports.ts';
-import { contactPropertyRoutes } from './contact-properties.ts';
-import { contactRoutes } from './contacts.ts';
-import { emailRoutes, type EmailRouteDeps } from './emails.ts';
-import { segmentRoutes } from './segments.ts';
-import { suppressionRoutes } from './suppressions.ts';
-import { templateRoutes } from './templates.ts';
-import { topicRoutes } from './topics.ts';
-import { trackingRoutes } from './tracking.ts';
-import { unsubscribeRoutes } from './unsubscribe.ts';
-import type { TrackingDeps } from '../use-cases/record-engagement.ts';
-import type { UnsubscribeDeps } from '../use-cases/unsubscribe.ts';
+import type { EmailLinkDeps } from '../emails/use-cases/email-links.ts';
+import { emailLinkRoutes, publicLinkRoutes } from '../emails/http/email-links.ts';
+import { broadcastRoutes } from '../broadcasts/http/broadcasts.ts';
+import { contactImportRoutes } from '../audience/http/contact-imports.ts';
+import { contactPropertyRoutes } from '../audience/http/contact-properties.ts';
+import { contactRoutes } from '../audience/http/contacts.ts';
+import { emailRoutes, type EmailRouteDeps } from '../emails/http/emails.ts';
+import { segmentRoutes } from '../audience/http/segments.ts';
+import { suppressionRoutes } from '../suppressions/http/suppressions.ts';
+import { templateRoutes } from '../templates/http/templates.ts';
+import { topicRoutes } from '../audience/http/topics.ts';
+import { trackingRoutes } from '../engagement/http/tracking.ts';
+import { unsubscribeRoutes } from '../engagement/http/unsubscribe.ts';
+import type { TrackingDeps } from '../engagement/use-cases/record-engagement.ts';
+import type { UnsubscribeDeps } from '../engagement/use-cases/unsubscribe.ts';
 
 /** The sender's internal HTTP API: resource routes reached through the gateway. */
 export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps & TrackingDeps): Router {
