@@ -10,31 +10,34 @@ import {
   type Consumer,
 } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
-import { createDeliverEmailConsumer } from './delivery/consumers/deliver-email.ts';
-import { createDomainStateConsumer } from './sending-domains/consumers/domain-state.ts';
-import { createFeedbackConsumer } from './delivery/consumers/feedback.ts';
-import { createUnsubscribeMailConsumer } from './engagement/consumers/unsubscribe-mail.ts';
-import { createExpireSuppressionConsumer } from './suppressions/consumers/expire-suppression.ts';
-import { createImportContactsConsumer } from './audience/consumers/import-contacts.ts';
-import { createSendScheduledConsumer } from './emails/consumers/send-scheduled.ts';
-import { createBroadcastFanOutConsumer } from './broadcasts/consumers/broadcast-fan-out.ts';
-import { createBroadcastScheduledSendConsumer } from './broadcasts/consumers/broadcast-scheduled-send.ts';
-import { createAttemptLoader } from './delivery/db/attempts.ts';
-import { waitingRecipients } from './delivery/db/recipients.ts';
+import {
+  createDeliverEmailConsumer,
+  createFeedbackConsumer,
+  createAttemptLoader,
+  waitingRecipients,
+  createDeliveryClaims,
+  createComposerPool,
+  defaultComposerThreads,
+  createByteBudget,
+  createMta,
+  createMxResolver,
+  type DeliverDeps,
+} from './delivery/index.ts';
+import { createDomainStateConsumer } from './sending-domains/index.ts';
+import {
+  createUnsubscribeMailConsumer,
+  createTrackingCipher,
+  createUnsubscribeSigner,
+  createEmailTeamCache,
+  createEngagementRecorder,
+} from './engagement/index.ts';
+import { createExpireSuppressionConsumer } from './suppressions/index.ts';
+import { createImportContactsConsumer } from './audience/index.ts';
+import { createSendScheduledConsumer, createIdempotencyPrune, createSingleAccepts } from './emails/index.ts';
+import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } from './broadcasts/index.ts';
 import type { SenderDb } from './db/schema.ts';
-import { createTrackingCipher } from './engagement/domain/tracking-links.ts';
-import { createUnsubscribeSigner } from './engagement/domain/unsubscribe-links.ts';
 import { internalRoutes } from './http/routes.ts';
-import { createDeliveryClaims } from './delivery/jobs/delivery-claims.ts';
-import { createIdempotencyPrune } from './emails/jobs/idempotency-prune.ts';
 import { createSenderMetrics } from './metrics.ts';
-import { createComposerPool, defaultComposerThreads } from './delivery/mime/composer-pool.ts';
-import { createByteBudget } from './delivery/smtp/budget.ts';
-import { createMta } from './delivery/smtp/mta.ts';
-import { createMxResolver } from './delivery/smtp/mx.ts';
-import { createSingleAccepts } from './emails/use-cases/accept-emails.ts';
-import { createEmailTeamCache, createEngagementRecorder } from './engagement/use-cases/record-engagement.ts';
-import type { DeliverDeps } from './delivery/use-cases/deliver-emails.ts';
 
 const config = loadConfig();
 // Bursts of accepted emails queue many outbox rows at once (a batch of 100 writes 200).

@@ -1,5 +1,5 @@
 import { checkValue, contactEmail, unknownProperty, type PropertyDefinition, type PropertyValue } from './contacts.ts';
-import type { Refusal } from '../../message/domain/refusal.ts';
+import type { Refusal } from '../../message/index.ts';
 
 // The rules of a CSV contact import: which column fills which field, what a row says, and how the rows of
 // one chunk are counted. A row that breaks a rule fails alone, with its reason; it never stops the import.

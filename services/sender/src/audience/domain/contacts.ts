@@ -1,6 +1,5 @@
 import { isUuid } from '@postline/platform';
-import { parseMailbox } from '../../message/domain/email-request.ts';
-import type { Refusal } from '../../message/domain/refusal.ts';
+import { parseMailbox, type Refusal } from '../../message/index.ts';
 
 // The rules of a contact's fields and property values, shared by the contact routes and CSV imports.
 

@@ -1,5 +1,5 @@
 import type { Subscription } from './contacts.ts';
-import type { Refusal } from '../../message/domain/refusal.ts';
+import type { Refusal } from '../../message/index.ts';
 
 /** Topic names are at most 50 characters, descriptions at most 200 (API-REFERENCE.md §5). */
 export const TOPIC_NAME_MAX = 50;

@@ -43,7 +43,7 @@ import {
   type RowReader,
 } from '../domain/contact-import.ts';
 import { csvHeader, CsvFileError, csvRecords, type CsvRecord } from '../domain/csv-records.ts';
-import { refusalError } from '../../message/refusal-error.ts';
+import { refusalError } from '../../message/index.ts';
 
 export type ContactImportDeps = { db: Kysely<SenderDb>; now: () => Date };
 

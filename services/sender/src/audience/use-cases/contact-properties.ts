@@ -12,7 +12,7 @@ import {
 } from '../db/contact-properties.ts';
 import type { ContactPropertyRow, SenderDb } from '../../db/schema.ts';
 import { checkNewProperty, checkPropertyChange, type PropertyType, type PropertyValue } from '../domain/contacts.ts';
-import { refusalError } from '../../message/refusal-error.ts';
+import { refusalError } from '../../message/index.ts';
 
 export type ContactPropertyDeps = { db: Kysely<SenderDb>; now: () => Date };
 

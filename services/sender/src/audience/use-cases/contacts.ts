@@ -49,7 +49,7 @@ import {
   type Subscription,
   type SubscriptionChoice,
 } from '../domain/contacts.ts';
-import { refusalError } from '../../message/refusal-error.ts';
+import { refusalError } from '../../message/index.ts';
 import { requireSegment } from './segments.ts';
 
 export type ContactDeps = { db: Kysely<SenderDb>; now: () => Date };

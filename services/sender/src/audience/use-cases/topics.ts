@@ -7,7 +7,7 @@ import { deleteTopic, findTopic, insertTopic, listTopics, updateTopic, type Topi
 import type { SenderDb, TopicRow } from '../../db/schema.ts';
 import type { Subscription } from '../domain/contacts.ts';
 import { checkDefaultSubscription } from '../domain/topics.ts';
-import { refusalError } from '../../message/refusal-error.ts';
+import { refusalError } from '../../message/index.ts';
 
 export type TopicDeps = { db: Kysely<SenderDb>; now: () => Date };
 

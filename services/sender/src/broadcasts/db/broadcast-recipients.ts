@@ -3,7 +3,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { BounceType, PaginationQuery } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
-import type { Subscription } from '../../audience/domain/contacts.ts';
+import type { Subscription } from '../../audience/index.ts';
 import type { SenderDb } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;

@@ -5,7 +5,7 @@ import {
   unsubscribeHeaders,
   type BroadcastMessage,
 } from './broadcast-emails.ts';
-import type { PropertyDefinition } from '../../audience/domain/contacts.ts';
+import type { PropertyDefinition } from '../../audience/index.ts';
 
 const message: BroadcastMessage = {
   fromHeader: 'Acme <news@example.com>',

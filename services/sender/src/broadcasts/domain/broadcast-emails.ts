@@ -1,9 +1,8 @@
 // What one contact receives of a broadcast: its subject, html and text personalised, with the headers that
 // let the recipient unsubscribe in one click (RFC 8058), and the checks of a broadcast's message fields.
-import type { PropertyDefinition } from '../../audience/domain/contacts.ts';
-import { parseEmailRequest, type EmailRequest } from '../../message/domain/email-request.ts';
-import { escapeHtml, renderPlaceholders, type PlaceholderValue } from '../../templates/domain/placeholders.ts';
-import type { Refusal } from '../../message/domain/refusal.ts';
+import type { PropertyDefinition } from '../../audience/index.ts';
+import { parseEmailRequest, type EmailRequest, type Refusal } from '../../message/index.ts';
+import { escapeHtml, renderPlaceholders, type PlaceholderValue } from '../../templates/index.ts';
 
 /** Contacts per fan-out page (one transaction each). */
 export const FAN_OUT_PAGE_CONTACTS = 1000;

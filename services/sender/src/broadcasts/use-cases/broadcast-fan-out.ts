@@ -15,26 +15,26 @@ import {
   type BroadcastRecipientRow,
   type BroadcastTopic,
 } from '../db/broadcast-recipients.ts';
-import { claimIdempotencyKey } from '../../emails/db/accepted-requests.ts';
+import {
+  claimIdempotencyKey,
+  insertAcceptedEmails,
+  type AcceptedRows,
+  checkSender,
+  sendMessages,
+} from '../../emails/index.ts';
 import { lockBroadcast, updateBroadcast } from '../db/broadcasts.ts';
-import { findPropertyDefinitions } from '../../audience/db/contact-properties.ts';
-import { insertAcceptedEmails, type AcceptedRows } from '../../emails/db/emails.ts';
+import { findPropertyDefinitions, findTopic, type PropertyDefinition } from '../../audience/index.ts';
 import type { BroadcastRow, EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
-import { findSendingDomains } from '../../sending-domains/db/sending-domains.ts';
-import { findTopic } from '../../audience/db/topics.ts';
+import { findSendingDomains } from '../../sending-domains/index.ts';
 import {
   checkBroadcastMessage,
   FAN_OUT_PAGE_CONTACTS,
   personaliseBroadcast,
   unsubscribeHeaders,
 } from '../domain/broadcast-emails.ts';
-import type { PropertyDefinition } from '../../audience/domain/contacts.ts';
-import type { EmailRequest } from '../../message/domain/email-request.ts';
-import { domainOf } from '../../message/domain/envelope-recipients.ts';
-import { unsubscribeUrl, type UnsubscribeSigner } from '../../engagement/domain/unsubscribe-links.ts';
-import { checkSender } from '../../emails/use-cases/accept-emails.ts';
+import { type EmailRequest, domainOf } from '../../message/index.ts';
+import { unsubscribeUrl, type UnsubscribeSigner } from '../../engagement/index.ts';
 import { fanOutCommand, messageOf } from './broadcasts.ts';
-import { sendMessages } from '../../emails/outbox/email-messages.ts';
 
 export type FanOutDeps = {
   unsubscribe: UnsubscribeSigner;

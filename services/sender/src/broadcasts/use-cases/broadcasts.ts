@@ -22,7 +22,7 @@ import {
   type RecipientListItem,
   type RecipientListType,
 } from '../db/broadcast-recipients.ts';
-import { listClickedLinks, type ClickedLink } from '../../engagement/db/engagements.ts';
+import { listClickedLinks, type ClickedLink } from '../../engagement/index.ts';
 import {
   deleteBroadcast,
   findBroadcast,
@@ -33,13 +33,11 @@ import {
   type BroadcastFields,
 } from '../db/broadcasts.ts';
 import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
-import { findSendingDomains } from '../../sending-domains/db/sending-domains.ts';
-import { findTopic } from '../../audience/db/topics.ts';
+import { findSendingDomains } from '../../sending-domains/index.ts';
+import { findTopic, requireSegment } from '../../audience/index.ts';
 import { checkBroadcastMessage, type BroadcastMessage } from '../domain/broadcast-emails.ts';
-import { parseScheduledAt } from '../../message/domain/email-request.ts';
-import { checkSender } from '../../emails/use-cases/accept-emails.ts';
-import { refusalError } from '../../message/refusal-error.ts';
-import { requireSegment } from '../../audience/use-cases/segments.ts';
+import { parseScheduledAt, refusalError } from '../../message/index.ts';
+import { checkSender } from '../../emails/index.ts';
 
 export type BroadcastDeps = { db: Kysely<SenderDb>; now: () => Date };
 

@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@postline/platform';
-import { composeMessage, type ComposeInput } from '../../message/mime/compose-email.ts';
+import { composeMessage, type ComposeInput } from '../../message/index.ts';
 import { createDkimSigner, DkimSigningError, type DkimKey } from './dkim.ts';
 
 export type Composer = {

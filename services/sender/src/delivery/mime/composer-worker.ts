@@ -1,6 +1,6 @@
 // A composer thread (see composer.ts): composes and DKIM-signs each job it is sent.
 import { parentPort } from 'node:worker_threads';
-import { composeMessage, type ComposeInput } from '../../message/mime/compose-email.ts';
+import { composeMessage, type ComposeInput } from '../../message/index.ts';
 import type { ComposerReply } from './composer-pool.ts';
 import { createDkimSigner, type DkimKey } from './dkim.ts';
 

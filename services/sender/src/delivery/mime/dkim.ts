@@ -3,7 +3,7 @@ import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
 import { createOpenedCache } from '@postline/platform';
-import { toCrlf } from '../../message/mime/compose-email.ts';
+import { toCrlf } from '../../message/index.ts';
 
 export type DkimKey = { domain: string; selector: string; privateKeyPem: string };
 

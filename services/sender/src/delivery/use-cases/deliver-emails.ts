@@ -6,7 +6,7 @@
 // is made again, which can duplicate a message (RFC 1047) but never loses one.
 import type { Kysely, Transaction } from 'kysely';
 import { timerMessage, type Logger, type OutboxMessage } from '@postline/platform';
-import { addSuppressions } from '../../suppressions/use-cases/suppressions.ts';
+import { addSuppressions } from '../../suppressions/index.ts';
 import {
   enqueueAttemptMessages,
   loadAttachments,
@@ -14,7 +14,7 @@ import {
   type AttemptLoader,
   type LoadedAttempt,
 } from '../db/attempts.ts';
-import { findRawMime, isRawEmail } from '../../emails/db/emails.ts';
+import { findRawMime, isRawEmail, emailEventsOf } from '../../emails/index.ts';
 import {
   addRecipientState,
   countRecentBounces,
@@ -33,16 +33,13 @@ import {
 import { suppressedResult, type RecipientResult } from '../domain/recipient-result.ts';
 import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
 import { sandboxResult, SANDBOX_DOMAIN } from '../domain/sandbox.ts';
-import type { TrackingCipher } from '../../engagement/domain/tracking-links.ts';
-import { rewriteForTracking } from '../../engagement/domain/tracking-rewrite.ts';
-import { UNSUBSCRIBE_PATH } from '../../engagement/domain/unsubscribe-links.ts';
-import { composeInputOf, type ComposeInput } from '../../message/mime/compose-email.ts';
+import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
+import { composeInputOf, type ComposeInput } from '../../message/index.ts';
 import { CompositionError, type Composer } from '../mime/composer-pool.ts';
 import { createDkimSigner, DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
 import { verpAddress } from '@postline/platform';
-import { emailEventsOf } from '../../emails/outbox/email-events.ts';
 
 /** A `sender.deliver` command once made: nothing to attempt, or the result of each recipient it reached. */
 export type DeliveryAttempt =

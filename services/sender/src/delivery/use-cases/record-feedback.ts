@@ -3,11 +3,10 @@
 import type { Transaction } from 'kysely';
 import type { EmailFeedback } from '@postline/contracts';
 import { enqueue } from '@postline/platform';
-import { findEmail, setLastEvent, setRecipientFeedback } from '../../emails/db/emails.ts';
+import { findEmail, setLastEvent, setRecipientFeedback, emailEvent } from '../../emails/index.ts';
 import type { SenderDb } from '../../db/schema.ts';
 import { SANDBOX_DOMAIN } from '../domain/sandbox.ts';
-import { emailEvent } from '../../emails/outbox/email-events.ts';
-import { addSuppressions } from '../../suppressions/use-cases/suppressions.ts';
+import { addSuppressions } from '../../suppressions/index.ts';
 
 /**
  * A complaint → `email.complained` and the address joins the suppression list (origin `complaint`, as SES

@@ -1,7 +1,7 @@
 // A sent email's public links: a share link (`POST /emails/{id}/share`) and the download link of one of its
 // attachments (`download_url`), signed and checked by @postline/platform's link signer. Here: how long each
 // works, and a share link's `expires_in`.
-import type { Refusal } from '../../message/domain/refusal.ts';
+import type { Refusal } from '../../message/index.ts';
 
 /** How long an attachment's `download_url` works. */
 export const DOWNLOAD_LINK_TTL_MS = 3600_000;

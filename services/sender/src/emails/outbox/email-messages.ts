@@ -3,7 +3,7 @@
 import { timerMessage, type OutboxMessage } from '@postline/platform';
 import type { PositionedRecipient } from '../db/emails.ts';
 import type { EmailRow } from '../../db/schema.ts';
-import { groupByDomain } from '../../message/domain/envelope-recipients.ts';
+import { groupByDomain } from '../../message/index.ts';
 import { emailEvent } from './email-events.ts';
 
 /** The scheduler timer that sends a scheduled email. */

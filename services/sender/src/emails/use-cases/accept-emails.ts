@@ -22,7 +22,7 @@ import {
   type RawMimeRow,
 } from '../db/emails.ts';
 import type { EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
-import { findSendingDomains, type DomainLookup } from '../../sending-domains/db/sending-domains.ts';
+import { findSendingDomains, type DomainLookup } from '../../sending-domains/index.ts';
 import {
   findTopicSubscriptions,
   markTopicSuppressed,
@@ -30,19 +30,23 @@ import {
   type TopicQuestion,
   type TopicSubscriptions,
   type TopicSuppressedRecipient,
-} from '../../audience/db/topic-recipients.ts';
+  contactForms,
+  topicOptOuts,
+  withoutOptOuts,
+  type TopicOptOut,
+} from '../../audience/index.ts';
 import {
   parseEmailRequest,
   usesTemplate,
   type EmailRequest,
   type ParseEmailOptions,
-} from '../../message/domain/email-request.ts';
-import { domainOf, envelopeRecipients } from '../../message/domain/envelope-recipients.ts';
-import { contactForms, topicOptOuts, withoutOptOuts, type TopicOptOut } from '../../audience/domain/topic-sends.ts';
+  domainOf,
+  envelopeRecipients,
+  refusalError,
+} from '../../message/index.ts';
 import { emailEvent } from '../outbox/email-events.ts';
 import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
-import { refusalError } from '../../message/refusal-error.ts';
-import { renderTemplatedBodies } from '../../templates/use-cases/templates.ts';
+import { renderTemplatedBodies } from '../../templates/index.ts';
 
 /** Accepts single emails in groups (createSingleAccepts). */
 export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };

@@ -6,12 +6,17 @@ import type { Kysely } from 'kysely';
 import { newId, validationError } from '@postline/platform';
 import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { SenderDb } from '../../db/schema.ts';
-import { findSendingDomains } from '../../sending-domains/db/sending-domains.ts';
-import { parseRawEmail, type RawEnvelope } from '../../message/domain/raw-email.ts';
-import { readRawMessage, UnreadableMessage } from '../../message/mime/raw-parse.ts';
-import { preparedRawMessage, splitRawMessage } from '../../message/mime/raw-message.ts';
+import { findSendingDomains } from '../../sending-domains/index.ts';
+import {
+  parseRawEmail,
+  type RawEnvelope,
+  readRawMessage,
+  UnreadableMessage,
+  preparedRawMessage,
+  splitRawMessage,
+  refusalError,
+} from '../../message/index.ts';
 import { acceptEmails, checkSender, SenderRefused, type SingleAccepts } from './accept-emails.ts';
-import { refusalError } from '../../message/refusal-error.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 

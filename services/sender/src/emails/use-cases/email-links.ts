@@ -13,9 +13,8 @@ import {
 } from '../db/email-attachments.ts';
 import { findSharedEmail } from '../db/emails.ts';
 import type { SenderDb } from '../../db/schema.ts';
-import { attachmentContentType, attachmentFilename } from '../../message/mime/compose-email.ts';
+import { attachmentContentType, attachmentFilename, refusalError } from '../../message/index.ts';
 import { DOWNLOAD_LINK_TTL_MS, parseShareTtl } from '../domain/link-lifetimes.ts';
-import { refusalError } from '../../message/refusal-error.ts';
 
 export type EmailLinkDeps = {
   db: Kysely<SenderDb>;

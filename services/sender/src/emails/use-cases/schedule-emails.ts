@@ -3,9 +3,8 @@ import type { Kysely, Transaction } from 'kysely';
 import { enqueue, notFound, validationError } from '@postline/platform';
 import { cancelEmail, lockEmail, markEmailQueued, pendingRecipients, setScheduledAt } from '../db/emails.ts';
 import type { EmailRow, SenderDb } from '../../db/schema.ts';
-import { parseScheduledAt } from '../../message/domain/email-request.ts';
+import { parseScheduledAt, refusalError } from '../../message/index.ts';
 import { scheduleMessages, sendMessages, sendTimerKey } from '../outbox/email-messages.ts';
-import { refusalError } from '../../message/refusal-error.ts';
 
 export type ScheduleDeps = { db: Kysely<SenderDb>; now: () => Date };
 

@@ -4,7 +4,7 @@ import { UNSUBSCRIBE_BODY_LIMIT_BYTES } from '@postline/contracts';
 import { ApiError, route, TEAM_HEADER, validationError } from '@postline/platform';
 import { ONE_CLICK_ANSWER, parseUnsubscribeRequest, renderPreferencePage } from '../domain/preference-page.ts';
 import { UNSUBSCRIBE_PATH } from '../domain/unsubscribe-links.ts';
-import { refusalError } from '../../message/refusal-error.ts';
+import { refusalError } from '../../message/index.ts';
 import {
   openUnsubscribeLink,
   readPreferences,

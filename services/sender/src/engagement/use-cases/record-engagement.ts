@@ -4,12 +4,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { PublicEventData } from '@postline/contracts';
 import { createBatcher, enqueue, newId, type Logger, type OutboxMessage } from '@postline/platform';
-import { setLastEvent } from '../../emails/db/emails.ts';
+import { setLastEvent, emailEventData } from '../../emails/index.ts';
 import { findDeliveredTimes, findEmailsByIds, findEmailTeam, insertEngagements } from '../db/engagements.ts';
 import type { EmailEngagementsTable, EmailRow, SenderDb } from '../../db/schema.ts';
 import { machineRule } from '../domain/engagement-signals.ts';
 import type { TrackingCipher, TrackingKind, TrackingLink } from '../domain/tracking-links.ts';
-import { emailEventData } from '../../emails/outbox/email-events.ts';
 
 /** One request for a pixel or a tracking link, as the route saw it. */
 export type EngagementHit = {

@@ -5,13 +5,16 @@
 import type { Kysely, Transaction } from 'kysely';
 import { PUBLIC_LINK_GONE, type UnsubscribeMail } from '@postline/contracts';
 import { notFound, type Logger } from '@postline/platform';
-import { findContact } from '../../audience/db/contacts.ts';
+import {
+  findContact,
+  listTopicsOfContact,
+  type ContactTopicRow,
+  effectiveSubscription,
+  applySubscriptionChoices,
+} from '../../audience/index.ts';
 import type { ContactRow, SenderDb } from '../../db/schema.ts';
-import { listTopicsOfContact, type ContactTopicRow } from '../../audience/db/topics.ts';
-import { effectiveSubscription } from '../../audience/domain/contacts.ts';
 import type { PreferenceTopic, Preferences, UnsubscribeRequest } from '../domain/preference-page.ts';
 import type { UnsubscribeLink, UnsubscribeSigner } from '../domain/unsubscribe-links.ts';
-import { applySubscriptionChoices } from '../../audience/use-cases/contacts.ts';
 
 export type UnsubscribeDeps = { db: Kysely<SenderDb>; now: () => Date; unsubscribeLinks: UnsubscribeSigner };
 

@@ -2,8 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import {
   parseEmailRequest,
   parseTemplateReference,
-  parseMailbox,
-  parseScheduledAt,
   type EmailRequest,
   type ParseEmailOptions,
 } from './email-request.ts';
@@ -28,13 +26,6 @@ function parsed(input: unknown, options = OPTIONS): EmailRequest {
   const result = parseEmailRequest(input, options);
   if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.refusal)}`);
   return result.request;
-}
-
-/** The date `scheduled_at` parses to; fails the test if it is refused. */
-function scheduled(text: string): Date {
-  const result = parseScheduledAt(text, NOW);
-  if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.refusal)}`);
-  return result.date;
 }
 
 /** Why a parse refused (the public error's name and message; every refusal is a 422); fails the test if it did not. */
@@ -462,52 +453,7 @@ describe('parseEmailRequest: tags', () => {
   });
 });
 
-describe('parseScheduledAt', () => {
-  it.each([
-    ['in 1 min', '2026-11-18T10:01:00.000Z'],
-    ['in 2 hours', '2026-11-18T12:00:00.000Z'],
-    ['tomorrow at 9am', '2026-11-19T09:00:00.000Z'],
-    ['Friday at 3pm ET', '2026-11-20T20:00:00.000Z'],
-    ['  In 5 Minutes ', '2026-11-18T10:05:00.000Z'],
-    ['now', '2026-11-18T10:00:00.000Z'],
-  ])('reads natural language %j relative to now, in UTC unless a zone is named', (text, iso) => {
-    expect(scheduled(text).toISOString()).toBe(iso);
-  });
-
-  it.each([
-    ['2026-11-20T09:00:00Z', '2026-11-20T09:00:00.000Z'],
-    ['2026-11-20T09:00:00.250+01:00', '2026-11-20T08:00:00.250Z'],
-    ['2026-11-20T09:00:00-0530', '2026-11-20T14:30:00.000Z'],
-    ['2026-11-20T09:00:00', '2026-11-20T09:00:00.000Z'],
-    ['2026-11-20 09:00:00.678+00', '2026-11-20T09:00:00.678Z'],
-    ['2026-11-20', '2026-11-20T00:00:00.000Z'],
-  ])('reads ISO 8601 %j (no offset means UTC)', (text, iso) => {
-    expect(scheduled(text).toISOString()).toBe(iso);
-  });
-
-  it.each([
-    'hello',
-    'in 1 min please',
-    '2026-02-30T09:00:00Z',
-    '2026-11-20T25:00:00Z',
-    '2026-11-20T09:00:00+01:99',
-    '',
-  ])('refuses %j', (text) => {
-    expect(refusalOf(parseScheduledAt(text, NOW))).toMatchObject({ name: 'validation_error' });
-  });
-
-  it('allows 30 days ahead and refuses more', () => {
-    expect(scheduled('2026-12-18T10:00:00Z').toISOString()).toBe('2026-12-18T10:00:00.000Z');
-    expect(refusalOf(parseScheduledAt('2026-12-18T10:00:01Z', NOW)).message).toMatch(/30 days/);
-    expect(refusalOf(parseScheduledAt('in 31 days', NOW)).message).toMatch(/30 days/);
-  });
-
-  it('tolerates a minute of clock skew into the past and refuses more', () => {
-    expect(scheduled('2026-11-18T09:59:30Z').toISOString()).toBe('2026-11-18T09:59:30.000Z');
-    expect(refusalOf(parseScheduledAt('2026-11-18T09:58:59Z', NOW)).message).toMatch(/past/);
-    expect(refusalOf(parseScheduledAt('yesterday', NOW)).message).toMatch(/past/);
-  });
-
+describe('parseEmailRequest: scheduled_at', () => {
   it('is applied to scheduled_at in the body', () => {
     expect(parsed(body({ scheduled_at: 'in 1 min' }), OPTIONS).scheduledAt).toEqual(
       new Date('2026-11-18T10:01:00.000Z'),
@@ -515,16 +461,5 @@ describe('parseScheduledAt', () => {
     expect(parsed(body({ scheduled_at: 'in 1 min' }), { now: NOW, batch: true }).scheduledAt).not.toBeNull();
     expect(parseFails({ scheduled_at: 1795168800000 })).toMatchObject({ name: 'validation_error' });
     expect(parseFails({ scheduled_at: 'whenever' })).toMatchObject({ name: 'validation_error' });
-  });
-});
-
-describe('parseMailbox', () => {
-  it('returns null for a non-mailbox and the parts for a mailbox', () => {
-    expect(parseMailbox('nope')).toBeNull();
-    expect(parseMailbox('<a@Example.COM>')).toEqual({ name: null, address: 'a@example.com' });
-    expect(parseMailbox('Jane Doe<Jane.Doe+tag@example.com>')).toEqual({
-      name: 'Jane Doe',
-      address: 'Jane.Doe+tag@example.com',
-    });
   });
 });

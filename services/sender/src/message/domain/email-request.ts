@@ -1,10 +1,8 @@
 import { domainToASCII } from 'node:url';
-import * as chrono from 'chrono-node';
 import { isUuid } from '@postline/platform';
+import { CONTROL, parseMailbox, type Mailbox } from './address.ts';
 import type { Refusal } from './refusal.ts';
-
-/** One parsed address. `address` is as given with the domain lower-cased (an IDN stays in Unicode). */
-export type Mailbox = { name: string | null; address: string };
+import { parseScheduledAt } from './scheduled-at.ts';
 
 /** A POST /emails body (one item of a batch), checked and normalised (API-REFERENCE.md §1). */
 export type EmailRequest = {
@@ -55,22 +53,8 @@ export const MAX_TAGS = 75;
 export const MAX_TAG_LENGTH = 256;
 /** Attachments' total size counted as base64, as the reference states it ("≤40 MB after base64"). */
 export const MAX_ATTACHMENTS_BASE64_BYTES = 40 * 1024 * 1024;
-export const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 60 * 60 * 1000;
-/**
- * How far in the past `scheduled_at` may be and still be accepted (it is then due at once). Clients
- * compute "now + a few seconds" on their own clock, so a small skew must not fail them; a time further
- * back is almost always a wrong zone or year, and sending at once would surprise more than a 422.
- */
-export const SCHEDULE_PAST_TOLERANCE_MS = 60 * 1000;
 
 const FROM_FORMAT = 'The email address needs to follow the `email@example.com` or `Name <email@example.com>` format';
-/** Line breaks, NUL and the other C0 controls (tab excepted) and DEL: header injection and smuggling. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
-const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
-const LOCAL_PART = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*$`);
-const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-const TOP_LABEL = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
 /** RFC 5322 field name: printable ASCII except the colon. */
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 const TAG_TEXT = /^[A-Za-z0-9_-]+$/;
@@ -109,9 +93,6 @@ const RESERVED_HEADERS = new Map<string, string>([
 
 /** A parsed request, or why it is refused. */
 export type ParsedEmailRequest = { ok: true; request: EmailRequest } | { ok: false; refusal: Refusal };
-
-/** A parsed `scheduled_at`, or why it is refused. */
-export type ParsedScheduledAt = { ok: true; date: Date } | { ok: false; refusal: Refusal };
 
 /**
  * Checks a POST /emails body (or one batch item) and returns it normalised, or the first reason it is
@@ -161,45 +142,6 @@ export function parseTemplateReference(body: unknown): ParsedTemplateReference {
     }
   }
   return { ok: true, template: { idOrAlias: id.trim(), variables: (variables ?? {}) as Record<string, unknown> } };
-}
-
-/**
- * Parses `a@b.com` or `Name <a@b.com>` (the name may be quoted: `"Acme, Inc." <a@b.com>`). Stricter than
- * RFC 5322 on purpose: no groups, comments, quoted local parts or IP literals, a dot-atom ASCII local part
- * and a public-looking domain (IDNs allowed). Returns null when the value is not such a mailbox.
- */
-export function parseMailbox(value: string): Mailbox | null {
-  const input = value.trim();
-  if (input === '' || CONTROL.test(input)) return null;
-  let name: string | null = null;
-  let spec = input;
-  if (input.endsWith('>')) {
-    const open = input.lastIndexOf('<');
-    if (open < 0) return null;
-    spec = input.slice(open + 1, -1).trim();
-    const parsed = displayName(input.slice(0, open).trim());
-    if (parsed === undefined) return null;
-    name = parsed;
-  }
-  const at = spec.lastIndexOf('@');
-  if (at <= 0) return null;
-  const local = spec.slice(0, at);
-  const domain = spec.slice(at + 1);
-  if (local.length > 64 || !LOCAL_PART.test(local)) return null;
-  const ascii = asciiDomain(domain);
-  if (ascii === null || local.length + 1 + ascii.length > 254) return null;
-  return { name, address: `${local}@${domain.toLowerCase()}` };
-}
-
-/**
- * Parses `scheduled_at`: ISO 8601 (a time without an offset is UTC) or natural language read by chrono
- * relative to `now` in UTC unless the text names a zone ("Friday at 3pm ET"). The whole text must parse:
- * "in 1 min please" is refused rather than half-understood. At most 30 days ahead and not in the past
- * beyond SCHEDULE_PAST_TOLERANCE_MS; otherwise refused (validation_error).
- */
-export function parseScheduledAt(value: string, now: Date): ParsedScheduledAt {
-  const date = scheduledAt(value, now);
-  return date instanceof Refused ? refused(date) : { ok: true, date };
 }
 
 /**
@@ -304,50 +246,8 @@ function emailRequest(body: unknown, options: ParseEmailOptions): EmailRequest |
   };
 }
 
-function scheduledAt(value: string, now: Date): Date | Refused {
-  const text = value.trim();
-  const iso = isoDate(text);
-  const date = iso === undefined ? naturalDate(text, now) : iso;
-  if (!date) {
-    return invalid(
-      'Invalid `scheduled_at` field: use an ISO 8601 date (2026-11-20T09:00:00Z) or natural language such as `in 1 min` or `tomorrow at 9am`.',
-    );
-  }
-  if (date.getTime() - now.getTime() > MAX_SCHEDULE_AHEAD_MS) {
-    return invalid('Invalid `scheduled_at` field: an email can be scheduled at most 30 days ahead.');
-  }
-  if (now.getTime() - date.getTime() > SCHEDULE_PAST_TOLERANCE_MS) {
-    return invalid('Invalid `scheduled_at` field: the time is in the past.');
-  }
-  return date;
-}
-
 function present(value: unknown): boolean {
   return value !== undefined && value !== null;
-}
-
-/** undefined: not a valid display name. "" and `""` are no name. */
-function displayName(raw: string): string | null | undefined {
-  let name = raw;
-  if (raw.startsWith('"')) {
-    const match = /^"((?:[^"\\]|\\.)*)"$/.exec(raw);
-    if (!match) return undefined;
-    name = (match[1] ?? '').replace(/\\(.)/g, '$1');
-  } else if (/[<>"]/.test(raw)) {
-    return undefined;
-  }
-  if (name.length > 256) return undefined;
-  return name.trim() === '' ? null : name;
-}
-
-/** The domain in lower-case punycode, or null unless it is a hostname of two or more labels. */
-function asciiDomain(domain: string): string | null {
-  if (domain === '' || /[\s[\]]/.test(domain)) return null;
-  const ascii = domainToASCII(domain);
-  if (ascii === '' || ascii.length > 253) return null;
-  const labels = ascii.split('.');
-  if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) return null;
-  return TOP_LABEL.test(labels[labels.length - 1] ?? '') ? ascii : null;
 }
 
 function parseRecipients(value: unknown, field: string): string[] | Refused {
@@ -528,53 +428,12 @@ function parseTags(value: unknown): { name: string; value: string }[] | Refused 
 function optionalScheduledAt(value: unknown, now: Date): Date | null | Refused {
   if (!present(value)) return null;
   if (typeof value !== 'string') return invalid('Invalid `scheduled_at` field: it must be a string.');
-  return scheduledAt(value, now);
+  const parsed = parseScheduledAt(value, now);
+  return parsed.ok ? parsed.date : invalid(parsed.refusal.message);
 }
 
 function parseTopicId(value: unknown): string | null | Refused {
   if (!present(value)) return null;
   if (typeof value !== 'string' || !isUuid(value)) return invalidParameter('The `topic_id` must be a valid UUID.');
   return value;
-}
-
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
-
-/** An ISO 8601 / RFC 3339 date (also Postgres' `2026-11-20 09:00:00+00`); undefined when not that shape. */
-function isoDate(text: string): Date | null | undefined {
-  const m = ISO.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => Number(part ?? 0));
-  const ms = Number(((m[7] ?? '') + '000').slice(0, 3));
-  const utc = Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 0, hour, minute, second, ms);
-  const check = new Date(utc);
-  // Date.UTC rolls 2026-02-30 over into March; a date that does not round-trip does not exist.
-  if (
-    check.getUTCFullYear() !== year ||
-    check.getUTCMonth() + 1 !== month ||
-    check.getUTCDate() !== day ||
-    check.getUTCHours() !== hour ||
-    check.getUTCMinutes() !== minute ||
-    check.getUTCSeconds() !== second
-  ) {
-    return null;
-  }
-  const date = new Date(utc - offsetMs(m[8]));
-  return Number.isNaN(date.getTime()) ? null : date;
-}
-
-function offsetMs(offset: string | undefined): number {
-  if (!offset || offset.toUpperCase() === 'Z') return 0;
-  const digits = offset.slice(1).replace(':', '');
-  const hours = Number(digits.slice(0, 2));
-  const minutes = Number(digits.slice(2) || '0');
-  if (hours > 23 || minutes > 59) return Number.NaN;
-  return (offset.startsWith('-') ? -1 : 1) * (hours * 60 + minutes) * 60_000;
-}
-
-function naturalDate(text: string, now: Date): Date | null {
-  const results = chrono.parse(text, { instant: now, timezone: 'UTC' }, { forwardDate: true });
-  const only = results[0];
-  if (results.length !== 1 || !only || only.index !== 0 || only.text.length !== text.length) return null;
-  return only.start.date();
 }

@@ -2,13 +2,8 @@
 // would have made of it, its recipients and its envelope sender, or the refusal. The rules are the JSON
 // path's (domain/email-request.ts: addresses, recipient count, tags); the MIME itself is the client's.
 import { domainToASCII } from 'node:url';
-import {
-  MAX_RECIPIENTS_PER_FIELD,
-  parseEmailRequest,
-  parseMailbox,
-  type EmailRequest,
-  type Mailbox,
-} from './email-request.ts';
+import { parseMailbox, type Mailbox } from './address.ts';
+import { MAX_RECIPIENTS_PER_FIELD, parseEmailRequest, type EmailRequest } from './email-request.ts';
 import { envelopeRecipients } from './envelope-recipients.ts';
 import type { Refusal } from './refusal.ts';
 

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { convert, type HtmlToTextOptions } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
 import type { EmailRow } from '../../db/schema.ts';
-import { parseMailbox, type EmailRequest, type Mailbox } from '../domain/email-request.ts';
+import { parseMailbox, type Mailbox } from '../domain/address.ts';
+import type { EmailRequest } from '../domain/email-request.ts';
 import { buildMime, extensionOf, mimeTypeOf } from './mime-tree.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { bareAddress } from '../../message/domain/envelope-recipients.ts';
+import { bareAddress } from '../../message/index.ts';
 
 /**
  * An address as the suppression list keeps it: lower case, its domain in punycode, so that `u@bücher.de`

@@ -1,9 +1,8 @@
 // The rules of templates (API-REFERENCE.md §7): their fields, their declared variables, and what a send
 // with `template: {id, variables}` becomes: a plain POST /emails body with the template's content rendered.
 import { isUuid, newId } from '@postline/platform';
-import { MAX_RECIPIENTS_PER_FIELD, parseMailbox, type TemplateReference } from '../../message/domain/email-request.ts';
+import { MAX_RECIPIENTS_PER_FIELD, parseMailbox, type TemplateReference, type Refusal } from '../../message/index.ts';
 import { renderPlaceholders, type PlaceholderValue } from './placeholders.ts';
-import type { Refusal } from '../../message/domain/refusal.ts';
 
 export type VariableType = 'string' | 'number';
 

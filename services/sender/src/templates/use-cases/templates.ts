@@ -28,7 +28,7 @@ import {
   type TemplateVersionFields,
   type TemplateWithVersion,
 } from '../db/templates.ts';
-import { parseTemplateReference, type TemplateReference } from '../../message/domain/email-request.ts';
+import { parseTemplateReference, type TemplateReference, refusalError } from '../../message/index.ts';
 import {
   checkTemplateFields,
   copiedVariables,
@@ -37,7 +37,6 @@ import {
   versionVariables,
   type VariableDeclaration,
 } from '../domain/templates.ts';
-import { refusalError } from '../../message/refusal-error.ts';
 
 export type TemplateDeps = { db: Kysely<SenderDb>; now: () => Date };
 
