@@ -19,6 +19,7 @@ import {
   createComposerPool,
   defaultComposerThreads,
   createByteBudget,
+  createDkimSigner,
   createMta,
   createMxResolver,
   type DeliverDeps,
@@ -86,6 +87,8 @@ const deliverDeps: DeliverDeps = {
   // ones are acked, so without the wait each read would hold only the few that arrived together.
   loadAttempt: createAttemptLoader(db, { maxWaitMs: 10 }),
   budget: createByteBudget(MESSAGE_MEMORY_BYTES),
+  // Raw emails are signed as stored, on this thread; composed ones are signed by the composer's threads.
+  signRaw: createDkimSigner(),
   observe: senderMetrics.observeAttempt,
   tracking: { cipher: trackingCipher, publicBaseUrl: config.PUBLIC_BASE_URL },
   claims: deliveryClaims,

@@ -22,6 +22,7 @@ import type { DomainState, SuppressionOrigin } from '@postline/contracts';
 import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../src/message/domain/email-request.ts';
 import type { RecipientResult } from '../src/delivery/domain/recipient-result.ts';
 import { createInProcessComposer } from '../src/delivery/mime/composer-pool.ts';
+import { createDkimSigner } from '../src/delivery/mime/dkim.ts';
 import type { Mta } from '../src/delivery/smtp/types.ts';
 import { acceptEmails } from '../src/emails/use-cases/accept-emails.ts';
 import { applyDomainState } from '../src/sending-domains/use-cases/apply-domain-state.ts';
@@ -32,6 +33,7 @@ import {
   type DeliverDeps,
   type DeliveryAttempt,
 } from '../src/delivery/use-cases/deliver-emails.ts';
+import { noClaims, unbounded } from './support/deliver-deps.ts';
 import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/suppressions/use-cases/suppressions.ts';
 
 let database: TestDatabase;
@@ -53,6 +55,9 @@ const deps = (): DeliverDeps => {
     delayScale: 1,
     now: () => new Date(),
     logger: undefined as never,
+    budget: unbounded(),
+    claims: noClaims(),
+    signRaw: createDkimSigner(),
   };
 };
 

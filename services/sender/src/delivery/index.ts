@@ -4,6 +4,7 @@ export { createAttemptLoader } from './db/attempts.ts';
 export { type Waiting, waitingRecipients } from './db/recipients.ts';
 export type { RecipientResult } from './domain/recipient-result.ts';
 export { createDeliveryClaims } from './jobs/delivery-claims.ts';
+export { createDkimSigner } from './mime/dkim.ts';
 export { createComposerPool, defaultComposerThreads } from './mime/composer-pool.ts';
 export { createByteBudget } from './smtp/budget.ts';
 export { createMta } from './smtp/mta.ts';

@@ -36,7 +36,7 @@ import { sandboxResult, SANDBOX_DOMAIN } from '../domain/sandbox.ts';
 import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
 import { composeInputOf, type ComposeInput } from '../../message/index.ts';
 import { CompositionError, type Composer } from '../mime/composer-pool.ts';
-import { createDkimSigner, DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
+import { DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
 import { verpAddress } from '@postline/platform';
@@ -71,28 +71,25 @@ export type DeliverDeps = {
   observe?: (results: readonly RecipientResult[], seconds: number) => void;
   /** Reads an attempt (createAttemptLoader joins concurrent reads); default: one statement per attempt. */
   loadAttempt?: AttemptLoader;
-  /** Bounds the memory of messages being composed and sent (createByteBudget); default: unbounded. */
-  budget?: ByteBudget;
+  /** Bounds the memory of messages being composed and sent (createByteBudget). */
+  budget: ByteBudget;
   /**
    * Open and click tracking: the cipher of the tracking tokens, and PUBLIC_BASE_URL (whose unsubscribe
    * links are never rewritten). Without it, nothing is tracked.
    */
   tracking?: { cipher: TrackingCipher; publicBaseUrl: string };
-  /** Signs a raw email's stored MIME (mime/dkim.ts); default: one signer shared by this module's callers. */
-  signRaw?: DkimSigner;
+  /** Signs a raw email's stored MIME (createDkimSigner: one per process, so that its opened keys are kept). */
+  signRaw: DkimSigner;
   /**
    * Records each SMTP transaction before it starts (jobs/delivery-claims.ts): `held` while another live
-   * process makes the same attempt. Without it, attempts are made unrecorded (tests of one process).
+   * process makes the same attempt.
    */
-  claims?: { claim: (claim: DeliveryClaim) => Promise<ClaimResult>; release: (claim: DeliveryClaim) => void };
+  claims: { claim: (claim: DeliveryClaim) => Promise<ClaimResult>; release: (claim: DeliveryClaim) => void };
   /** How long a copy waits between looks at an attempt another live process holds. Default 1 s. */
   heldPollMs?: number;
   /** Counts an attempt made again after the process holding it died (its message may have gone out). */
   onRetaken?: () => void;
 };
-
-/** The signer of raw emails when the deps name none: one, so that its opened keys are kept across attempts. */
-const sharedRawSigner = createDkimSigner();
 
 /** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
 export type DeliverCommand = {
@@ -112,7 +109,7 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
   const loaded = await load();
   if (!loaded) return { kind: 'skip' };
   const claims = deps.claims;
-  if (!claims || domain === SANDBOX_DOMAIN) return attemptLoaded(deps, command, loaded);
+  if (domain === SANDBOX_DOMAIN) return attemptLoaded(deps, command, loaded);
   // The attempt is recorded before its SMTP transaction. Another live process making the same attempt (a copy
   // of this command redelivered to it) has its outcome coming: wait for it, and make the attempt only if
   // that process dies first. A claim taken from a dead process is an attempt whose outcome is unknown.
@@ -152,8 +149,7 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
  * to a retry tier): the claim stops being refreshed and goes stale, so that a copy may take it.
  */
 export function releaseAttemptClaims(deps: DeliverDeps, attempts: readonly DeliveryAttempt[]): void {
-  for (const attempt of attempts)
-    if (attempt.kind === 'attempted' && attempt.claim) deps.claims?.release(attempt.claim);
+  for (const attempt of attempts) if (attempt.kind === 'attempted' && attempt.claim) deps.claims.release(attempt.claim);
 }
 
 /** Makes the attempt of a loaded command (its SMTP transaction unless nothing is left to send). */
@@ -189,7 +185,7 @@ async function attemptLoaded(
     const footprint = rawMime
       ? messageFootprint({ html: null, text: null }, rawMime.length)
       : messageFootprint(email, loaded.attachmentBytes);
-    const release = await deps.budget?.reserve(footprint);
+    const release = await deps.budget.reserve(footprint);
     const started = process.hrtime.bigint();
     let outcomes: RecipientOutcome[] | { unsendable: string };
     try {
@@ -206,7 +202,7 @@ async function attemptLoaded(
       );
       outcomes = { unsendable: err instanceof DkimSigningError ? 'dkim_signing_failed' : 'message_not_composable' };
     } finally {
-      release?.();
+      release();
     }
     const outcomeOf = new Map(Array.isArray(outcomes) ? outcomes.map((outcome) => [outcome.recipient, outcome]) : []);
     recipients.forEach((recipient, i) => {
@@ -268,9 +264,8 @@ async function signAndSendRaw(
 ): Promise<RecipientOutcome[]> {
   if (!mime) throw new CompositionError(`The raw email ${email.id} has no stored MIME.`);
   const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
-  const sign = deps.signRaw ?? sharedRawSigner;
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
-  const raw = await sign(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  const raw = await deps.signRaw(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
   return deliverSigned(deps, email, sending, recipients, raw);
 }
 
