@@ -25,11 +25,13 @@ export {
 } from './mail/bounce-classification.ts';
 export {
   createLinkSigner,
+  createSignedTokenCodec,
   linkUrl,
   LINK_PATHS,
   type Link,
   type LinkKind,
   type LinkSigner,
+  type SignedTokenCodec,
 } from './crypto/public-links.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
 export {
@@ -55,6 +57,7 @@ export {
   type ReadinessCheck,
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
+export { setPublicLinkHeaders, type PublicLinkHeaders } from './http/public-link-headers.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
 export { createOpenedCache } from './cache/opened-cache.ts';

@@ -1,10 +1,9 @@
 // A broadcast recipient's unsubscribe link: the one-click POST target of `List-Unsubscribe` (RFC 8058) and
 // the preference page that `{{{RESEND_UNSUBSCRIBE_URL}}}` becomes. Whoever holds it may change that one
 // contact's subscriptions without an API key, so it is a signed token naming the team, the contact and the
-// broadcast, HMAC-tagged with a key derived from POSTLINE_SECRET_KEY (its own derivation, not the share
+// broadcast, HMAC-tagged by the platform's signed-token codec with a key of its own purpose (not the share
 // links'). It does not expire: an unsubscribe link must keep working for as long as the email is read.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { uuidFromBytes, uuidToBytes } from '@postline/platform';
+import { createSignedTokenCodec, uuidFromBytes, uuidToBytes } from '@postline/platform';
 
 export type UnsubscribeLink = { teamId: string; contactId: string; broadcastId: string };
 
@@ -20,12 +19,10 @@ export const UNSUBSCRIBE_PATH = '/unsubscribe';
 /** A token: 48 bytes of ids and a 16-byte tag, each base64url (64 + 1 + 22 characters). */
 export const UNSUBSCRIBE_TOKEN = /^[A-Za-z0-9_-]{64}\.[A-Za-z0-9_-]{22}$/;
 
-const TAG_BYTES = 16;
 const PAYLOAD_BYTES = 48;
 
 export function createUnsubscribeSigner(secretKey: string): UnsubscribeSigner {
-  const key = createHash('sha256').update(`postline-unsubscribe-links:${secretKey}`).digest();
-  const tag = (payload: Buffer) => createHmac('sha256', key).update(payload).digest().subarray(0, TAG_BYTES);
+  const codec = createSignedTokenCodec(secretKey, 'postline-unsubscribe-links', PAYLOAD_BYTES);
   return {
     sign(link) {
       const payload = Buffer.concat([
@@ -33,17 +30,12 @@ export function createUnsubscribeSigner(secretKey: string): UnsubscribeSigner {
         uuidToBytes(link.contactId),
         uuidToBytes(link.broadcastId),
       ]);
-      return `${payload.toString('base64url')}.${tag(payload).toString('base64url')}`;
+      return codec.encode(payload);
     },
     verify(token) {
       if (!UNSUBSCRIBE_TOKEN.test(token)) return undefined;
-      const [encoded = '', given = ''] = token.split('.');
-      const payload = Buffer.from(encoded, 'base64url');
-      const givenTag = Buffer.from(given, 'base64url');
-      // Buffer.from is lenient: the token must be exactly what sign() wrote.
-      if (payload.length !== PAYLOAD_BYTES || payload.toString('base64url') !== encoded) return undefined;
-      if (givenTag.length !== TAG_BYTES || givenTag.toString('base64url') !== given) return undefined;
-      if (!timingSafeEqual(tag(payload), givenTag)) return undefined;
+      const payload = codec.decode(token);
+      if (!payload) return undefined;
       return {
         teamId: uuidFromBytes(payload.subarray(0, 16)),
         contactId: uuidFromBytes(payload.subarray(16, 32)),
