@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { PaginationQuery } from '@postline/contracts';
-import { LINK_PATHS, parseInput, route, sendDownload, TEAM_HEADER, teamOf } from '@postline/platform';
+import { LINK_PATHS, parseInput, route, sendDownload, setPublicLinkHeaders, teamOf } from '@postline/platform';
 import {
   getAttachmentLink,
   listAttachmentLinks,
@@ -92,14 +92,10 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
 
 /** The sandboxing headers, and the link's team for the gateway (which checks it and never passes it on). */
 function publicHeaders(res: Response, teamId: string): void {
-  res.set({
-    [TEAM_HEADER]: teamId,
-    'content-security-policy':
+  setPublicLinkHeaders(res, {
+    teamId,
+    contentSecurityPolicy:
       "sandbox; default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline' https:; font-src https: data:; frame-ancestors 'none'",
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'cache-control': 'private, no-store',
-    'x-robots-tag': 'noindex',
   });
 }
 

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { PUBLIC_LINK_GONE } from '@postline/contracts';
-import { notFound, route, TEAM_HEADER } from '@postline/platform';
+import { notFound, route, setPublicLinkHeaders } from '@postline/platform';
 import { TRACKING_PATHS, type TrackingKind } from '../domain/tracking-links.ts';
 import { openTrackingLink, type TrackingDeps } from '../use-cases/record-engagement.ts';
 
@@ -86,11 +86,5 @@ function isWebUrl(url: string | null): boolean {
 
 /** The team for the gateway (which checks it and never passes it on); never cached, never indexed. */
 function trackingHeaders(res: Response, teamId: string): void {
-  res.set({
-    [TEAM_HEADER]: teamId,
-    'cache-control': 'private, no-store, no-cache, max-age=0',
-    'referrer-policy': 'no-referrer',
-    'x-robots-tag': 'noindex',
-    'x-content-type-options': 'nosniff',
-  });
+  setPublicLinkHeaders(res, { teamId, cacheControl: 'private, no-store, no-cache, max-age=0' });
 }

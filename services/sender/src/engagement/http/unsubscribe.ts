@@ -1,7 +1,7 @@
 import busboy from 'busboy';
 import { Router, type Request, type Response } from 'express';
 import { UNSUBSCRIBE_BODY_LIMIT_BYTES } from '@postline/contracts';
-import { ApiError, route, TEAM_HEADER, validationError } from '@postline/platform';
+import { ApiError, route, setPublicLinkHeaders, validationError } from '@postline/platform';
 import { ONE_CLICK_ANSWER, parseUnsubscribeRequest, renderPreferencePage } from '../domain/preference-page.ts';
 import { UNSUBSCRIBE_PATH } from '../domain/unsubscribe-links.ts';
 import { refusalError } from '../../message/index.ts';
@@ -57,14 +57,10 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps): Router {
  * or indexed. The link's team goes to the gateway (which checks it and never passes it on).
  */
 function pageHeaders(res: Response, teamId: string): void {
-  res.set({
-    [TEAM_HEADER]: teamId,
-    'content-security-policy':
+  setPublicLinkHeaders(res, {
+    teamId,
+    contentSecurityPolicy:
       "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'cache-control': 'private, no-store',
-    'x-robots-tag': 'noindex',
   });
 }
 
