@@ -4,15 +4,7 @@
 // An email sent under a topic (topic_id) is not sent to the recipients the topic keeps it from: they are
 // written suppressed, with email.suppressed saying why, in the same commit.
 import type { Kysely } from 'kysely';
-import {
-  ApiError,
-  createBatcher,
-  newId,
-  notFound,
-  outboxRows,
-  validationError,
-  type OutboxMessage,
-} from '@postline/platform';
+import { ApiError, newId, outboxRows, validationError, type OutboxMessage } from '@postline/platform';
 import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
 import {
   insertAcceptedEmails,
@@ -22,34 +14,28 @@ import {
   type RawMimeRow,
 } from '../db/emails.ts';
 import type { EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
-import { findSendingDomains, type DomainLookup } from '../../sending-domains/index.ts';
 import {
-  findTopicSubscriptions,
   markTopicSuppressed,
-  type TopicLookup,
-  type TopicQuestion,
-  type TopicSubscriptions,
-  type TopicSuppressedRecipient,
-  contactForms,
   topicOptOuts,
   withoutOptOuts,
   type TopicOptOut,
+  type TopicSubscriptions,
+  type TopicSuppressedRecipient,
 } from '../../audience/index.ts';
 import {
+  domainOf,
+  envelopeRecipients,
   parseEmailRequest,
+  refusalError,
   usesTemplate,
   type EmailRequest,
   type ParseEmailOptions,
-  domainOf,
-  envelopeRecipients,
-  refusalError,
 } from '../../message/index.ts';
+import { renderTemplatedBodies } from '../../templates/index.ts';
 import { emailEvent } from '../outbox/email-events.ts';
 import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
-import { renderTemplatedBodies } from '../../templates/index.ts';
-
-/** Accepts single emails in groups (createSingleAccepts). */
-export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
+import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-checks.ts';
+import type { SingleAccepts } from './single-accepts.ts';
 
 export type AcceptDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 
@@ -164,68 +150,6 @@ function checkedRequest(body: unknown, options: ParseEmailOptions): EmailRequest
   const parsed = parseEmailRequest(body, options);
   if (!parsed.ok) throw refusalError(parsed.refusal);
   return parsed.request;
-}
-
-/** What accepting sends reads first: the sending domains they name, and the topics (none read without one). */
-async function lookUpSends(
-  db: Kysely<SenderDb>,
-  sends: readonly { teamId: string; request: EmailRequest }[],
-): Promise<{ domains: DomainLookup; topics: TopicLookup }> {
-  const domains = findSendingDomains(
-    db,
-    sends.map((send) => ({ teamId: send.teamId, name: send.request.fromDomain })),
-  );
-  const questions = topicQuestions(sends);
-  if (questions.length === 0) return { domains: await domains, topics: () => undefined };
-  const [domainLookup, topics] = await Promise.all([domains, findTopicSubscriptions(db, questions)]);
-  return { domains: domainLookup, topics };
-}
-
-/** For each send under a topic: its team's topic, and its recipients with the forms a contact's email may have. */
-function topicQuestions(sends: readonly { teamId: string; request: EmailRequest }[]): TopicQuestion[] {
-  return sends.flatMap(({ teamId, request }) =>
-    request.topicId === null
-      ? []
-      : [
-          {
-            teamId,
-            topicId: request.topicId,
-            recipients: envelopeRecipients(request).map((address) => ({ address, forms: contactForms(address) })),
-          },
-        ],
-  );
-}
-
-/** The topic `request` is sent under, as `topics` read it: undefined without one, a 404 when the team has no such topic. */
-function topicOf(
-  topics: TopicLookup,
-  teamId: string,
-  request: EmailRequest,
-): TopicSubscriptions | undefined | ApiError {
-  if (request.topicId === null) return undefined;
-  return topics(teamId, request.topicId) ?? notFound('Topic not found');
-}
-
-/**
- * Why this team may not send `request` (the message of a 403 `validation_error`), given the team's domain
- * named by its from address (if any), or the domain it sends from. A key limited to one domain
- * (`keyDomainId`) may send only from that domain.
- */
-export function checkSender(
-  domain: SendingDomainRow | undefined,
-  request: EmailRequest,
-  keyDomainId: string | undefined,
-): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
-  if (!domain || !domain.sending_verified) {
-    return {
-      ok: false,
-      message: `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API.`,
-    };
-  }
-  if (keyDomainId !== undefined && domain.domain_id !== keyDomainId) {
-    return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
-  }
-  return { ok: true, domain };
 }
 
 /** An email to accept: its request, its sending domain, and the topic it is sent under (topic_id), read. */
@@ -380,83 +304,3 @@ function topicSuppressedEvents(email: EmailRow, optOuts: readonly TopicOptOut[])
     ),
   );
 }
-
-export type SingleAccept = {
-  teamId: string;
-  request: EmailRequest;
-  keyDomainId: string | undefined;
-  now: Date;
-  /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
-  raw?: RawAccepted;
-  /** A raw email's MAIL FROM domain when it differs from its From domain: the team must send from it too. */
-  envelopeFromDomain?: string;
-};
-
-/**
- * Accepts single emails (POST /emails without an idempotency key) in groups: requests that arrive while
- * earlier groups are being written share one domain lookup (and one topic read, if any names a topic) and one
- * accept statement, so one commit. A lone request goes at once; under load groups grow by themselves (at
- * most `maxConcurrent` statements run, what arrives meanwhile waits for the next). Each request gets its own
- * answer: its id, or the 403 of its own sender check or the 404 of its own topic. If a group's statement fails, its emails are retried one by one, so an error lands only
- * on the request that caused it.
- */
-export function createSingleAccepts(
-  db: Kysely<SenderDb>,
-  opts: { maxItems?: number; maxConcurrent?: number } = {},
-): SingleAccepts {
-  type Job = SingleAccept & { resolve: (id: string) => void; reject: (err: unknown) => void };
-  const envelopeSend = (job: Job) => ({
-    teamId: job.teamId,
-    request: { ...job.request, fromDomain: job.envelopeFromDomain as string },
-  });
-  const acceptGroup = async (jobs: Job[]) => {
-    const { domains, topics } = await lookUpSends(db, [
-      ...jobs,
-      ...jobs.filter((job) => job.envelopeFromDomain).map(envelopeSend),
-    ]);
-    const allowed: { job: Job; accepted: Accepted }[] = [];
-    for (const job of jobs) {
-      const sender = checkSender(domains(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
-      const envelopeSender = job.envelopeFromDomain
-        ? checkSender(domains(job.teamId, job.envelopeFromDomain), envelopeSend(job).request, job.keyDomainId)
-        : undefined;
-      const topic = topicOf(topics, job.teamId, job.request);
-      if (!sender.ok) job.reject(new SenderRefused(sender.message));
-      else if (envelopeSender && !envelopeSender.ok) job.reject(new SenderRefused(envelopeSender.message));
-      else if (topic instanceof ApiError) job.reject(topic);
-      else
-        allowed.push({
-          job,
-          accepted: { request: job.request, domain: sender.domain, topic, ...(job.raw ? { raw: job.raw } : {}) },
-        });
-    }
-    if (allowed.length === 0) return;
-    // Emails of several teams in one statement: each row's team is its sending domain's.
-    const ids = await acceptEmails(
-      db,
-      { idempotency: undefined, emails: allowed.map((entry) => entry.accepted), now: allowed[0]!.job.now },
-      (emailIds) => emailIds,
-    );
-    allowed.forEach((entry, i) => entry.job.resolve(ids[i] as string));
-  };
-  const batcher = createBatcher<Job>({
-    maxItems: opts.maxItems ?? 64,
-    maxWaitMs: 0,
-    maxConcurrent: opts.maxConcurrent ?? 4,
-    flush: async (jobs) => {
-      try {
-        await acceptGroup(jobs);
-      } catch (err) {
-        if (jobs.length === 1) return jobs[0]!.reject(err);
-        for (const job of jobs) await acceptGroup([job]).catch(job.reject);
-      }
-    },
-  });
-  return {
-    accept: (input: SingleAccept) =>
-      new Promise<string>((resolve, reject) => batcher.add({ ...input, resolve, reject })),
-  };
-}
-
-/** A sender check that failed inside a group: the request's 403 `validation_error`. */
-export class SenderRefused extends Error {}

@@ -16,7 +16,9 @@ import {
   splitRawMessage,
   refusalError,
 } from '../../message/index.ts';
-import { acceptEmails, checkSender, SenderRefused, type SingleAccepts } from './accept-emails.ts';
+import { acceptEmails } from './accept-emails.ts';
+import { checkSender, SenderRefused } from './sender-checks.ts';
+import type { SingleAccepts } from './single-accepts.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 
