@@ -296,7 +296,7 @@ export type BroadcastRecipientsTable = {
   id: string;
 };
 
-/** An SMTP transaction recorded before it starts, by the process making it (db/delivery-claims.ts). */
+/** An SMTP transaction recorded before it starts, by the process making it (delivery/db/delivery-claims.ts). */
 export type DeliveryClaimsTable = {
   email_id: string;
   first_position: number;

@@ -107,7 +107,7 @@ function previewTextBlock(previewText: string): string {
 /**
  * RFC 8058 headers: `List-Unsubscribe` with the https one-click link first and a mailto on the sending
  * domain's return path (the token in its subject: a token does not fit a 64-character local part), and
- * `List-Unsubscribe-Post`. Both are in the DKIM signature's h= (mime/dkim.ts SIGNED_HEADERS).
+ * `List-Unsubscribe-Post`. Both are in the DKIM signature's h= (delivery/mime/dkim.ts SIGNED_HEADERS).
  */
 export function unsubscribeHeaders(url: string, returnPath: string, token: string): { name: string; value: string }[] {
   return [

@@ -1,4 +1,4 @@
-// A composer thread (see composer.ts): composes and DKIM-signs each job it is sent.
+// A composer thread (see composer-pool.ts): composes and DKIM-signs each job it is sent.
 import { parentPort } from 'node:worker_threads';
 import { composeMessage, type ComposeInput } from '../../message/index.ts';
 import type { ComposerReply } from './composer-pool.ts';

@@ -44,7 +44,7 @@ export function emailEvent<K extends EmailEventKey>(
 }
 
 /**
- * Events described apart from their email (as domain/attempt-record.ts describes an attempt's), as outbox
+ * Events described apart from their email (as delivery/domain/attempt-record.ts describes an attempt's), as outbox
  * rows in their order. The description's type keeps each `extra` to its event's contract.
  */
 export function emailEventsOf(
