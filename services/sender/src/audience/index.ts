@@ -10,13 +10,7 @@ export {
   type TopicSuppressedRecipient,
 } from './db/topic-recipients.ts';
 export { type ContactTopicRow, findTopic, listTopicsOfContact } from './db/topics.ts';
-export {
-  effectiveSubscription,
-  type PropertyDefinition,
-  type PropertyType,
-  type Subscription,
-  type SubscriptionChoice,
-} from './domain/contacts.ts';
+export { effectiveSubscription, type PropertyDefinition, type SubscriptionChoice } from './domain/contacts.ts';
 export { contactForms, type TopicOptOut, topicOptOuts, withoutOptOuts } from './domain/topic-sends.ts';
 export { audienceRoutes } from './http/routes.ts';
 export { applySubscriptionChoices } from './use-cases/contacts.ts';

@@ -1,8 +1,14 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { BounceSubType, BounceType, DomainStatus, SuppressionOrigin } from '@postline/contracts';
+import type {
+  BounceSubType,
+  BounceType,
+  DomainStatus,
+  PropertyType,
+  Subscription,
+  SuppressionOrigin,
+  TemplateVariable,
+} from '@postline/contracts';
 import type { MessagingTables } from '@postline/platform';
-import type { PropertyType, Subscription } from '../audience/index.ts';
-import type { TemplateVariable } from '../templates/index.ts';
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
 type Json<T> = ColumnType<T, string, string>;

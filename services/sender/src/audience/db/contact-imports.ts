@@ -2,10 +2,9 @@
 // topic choices, failed rows, progress. Each takes the whole chunk in one statement (rows as one jsonb
 // parameter, so the text and plan are the same whatever their number).
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { PaginationQuery, Subscription } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
 import type { ImportCounts, ImportedContact, OnConflict } from '../domain/contact-import.ts';
-import type { Subscription } from '../domain/contacts.ts';
 import type { ContactImportRow, ImportStatus, SenderDb } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;

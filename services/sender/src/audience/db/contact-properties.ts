@@ -1,8 +1,8 @@
 // A team's contact properties: the keys and types a contact's property values must match.
 import type { Kysely, Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { PaginationQuery, PropertyType } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
-import type { PropertyDefinition, PropertyType, PropertyValue } from '../domain/contacts.ts';
+import type { PropertyDefinition, PropertyValue } from '../domain/contacts.ts';
 import type { ContactPropertyRow, SenderDb } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;

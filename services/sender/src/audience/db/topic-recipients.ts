@@ -1,8 +1,8 @@
 // Sending under a topic (POST /emails with topic_id): the read that accepting such emails makes first (each
 // topic with the explicit choices of the emails' recipients), and the mark on the recipients the topic keeps
 // an email from.
+import type { Subscription } from '@postline/contracts';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Subscription } from '../domain/contacts.ts';
 import type { TopicSubscriptions } from '../domain/topic-sends.ts';
 import type { SenderDb } from '../../db/schema.ts';
 

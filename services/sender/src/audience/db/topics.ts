@@ -1,8 +1,8 @@
 // Topics and contacts' explicit choices of them (a contact without a choice has the topic's default).
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { PaginationQuery, Subscription } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
-import type { Subscription, SubscriptionChoice } from '../domain/contacts.ts';
+import type { SubscriptionChoice } from '../domain/contacts.ts';
 import type { SenderDb, TopicRow } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;

@@ -1,9 +1,9 @@
+import type { PropertyType, Subscription } from '@postline/contracts';
 import { isUuid } from '@postline/platform';
 import { parseMailbox, type Refusal } from '../../message/index.ts';
 
 // The rules of a contact's fields and property values, shared by the contact routes and CSV imports.
 
-export type PropertyType = 'string' | 'number';
 export type PropertyValue = string | number | null;
 
 /** A team's contact property as the rules need it. */
@@ -85,8 +85,6 @@ export function publicProperties(
   }
   return out;
 }
-
-export type Subscription = 'opt_in' | 'opt_out';
 
 /** A contact's effective subscription to a topic: its explicit choice, else the topic's default. */
 export function effectiveSubscription(explicit: Subscription | undefined, topicDefault: Subscription): Subscription {

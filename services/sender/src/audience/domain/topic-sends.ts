@@ -1,5 +1,6 @@
+import type { Subscription } from '@postline/contracts';
 import { domainToUnicode } from 'node:url';
-import { effectiveSubscription, type Subscription } from './contacts.ts';
+import { effectiveSubscription } from './contacts.ts';
 
 // Sending under a topic: which recipients the topic keeps an email from, and why.
 

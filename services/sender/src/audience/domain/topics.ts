@@ -1,4 +1,4 @@
-import type { Subscription } from './contacts.ts';
+import type { Subscription } from '@postline/contracts';
 import type { Refusal } from '../../message/index.ts';
 
 /** Topic names are at most 50 characters, descriptions at most 200 (API-REFERENCE.md §5). */

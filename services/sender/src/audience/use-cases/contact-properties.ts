@@ -1,7 +1,7 @@
 // A team's contact properties: the keys a contact's `properties` may carry, each with a type and an
 // optional fallback value. Deleting one is one row: its values are keyed by its id and never read again.
 import type { Kysely } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { PaginationQuery, PropertyType } from '@postline/contracts';
 import { isUuid, newId, notFound, validationError, type Page } from '@postline/platform';
 import {
   deleteContactProperty,
@@ -11,7 +11,7 @@ import {
   updatePropertyFallback,
 } from '../db/contact-properties.ts';
 import type { ContactPropertyRow, SenderDb } from '../../db/schema.ts';
-import { checkNewProperty, checkPropertyChange, type PropertyType, type PropertyValue } from '../domain/contacts.ts';
+import { checkNewProperty, checkPropertyChange, type PropertyValue } from '../domain/contacts.ts';
 import { refusalError } from '../../message/index.ts';
 
 export type ContactPropertyDeps = { db: Kysely<SenderDb>; now: () => Date };

@@ -3,7 +3,7 @@
 // contact.deleted in the same transaction (SPEC.md: "a field, property, topic or subscription changed").
 // A request that changes nothing publishes nothing. Imports (another module) publish nothing per row.
 import type { Kysely, Transaction } from 'kysely';
-import type { ContactCreated, PaginationQuery } from '@postline/contracts';
+import type { ContactCreated, PaginationQuery, PropertyType, Subscription } from '@postline/contracts';
 import {
   enqueueEvent,
   isUuid,
@@ -44,9 +44,7 @@ import {
   effectiveSubscription,
   publicProperties,
   type ContactFields,
-  type PropertyType,
   type PropertyValue,
-  type Subscription,
   type SubscriptionChoice,
 } from '../domain/contacts.ts';
 import { refusalError } from '../../message/index.ts';

@@ -1,11 +1,10 @@
 // Topics: what contacts subscribe to. A topic's default subscription is fixed at creation; a contact's
 // explicit choices are changes to the contact and live in use-cases/contacts.ts.
 import type { Kysely, Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { PaginationQuery, Subscription } from '@postline/contracts';
 import { isUuid, newId, notFound, type Page } from '@postline/platform';
 import { deleteTopic, findTopic, insertTopic, listTopics, updateTopic, type TopicFields } from '../db/topics.ts';
 import type { SenderDb, TopicRow } from '../../db/schema.ts';
-import type { Subscription } from '../domain/contacts.ts';
 import { checkDefaultSubscription } from '../domain/topics.ts';
 import { refusalError } from '../../message/index.ts';
 

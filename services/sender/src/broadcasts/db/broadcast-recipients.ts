@@ -1,9 +1,8 @@
 // The contacts a broadcast goes to: the fan-out's page read, the rows that record who got it, the
 // recipients list, and canceling what was not handed to the MTA yet.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { BounceType, PaginationQuery } from '@postline/contracts';
+import type { BounceType, PaginationQuery, Subscription } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
-import type { Subscription } from '../../audience/index.ts';
 import type { SenderDb } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;

@@ -25,8 +25,7 @@ import {
 } from '@postline/platform';
 import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
-import { acceptBatch, acceptEmail, type BatchMode } from '../use-cases/accept-emails.ts';
-import type { SingleAccepts } from '../use-cases/single-accepts.ts';
+import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
 import { checkEmailId, getEmail, pageOfEmails } from '../use-cases/read-emails.ts';
 import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';

@@ -35,7 +35,20 @@ import { renderTemplatedBodies } from '../../templates/index.ts';
 import { emailEvent } from '../outbox/email-events.ts';
 import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
 import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-checks.ts';
-import type { SingleAccepts } from './single-accepts.ts';
+
+/** Accepts single emails in groups (createSingleAccepts in single-accepts.ts). */
+export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
+
+export type SingleAccept = {
+  teamId: string;
+  request: EmailRequest;
+  keyDomainId: string | undefined;
+  now: Date;
+  /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
+  raw?: RawAccepted;
+  /** A raw email's MAIL FROM domain when it differs from its From domain: the team must send from it too. */
+  envelopeFromDomain?: string;
+};
 
 export type AcceptDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 

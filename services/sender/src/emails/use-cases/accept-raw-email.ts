@@ -16,9 +16,8 @@ import {
   splitRawMessage,
   refusalError,
 } from '../../message/index.ts';
-import { acceptEmails } from './accept-emails.ts';
+import { acceptEmails, type SingleAccepts } from './accept-emails.ts';
 import { checkSender, SenderRefused } from './sender-checks.ts';
-import type { SingleAccepts } from './single-accepts.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 

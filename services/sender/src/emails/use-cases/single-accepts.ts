@@ -2,23 +2,8 @@
 import type { Kysely } from 'kysely';
 import { ApiError, createBatcher } from '@postline/platform';
 import type { SenderDb } from '../../db/schema.ts';
-import type { EmailRequest } from '../../message/index.ts';
-import { acceptEmails, type Accepted, type RawAccepted } from './accept-emails.ts';
+import { acceptEmails, type Accepted, type SingleAccept, type SingleAccepts } from './accept-emails.ts';
 import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-checks.ts';
-
-/** Accepts single emails in groups (createSingleAccepts). */
-export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
-
-export type SingleAccept = {
-  teamId: string;
-  request: EmailRequest;
-  keyDomainId: string | undefined;
-  now: Date;
-  /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
-  raw?: RawAccepted;
-  /** A raw email's MAIL FROM domain when it differs from its From domain: the team must send from it too. */
-  envelopeFromDomain?: string;
-};
 
 /**
  * Accepts single emails (POST /emails without an idempotency key) in groups: requests that arrive while

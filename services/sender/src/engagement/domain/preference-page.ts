@@ -1,8 +1,9 @@
 // What a broadcast recipient's unsubscribe link takes and shows: the body of a POST (the RFC 8058 one-click
 // `List-Unsubscribe=One-Click`, or the preference page's form) and the preference page itself, plain HTML
 // that works without JavaScript or any outside resource (a strict CSP allows neither).
+import type { Subscription } from '@postline/contracts';
 import type { Refusal } from '../../message/index.ts';
-import type { Subscription, SubscriptionChoice } from '../../audience/index.ts';
+import type { SubscriptionChoice } from '../../audience/index.ts';
 import { escapeHtml } from '../../templates/index.ts';
 
 /** A topic as the page shows it: one the contact may see, with its effective subscription. */

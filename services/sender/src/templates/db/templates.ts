@@ -1,9 +1,8 @@
 // Templates and their versions: the template row (name, alias, which versions are current and published)
 // and one row per version of the content.
 import type { Kysely, Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { PaginationQuery, TemplateVariable } from '@postline/contracts';
 import { isUuid, paginate, type Page } from '@postline/platform';
-import type { TemplateVariable } from '../domain/templates.ts';
 import type { SenderDb, TemplateRow, TemplateVersionRow } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;

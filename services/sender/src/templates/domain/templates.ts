@@ -1,21 +1,9 @@
 // The rules of templates (API-REFERENCE.md §7): their fields, their declared variables, and what a send
 // with `template: {id, variables}` becomes: a plain POST /emails body with the template's content rendered.
+import type { TemplateVariable, VariableType } from '@postline/contracts';
 import { isUuid, newId } from '@postline/platform';
 import { MAX_RECIPIENTS_PER_FIELD, parseMailbox, type TemplateReference, type Refusal } from '../../message/index.ts';
 import { renderPlaceholders, type PlaceholderValue } from './placeholders.ts';
-
-export type VariableType = 'string' | 'number';
-
-/** A declared variable of a template version, with its own identity kept across edits. */
-export type TemplateVariable = {
-  id: string;
-  key: string;
-  type: VariableType;
-  fallback_value: string | number | null;
-  /** ISO 8601, as kept in the version's jsonb. */
-  created_at: string;
-  updated_at: string;
-};
 
 /** A variable as a create or update declares it (`fallbackValue` already folded into `fallback_value`). */
 export type VariableDeclaration = { key: string; type: string; fallback_value: unknown };
