@@ -2,6 +2,78 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// ---- The sender's modules ------------------------------------------------------------------------------
+// services/sender/src/<module>/ is one feature laid out like a small service. Another module is entered only
+// through its index.ts, and only along this graph: each module with the modules it may import. It is
+// acyclic (src/module-boundaries.test.ts checks it, and that a crossing fails the lint); to add an edge, add
+// it here. A module's domain/ is pure: no db/, http/, use cases, edges or adapters, no kysely, express or
+// amqplib.
+
+/** Each sender module and the modules it may import (through their index.ts). */
+export const SENDER_MODULE_GRAPH = {
+  message: [],
+  'sending-domains': [],
+  suppressions: ['message'],
+  templates: ['message'],
+  audience: ['message'],
+  emails: ['message', 'sending-domains', 'templates', 'audience'],
+  engagement: ['message', 'templates', 'audience', 'emails'],
+  broadcasts: ['message', 'sending-domains', 'templates', 'audience', 'emails', 'engagement'],
+  delivery: ['message', 'suppressions', 'emails', 'engagement'],
+};
+
+function senderModuleBoundaries() {
+  const modules = Object.keys(SENDER_MODULE_GRAPH);
+  const src = 'services/sender/src';
+  // From inside a module another module is `../<module>/` or `../../<module>/` (deeper: more `../`); from the
+  // service root it is also `./<module>/`.
+  const throughIndexOnly = {
+    regex: `^(\\./|(\\.\\./)+)(${modules.join('|')})/(?!index\\.ts$)`,
+    message: 'Another sender module is entered only through its index.ts.',
+  };
+  const notOnGraph = (module) => {
+    const barred = modules.filter((other) => other !== module && !SENDER_MODULE_GRAPH[module].includes(other));
+    return barred.length === 0
+      ? []
+      : [
+          {
+            regex: `^(\\.\\./)+(${barred.join('|')})/`,
+            message: `The sender module graph (SENDER_MODULE_GRAPH in eslint.config.js) does not let ${module} import this module.`,
+          },
+        ];
+  };
+  const pureDomain = [
+    {
+      group: ['kysely', 'kysely/*', 'express', 'express/*', 'amqplib', 'amqplib/*'],
+      message: 'domain/ is pure: no database, HTTP or broker library.',
+    },
+    {
+      regex: '^(\\.\\./)+(db|http|use-cases|consumers|jobs|outbox|smtp|mime)/',
+      message: 'domain/ is pure: it imports no db/, http/, use cases, edges or adapters.',
+    },
+  ];
+  return [
+    {
+      files: [`${src}/*.ts`, `${src}/http/**/*.ts`, `${src}/db/**/*.ts`],
+      rules: { 'no-restricted-imports': ['error', { patterns: [throughIndexOnly] }] },
+    },
+    ...modules.flatMap((module) => [
+      {
+        files: [`${src}/${module}/**/*.ts`],
+        rules: { 'no-restricted-imports': ['error', { patterns: [throughIndexOnly, ...notOnGraph(module)] }] },
+      },
+      {
+        // Repeats the module's patterns: a later block's options replace an earlier block's for one rule.
+        files: [`${src}/${module}/domain/**/*.ts`],
+        rules: {
+          'no-restricted-imports': ['error', { patterns: [throughIndexOnly, ...notOnGraph(module), ...pureDomain] }],
+        },
+      },
+    ]),
+  ];
+}
+// ---- end of the sender's modules ----------------------------------------------------------------------
+
 export default tseslint.config(
   {
     ignores: [
@@ -26,4 +98,5 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  ...senderModuleBoundaries(),
 );

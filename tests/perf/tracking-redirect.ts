@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startSystem } from '@postline/testing';
-import { createTrackingCipher } from '../../services/sender/src/domain/tracking-links.ts';
+import { createTrackingCipher } from '../../services/sender/src/engagement/domain/tracking-links.ts';
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
 process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';

@@ -60,6 +60,7 @@ export {
   parseMessage,
 } from './catalog.ts';
 export { SERVICE_NAMES, type ServiceName } from './services.ts';
+export type { PropertyType, Subscription, TemplateVariable, VariableType } from './resource-values.ts';
 export {
   PUBLIC_LINK_GONE,
   PUBLIC_LINK_PATH,

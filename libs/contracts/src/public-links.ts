@@ -41,7 +41,7 @@ export function unsubscribeLinkTeam(path: string): string | undefined {
 
 /**
  * An open pixel (`/o/{token}`) or a tracking redirect (`/c/{token}`) on a domain's tracking host: a token
- * sealed with AES-256-GCM (services/sender/src/domain/tracking-links.ts), base64url.
+ * sealed with AES-256-GCM (services/sender/src/engagement/domain/tracking-links.ts), base64url.
  */
 export const TRACKING_LINK_PATH = /^\/(o|c)\/([A-Za-z0-9_-]{60,4096})$/;
 

@@ -26,11 +26,13 @@ export {
 export { formatSmtpReply, smtpReply, smtpReplyError, smtpReplyText, type SmtpReply } from './mail/smtp-reply.ts';
 export {
   createLinkSigner,
+  createSignedTokenCodec,
   linkUrl,
   LINK_PATHS,
   type Link,
   type LinkKind,
   type LinkSigner,
+  type SignedTokenCodec,
 } from './crypto/public-links.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
 export { declaresTooLarge, rawBodyTooLarge, readRawBody, type RawBodyLimit } from './http/raw-body.ts';
@@ -57,6 +59,7 @@ export {
   type ReadinessCheck,
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
+export { setPublicLinkHeaders, type PublicLinkHeaders } from './http/public-link-headers.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
 export { createOpenedCache } from './cache/opened-cache.ts';

@@ -10,31 +10,35 @@ import {
   type Consumer,
 } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
-import { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
-import { createDomainStateConsumer } from './consumers/domain-state.ts';
-import { createFeedbackConsumer } from './consumers/feedback.ts';
-import { createUnsubscribeMailConsumer } from './consumers/unsubscribe-mail.ts';
-import { createExpireSuppressionConsumer } from './consumers/expire-suppression.ts';
-import { createImportContactsConsumer } from './consumers/import-contacts.ts';
-import { createSendScheduledConsumer } from './consumers/send-scheduled.ts';
-import { createBroadcastFanOutConsumer } from './consumers/broadcast-fan-out.ts';
-import { createBroadcastScheduledSendConsumer } from './consumers/broadcast-scheduled-send.ts';
-import { createAttemptLoader } from './db/attempts.ts';
-import { waitingRecipients } from './db/recipients.ts';
+import {
+  createDeliverEmailConsumer,
+  createFeedbackConsumer,
+  createAttemptLoader,
+  waitingRecipients,
+  createDeliveryClaims,
+  createComposerPool,
+  defaultComposerThreads,
+  createByteBudget,
+  createDkimSigner,
+  createMta,
+  createMxResolver,
+  type DeliverDeps,
+} from './delivery/index.ts';
+import { createDomainStateConsumer } from './sending-domains/index.ts';
+import {
+  createUnsubscribeMailConsumer,
+  createTrackingCipher,
+  createUnsubscribeSigner,
+  createEmailTeamCache,
+  createEngagementRecorder,
+} from './engagement/index.ts';
+import { createExpireSuppressionConsumer } from './suppressions/index.ts';
+import { createImportContactsConsumer } from './audience/index.ts';
+import { createSendScheduledConsumer, createIdempotencyPrune, createSingleAccepts } from './emails/index.ts';
+import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } from './broadcasts/index.ts';
 import type { SenderDb } from './db/schema.ts';
-import { createTrackingCipher } from './domain/tracking-links.ts';
-import { createUnsubscribeSigner } from './domain/unsubscribe-links.ts';
 import { internalRoutes } from './http/routes.ts';
-import { createDeliveryClaims } from './jobs/delivery-claims.ts';
-import { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
 import { createSenderMetrics } from './metrics.ts';
-import { createComposerPool, defaultComposerThreads } from './mime/composer.ts';
-import { createByteBudget } from './smtp/budget.ts';
-import { createMta } from './smtp/mta.ts';
-import { createMxResolver } from './smtp/mx.ts';
-import { createSingleAccepts } from './use-cases/accept-emails.ts';
-import { createEmailTeamCache, createEngagementRecorder } from './use-cases/record-engagement.ts';
-import type { DeliverDeps } from './use-cases/deliver-emails.ts';
 
 const config = loadConfig();
 // Bursts of accepted emails queue many outbox rows at once (a batch of 100 writes 200).
@@ -83,6 +87,8 @@ const deliverDeps: DeliverDeps = {
   // ones are acked, so without the wait each read would hold only the few that arrived together.
   loadAttempt: createAttemptLoader(db, { maxWaitMs: 10 }),
   budget: createByteBudget(MESSAGE_MEMORY_BYTES),
+  // Raw emails are signed as stored, on this thread; composed ones are signed by the composer's threads.
+  signRaw: createDkimSigner(),
   observe: senderMetrics.observeAttempt,
   tracking: { cipher: trackingCipher, publicBaseUrl: config.PUBLIC_BASE_URL },
   claims: deliveryClaims,

@@ -1,6 +1,5 @@
 import { Counter, Gauge, Histogram, type Metrics } from '@postline/platform';
-import type { Waiting } from './db/recipients.ts';
-import type { RecipientResult } from './domain/recipient-result.ts';
+import type { Waiting, RecipientResult } from './delivery/index.ts';
 
 export type SenderMetrics = {
   /** Emails accepted, by request kind (single, batch). */

@@ -7,27 +7,34 @@ import { sql, type Kysely } from 'kysely';
 import { createDb, createSecretBox, newId } from '@postline/platform';
 import { createTestDatabase, sequentialScans, waitFor, type TestDatabase } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
-import { pruneAcceptedRequests } from '../src/db/accepted-requests.ts';
-import { createAttemptLoader, loadAttempts, type AttemptQuery, type LoadedAttempt } from '../src/db/attempts.ts';
+import { pruneAcceptedRequests } from '../src/emails/db/accepted-requests.ts';
+import {
+  createAttemptLoader,
+  loadAttempts,
+  type AttemptQuery,
+  type LoadedAttempt,
+} from '../src/delivery/db/attempts.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { waitingRecipients } from '../src/db/recipients.ts';
+import { waitingRecipients } from '../src/delivery/db/recipients.ts';
 import type { SenderDb, SendingDomainRow, SuppressionRow } from '../src/db/schema.ts';
-import { findSendingDomains } from '../src/db/sending-domains.ts';
+import { findSendingDomains } from '../src/sending-domains/db/sending-domains.ts';
 import type { DomainState, SuppressionOrigin } from '@postline/contracts';
-import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../src/domain/email-request.ts';
-import type { RecipientResult } from '../src/domain/recipient-result.ts';
-import { createInProcessComposer } from '../src/mime/composer.ts';
-import type { Mta } from '../src/smtp/types.ts';
-import { acceptEmails } from '../src/use-cases/accept-emails.ts';
-import { applyDomainState } from '../src/use-cases/apply-domain-state.ts';
-import { createDeliveryClaims, type DeliveryClaims } from '../src/jobs/delivery-claims.ts';
+import { parseEmailRequest, type EmailRequest, type ParseEmailOptions } from '../src/message/domain/email-request.ts';
+import type { RecipientResult } from '../src/delivery/domain/recipient-result.ts';
+import { createInProcessComposer } from '../src/delivery/mime/composer-pool.ts';
+import { createDkimSigner } from '../src/delivery/mime/dkim.ts';
+import type { Mta } from '../src/delivery/smtp/types.ts';
+import { acceptEmails } from '../src/emails/use-cases/accept-emails.ts';
+import { applyDomainState } from '../src/sending-domains/use-cases/apply-domain-state.ts';
+import { createDeliveryClaims, type DeliveryClaims } from '../src/delivery/jobs/delivery-claims.ts';
 import {
   attemptDelivery,
   recordAttempts,
   type DeliverDeps,
   type DeliveryAttempt,
-} from '../src/use-cases/deliver-emails.ts';
-import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/use-cases/suppressions.ts';
+} from '../src/delivery/use-cases/deliver-emails.ts';
+import { noClaims, unbounded } from './support/deliver-deps.ts';
+import { addSuppressions, expireSuppression, expiryTimerKey } from '../src/suppressions/use-cases/suppressions.ts';
 
 let database: TestDatabase;
 let db: Kysely<SenderDb>;
@@ -48,6 +55,9 @@ const deps = (): DeliverDeps => {
     delayScale: 1,
     now: () => new Date(),
     logger: undefined as never,
+    budget: unbounded(),
+    claims: noClaims(),
+    signRaw: createDkimSigner(),
   };
 };
 
@@ -258,24 +268,20 @@ describe('recordAttempts', () => {
     const bounced = await accept(['gone@far.test']);
     const deferred = await accept(['later@slow.test']);
     const loaded = await loadAttempts(db, [query(bounced, [0]), query(deferred, [0])]);
-    await db
-      .transaction()
-      .execute((trx) =>
-        recordAttempts(deps(), trx, [
-          attempted(loaded[0], 'far.test', [
-            {
-              kind: 'bounced',
-              code: 550,
-              response: '5.1.1 no such user',
-              bounce: { type: 'Permanent', subType: 'General', suppress: true },
-            },
-          ]),
-          { kind: 'skip' },
-          attempted(loaded[1], 'slow.test', [
-            { kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true },
-          ]),
+    await db.transaction().execute((trx) =>
+      recordAttempts(deps(), trx, [
+        attempted(loaded[0], 'far.test', [
+          {
+            kind: 'bounced',
+            code: 550,
+            response: '5.1.1 no such user',
+            bounce: { type: 'Permanent', subType: 'General', suppress: true },
+          },
         ]),
-      );
+        { kind: 'skip' },
+        attempted(loaded[1], 'slow.test', [{ kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true }]),
+      ]),
+    );
     expect(await outboxOf(bounced)).toEqual(['email.sent', 'sender.deliver', 'email.bounced']);
     expect(await outboxOf(deferred)).toEqual([
       'email.sent',

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
 import { Resend } from 'resend';
 import { dataOf, startSystem, type System } from '@postline/testing';
-import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
+import { createUnsubscribeSigner, unsubscribeUrl } from '../src/engagement/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
 

@@ -4,6 +4,7 @@
 // recipient who is not a contact has no choice) is not sent to: it is recorded suppressed and email.suppressed
 // says why. Topics, contacts and their choices are set up through the API (/topics, /contacts) with the same
 // SDK; the sender's tables are read only for what the API does not show (each recipient's row).
+import type { Subscription } from '@postline/contracts';
 import { randomUUID as randomUuid } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Kysely } from 'kysely';
@@ -25,7 +26,6 @@ import {
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
-import type { Subscription } from '../src/domain/contacts.ts';
 
 jest.setTimeout(60_000);
 

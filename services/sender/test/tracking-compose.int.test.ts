@@ -22,7 +22,7 @@ import {
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
-import { createTrackingCipher, type TrackingCipher } from '../src/domain/tracking-links.ts';
+import { createTrackingCipher, type TrackingCipher } from '../src/engagement/domain/tracking-links.ts';
 
 jest.setTimeout(60_000);
 

@@ -28,8 +28,8 @@ import {
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
-import { SCANNER_CLICK_WINDOW_MS } from '../src/domain/engagement-signals.ts';
-import { createTrackingCipher, TRACKING_PATHS, type TrackingKind } from '../src/domain/tracking-links.ts';
+import { SCANNER_CLICK_WINDOW_MS } from '../src/engagement/domain/engagement-signals.ts';
+import { createTrackingCipher, TRACKING_PATHS, type TrackingKind } from '../src/engagement/domain/tracking-links.ts';
 
 jest.setTimeout(60_000);
 

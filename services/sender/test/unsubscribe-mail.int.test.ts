@@ -10,7 +10,7 @@ import { createDb } from '@postline/platform';
 import { dataOf, observeBroker, startSystem, waitFor, type BrokerObserver, type System } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
-import { createUnsubscribeSigner } from '../src/domain/unsubscribe-links.ts';
+import { createUnsubscribeSigner } from '../src/engagement/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
 

@@ -14,7 +14,7 @@ import {
   type System,
   type WebhookReceiver,
 } from '@postline/testing';
-import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
+import { createUnsubscribeSigner, unsubscribeUrl } from '../src/engagement/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
 

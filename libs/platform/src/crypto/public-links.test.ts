@@ -25,6 +25,18 @@ describe('signed links', () => {
     );
   });
 
+  it('are the tokens issued before, byte for byte (links already handed out keep working)', () => {
+    const pinned = createLinkSigner('public-links-test-key-0123456789');
+    const expiresAt = new Date('2030-01-02T03:04:05.678Z');
+    const attachmentId = '0192f3a4-5b6c-7d8e-9fa0-000000000003';
+    expect(pinned.sign({ ...download, attachmentId, expiresAt })).toBe(
+      'AQGS86RbbH2On6CxwtPk9aYBkvOkW2x9jp-gAAAAAAADAbjglJsu.yZ4XivIE7EDo4OQHnsNJaQ',
+    );
+    expect(pinned.sign({ ...share, expiresAt })).toBe(
+      'AAGS86RbbH2On6CxwtPk9aYAAAAAAAAAAAAAAAAAAAAAAbjglJsu.wfIUhna1liEF3tC8ig0ISA',
+    );
+  });
+
   it('have the shape the gateway lets through, and a prefix that names the link whatever its expiry', () => {
     const token = signer.sign(download);
     expect(PUBLIC_LINK_PATH.test(`/downloads/${token}`)).toBe(true);

@@ -26,9 +26,46 @@ export type LinkSigner = {
 /** The path each kind of link is served at, on the public API's address (PUBLIC_BASE_URL). */
 export const LINK_PATHS: Record<LinkKind, string> = { share: '/share', download: '/downloads', inbound: '/inbound' };
 
-const TAG_BYTES = 16;
 const PAYLOAD_BYTES = 1 + 16 + 16 + 6; // kind, email id, attachment id (zeros: none), expiry in ms (48 bits)
 const NO_ATTACHMENT = Buffer.alloc(16);
+
+/**
+ * The codec of a signed token: a payload of a fixed size and its 16-byte HMAC-SHA256 tag, each base64url,
+ * joined by a dot. The key is derived from POSTLINE_SECRET_KEY and the token's purpose, so that a token of
+ * one purpose never verifies as another's.
+ */
+export type SignedTokenCodec = {
+  encode(payload: Buffer): string;
+  /** The payload of a token that is exactly what encode() wrote and whose tag verifies. */
+  decode(token: string): Buffer | undefined;
+};
+
+const TAG_BYTES = 16;
+
+/**
+ * @example
+ * const codec = createSignedTokenCodec(config.POSTLINE_SECRET_KEY, 'postline-unsubscribe-links', 48);
+ * codec.decode(codec.encode(payload)); // payload
+ */
+export function createSignedTokenCodec(secretKey: string, purpose: string, payloadBytes: number): SignedTokenCodec {
+  const key = createHash('sha256').update(`${purpose}:${secretKey}`).digest();
+  const tag = (payload: Buffer) => createHmac('sha256', key).update(payload).digest().subarray(0, TAG_BYTES);
+  return {
+    encode(payload) {
+      return `${payload.toString('base64url')}.${tag(payload).toString('base64url')}`;
+    },
+    decode(token) {
+      const [encoded, given, extra] = token.split('.');
+      if (encoded === undefined || given === undefined || extra !== undefined) return undefined;
+      const payload = Buffer.from(encoded, 'base64url');
+      const givenTag = Buffer.from(given, 'base64url');
+      // Buffer.from skips characters outside the alphabet: the token must be exactly what encode() wrote.
+      if (payload.length !== payloadBytes || payload.toString('base64url') !== encoded) return undefined;
+      if (givenTag.length !== TAG_BYTES || givenTag.toString('base64url') !== given) return undefined;
+      return timingSafeEqual(tag(payload), givenTag) ? payload : undefined;
+    },
+  };
+}
 
 /**
  * @example
@@ -37,8 +74,7 @@ const NO_ATTACHMENT = Buffer.alloc(16);
  * links.verify(token, 'download', new Date()); // the link, until expiresAt
  */
 export function createLinkSigner(secretKey: string): LinkSigner {
-  const key = createHash('sha256').update(`postline-public-links:${secretKey}`).digest();
-  const tag = (payload: Buffer) => createHmac('sha256', key).update(payload).digest().subarray(0, TAG_BYTES);
+  const codec = createSignedTokenCodec(secretKey, 'postline-public-links', PAYLOAD_BYTES);
   return {
     sign(link) {
       const payload = Buffer.alloc(PAYLOAD_BYTES);
@@ -46,17 +82,11 @@ export function createLinkSigner(secretKey: string): LinkSigner {
       uuidToBytes(link.emailId).copy(payload, 1);
       (link.attachmentId === null ? NO_ATTACHMENT : uuidToBytes(link.attachmentId)).copy(payload, 17);
       payload.writeUIntBE(link.expiresAt.getTime(), 33, 6);
-      return `${payload.toString('base64url')}.${tag(payload).toString('base64url')}`;
+      return codec.encode(payload);
     },
     verify(token, kind, now) {
-      const [encoded, given, extra] = token.split('.');
-      if (encoded === undefined || given === undefined || extra !== undefined) return undefined;
-      const payload = Buffer.from(encoded, 'base64url');
-      const givenTag = Buffer.from(given, 'base64url');
-      // Buffer.from skips characters outside the alphabet: the token must be exactly what sign() wrote.
-      if (payload.length !== PAYLOAD_BYTES || payload.toString('base64url') !== encoded) return undefined;
-      if (givenTag.length !== TAG_BYTES || givenTag.toString('base64url') !== given) return undefined;
-      if (!timingSafeEqual(tag(payload), givenTag)) return undefined;
+      const payload = codec.decode(token);
+      if (!payload) return undefined;
       if (KINDS[payload.readUInt8(0)] !== kind) return undefined;
       const expiresAt = new Date(payload.readUIntBE(33, 6));
       if (expiresAt.getTime() <= now.getTime()) return undefined;

@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { LINK_PATHS, route, sendDownload, TEAM_HEADER } from '@postline/platform';
+import { LINK_PATHS, route, sendDownload, setPublicLinkHeaders } from '@postline/platform';
 import { openInboundLink, type ReceivedEmailDeps } from '../use-cases/received-emails.ts';
 
 /**
@@ -23,12 +23,5 @@ export function inboundLinkRoutes(deps: ReceivedEmailDeps): Router {
 
 /** The sandboxing headers, and the link's team for the gateway (which checks it and never passes it on). */
 function publicHeaders(res: Response, teamId: string): void {
-  res.set({
-    [TEAM_HEADER]: teamId,
-    'content-security-policy': "sandbox; default-src 'none'; frame-ancestors 'none'",
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'cache-control': 'private, no-store',
-    'x-robots-tag': 'noindex',
-  });
+  setPublicLinkHeaders(res, { teamId, contentSecurityPolicy: "sandbox; default-src 'none'; frame-ancestors 'none'" });
 }

@@ -1,8 +1,14 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { BounceSubType, BounceType, DomainStatus, SuppressionOrigin } from '@postline/contracts';
+import type {
+  BounceSubType,
+  BounceType,
+  DomainStatus,
+  PropertyType,
+  Subscription,
+  SuppressionOrigin,
+  TemplateVariable,
+} from '@postline/contracts';
 import type { MessagingTables } from '@postline/platform';
-import type { PropertyType, Subscription } from '../domain/contacts.ts';
-import type { TemplateVariable } from '../domain/templates.ts';
 
 type CreatedAt = ColumnType<Date, Date | undefined, never>;
 type Json<T> = ColumnType<T, string, string>;
@@ -296,7 +302,7 @@ export type BroadcastRecipientsTable = {
   id: string;
 };
 
-/** An SMTP transaction recorded before it starts, by the process making it (db/delivery-claims.ts). */
+/** An SMTP transaction recorded before it starts, by the process making it (delivery/db/delivery-claims.ts). */
 export type DeliveryClaimsTable = {
   email_id: string;
   first_position: number;

@@ -1,9 +1,13 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import type { ComposeInput } from '../../src/mime/compose.ts';
-import { CompositionError, createComposerPool, createInProcessComposer } from '../../src/mime/composer.ts';
-import { DkimSigningError } from '../../src/mime/dkim.ts';
+import type { ComposeInput } from '../../src/message/mime/compose-email.ts';
+import {
+  CompositionError,
+  createComposerPool,
+  createInProcessComposer,
+} from '../../src/delivery/mime/composer-pool.ts';
+import { DkimSigningError } from '../../src/delivery/mime/dkim.ts';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const key = {

@@ -12,10 +12,10 @@ import {
   type SinkMx,
   type SinkMxOptions,
 } from '@postline/testing';
-import { createDkimSigner } from '../../src/mime/dkim.ts';
-import { createMta, type MtaOptions } from '../../src/smtp/mta.ts';
-import { createMxResolver, type MxResolver } from '../../src/smtp/mx.ts';
-import type { DeliveryRequest, Mta } from '../../src/smtp/types.ts';
+import { createDkimSigner } from '../../src/delivery/mime/dkim.ts';
+import { createMta, type MtaOptions } from '../../src/delivery/smtp/mta.ts';
+import { createMxResolver, type MxResolver } from '../../src/delivery/smtp/mx.ts';
+import type { DeliveryRequest, Mta } from '../../src/delivery/smtp/types.ts';
 
 // Every sink listens on the same port (the MTA's MX_DELIVERY_PORT) on its own loopback address.
 let port: number;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDnsServer, uniqueName, type DnsServer } from '@postline/testing';
-import { createMxResolver, type MxResolver } from '../../src/smtp/mx.ts';
+import { createMxResolver, type MxResolver } from '../../src/delivery/smtp/mx.ts';
 
 let dns: DnsServer;
 let resolver: MxResolver;

@@ -1,0 +1,154 @@
+import { Router, type RequestHandler } from 'express';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { PaginationQuery } from '@postline/contracts';
+import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
+import type { ContactListRow } from '../db/contacts.ts';
+import type { SenderDb } from '../../db/schema.ts';
+import {
+  addAudienceContact,
+  createContact,
+  deleteTeamContact,
+  getContact,
+  pageOfContacts,
+  removeAudienceContact,
+  updateContact,
+  type ContactInput,
+  type ContactWithProperties,
+} from '../use-cases/contacts.ts';
+
+export type ContactRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
+
+// `properties` is checked against the team's contact properties by the use case, naming the key.
+const Fields = {
+  first_name: z.string().nullish(),
+  last_name: z.string().nullish(),
+  unsubscribed: z.boolean().nullish(),
+  properties: z.unknown(),
+};
+const CreateBody = z.object({
+  email: z.string(),
+  ...Fields,
+  // `[{id}]` in the docs, the SDK and recorded answers; plain ids in the OpenAPI file.
+  segments: z.array(z.union([z.string(), z.object({ id: z.string() }).transform((segment) => segment.id)])).nullish(),
+  topics: z.array(z.object({ id: z.string(), subscription: z.enum(['opt_in', 'opt_out']) })).nullish(),
+  /** Legacy: the audience (= segment) to create the contact in. */
+  audience_id: z.string().nullish(),
+});
+const AudienceContactBody = z.object({ email: z.string(), ...Fields });
+const UpdateBody = z.object({ email: z.string().nullish(), ...Fields });
+const ListQuery = z.object({ segment_id: z.string().optional() });
+
+/**
+ * `/contacts` as in API-REFERENCE.md §5 (a contact named by id or by email), a segment's contacts
+ * (`/segments/{id}/contacts`) and the legacy audience-scoped contacts (`/audiences/{id}/contacts`). The
+ * imports (`/contacts/imports`) are mounted before this router, so `imports` is never read as an email.
+ */
+export function contactRoutes(deps: ContactRouteDeps): Router {
+  const router = Router();
+  route(router, '/contacts', {
+    post: async (req, res) => {
+      const body = parseInput(CreateBody, req.body);
+      const contact = await createContact(deps, teamOf(res), {
+        ...input(body),
+        email: body.email,
+        segmentIds: body.segments ?? [],
+        topics: body.topics ?? [],
+        audienceId: body.audience_id ?? undefined,
+      });
+      res.status(201).json({ object: 'contact', id: contact.id });
+    },
+    get: async (req, res) => {
+      const { segment_id: segmentId } = parseInput(ListQuery, { segment_id: req.query.segment_id });
+      const page = await pageOfContacts(deps, teamOf(res), segmentId, parseInput(PaginationQuery, req.query));
+      res.json({ ...page, data: page.data.map(listItem) });
+    },
+  });
+  route(router, '/contacts/:contact', {
+    get: async (req, res) => {
+      res.json(fullItem(await getContact(deps, teamOf(res), req.params.contact ?? '')));
+    },
+    patch: async (req, res) => {
+      const contact = await updateContact(
+        deps,
+        teamOf(res),
+        req.params.contact ?? '',
+        input(parseInput(UpdateBody, req.body)),
+      );
+      res.json({ object: 'contact', id: contact.id });
+    },
+    delete: async (req, res) => {
+      await deleteTeamContact(deps, teamOf(res), req.params.contact ?? '');
+      // The reference names the contact as the request did (id or email), under `contact`.
+      res.json({ object: 'contact', contact: req.params.contact ?? '', deleted: true });
+    },
+  });
+
+  const segmentContacts: RequestHandler = async (req, res) => {
+    const page = await pageOfContacts(
+      deps,
+      teamOf(res),
+      req.params.segment ?? '',
+      parseInput(PaginationQuery, req.query),
+    );
+    res.json({ ...page, data: page.data.map(listItem) });
+  };
+  route(router, '/segments/:segment/contacts', { get: segmentContacts });
+  route(router, '/audiences/:segment/contacts', {
+    get: segmentContacts,
+    post: async (req, res) => {
+      const body = parseInput(AudienceContactBody, req.body);
+      const contact = await addAudienceContact(deps, teamOf(res), req.params.segment ?? '', {
+        ...input(body),
+        email: body.email,
+      });
+      res.status(201).json({ object: 'contact', id: contact.id });
+    },
+  });
+  route(router, '/audiences/:segment/contacts/:contact', {
+    get: async (req, res) => {
+      res.json(fullItem(await getContact(deps, teamOf(res), req.params.contact ?? '', req.params.segment ?? '')));
+    },
+    patch: async (req, res) => {
+      const contact = await updateContact(
+        deps,
+        teamOf(res),
+        req.params.contact ?? '',
+        input(parseInput(UpdateBody, req.body)),
+        req.params.segment ?? '',
+      );
+      res.json({ object: 'contact', id: contact.id });
+    },
+    delete: async (req, res) => {
+      await removeAudienceContact(deps, teamOf(res), req.params.segment ?? '', req.params.contact ?? '');
+      res.json({ object: 'contact', contact: req.params.contact ?? '', deleted: true });
+    },
+  });
+  return router;
+}
+
+/** A body's contact fields; a `null` email or `unsubscribed` is as if absent, a `null` name clears it. */
+function input(body: z.infer<typeof UpdateBody>): ContactInput {
+  return {
+    email: body.email ?? undefined,
+    first_name: body.first_name,
+    last_name: body.last_name,
+    unsubscribed: body.unsubscribed ?? undefined,
+    properties: body.properties,
+  };
+}
+
+function listItem(row: ContactListRow) {
+  return {
+    id: row.id,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    created_at: formatTimestamp(row.created_at),
+    unsubscribed: row.unsubscribed,
+  };
+}
+
+function fullItem({ contact, properties }: ContactWithProperties) {
+  return { object: 'contact', ...listItem(contact), properties };
+}

@@ -1,0 +1,17 @@
+export { createImportContactsConsumer } from './consumers/import-contacts.ts';
+export { findPropertyDefinitions } from './db/contact-properties.ts';
+export { findContact } from './db/contacts.ts';
+export {
+  findTopicSubscriptions,
+  markTopicSuppressed,
+  type TopicLookup,
+  type TopicQuestion,
+  type TopicSubscriptions,
+  type TopicSuppressedRecipient,
+} from './db/topic-recipients.ts';
+export { type ContactTopicRow, findTopic, listTopicsOfContact } from './db/topics.ts';
+export { effectiveSubscription, type PropertyDefinition, type SubscriptionChoice } from './domain/contacts.ts';
+export { contactForms, type TopicOptOut, topicOptOuts, withoutOptOuts } from './domain/topic-sends.ts';
+export { audienceRoutes } from './http/routes.ts';
+export { applySubscriptionChoices } from './use-cases/contacts.ts';
+export { requireSegment } from './use-cases/segments.ts';

@@ -1,0 +1,57 @@
+// Broadcasts: their rows, and the statements that move one through its states (draft, scheduled, queued,
+// sent, canceled). The fan-out's page statements are in broadcast-recipients.ts.
+import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
+import type { PaginationQuery } from '@postline/contracts';
+import { paginate, type Page } from '@postline/platform';
+import type { BroadcastRow, BroadcastsTable, SenderDb } from '../../db/schema.ts';
+
+type Db = Kysely<SenderDb> | Transaction<SenderDb>;
+
+/** The fields a request may set on a draft (or, after sending, `name` alone). */
+export type BroadcastFields = Omit<
+  Updateable<BroadcastsTable>,
+  'id' | 'team_id' | 'status' | 'scheduled_at' | 'sent_at' | 'fan_out_after' | 'created_at'
+>;
+
+export async function insertBroadcast(db: Db, row: Insertable<BroadcastsTable>): Promise<BroadcastRow> {
+  return db.insertInto('broadcasts').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findBroadcast(db: Db, teamId: string, id: string): Promise<BroadcastRow | undefined> {
+  return db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Row-locks one broadcast of the team (every change of state takes this lock first). */
+export async function lockBroadcast(
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  id: string,
+): Promise<BroadcastRow | undefined> {
+  return trx
+    .selectFrom('broadcasts')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** A page of the team's broadcasts, newest first (no `limit`: all of them). */
+export async function listBroadcasts(db: Db, teamId: string, query: PaginationQuery): Promise<Page<BroadcastRow>> {
+  return paginate(db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId), query, { optional: true });
+}
+
+/** Sets fields and state of a locked broadcast of the team (a change with no field writes nothing). */
+export async function updateBroadcast(
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  id: string,
+  change: Updateable<BroadcastsTable>,
+): Promise<void> {
+  if (Object.keys(change).length === 0) return;
+  await trx.updateTable('broadcasts').set(change).where('team_id', '=', teamId).where('id', '=', id).execute();
+}
+
+export async function deleteBroadcast(trx: Transaction<SenderDb>, teamId: string, id: string): Promise<void> {
+  await trx.deleteFrom('broadcasts').where('team_id', '=', teamId).where('id', '=', id).execute();
+}

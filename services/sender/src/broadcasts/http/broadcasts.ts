@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import { Router } from 'express';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import { PaginationQuery } from '@postline/contracts';
+import { ApiError, formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
+import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
+import {
+  broadcastClickedLinks,
+  cancelBroadcast,
+  changeBroadcast,
+  createBroadcast,
+  getBroadcast,
+  pageOfBroadcastRecipients,
+  pageOfBroadcasts,
+  removeBroadcast,
+  sendBroadcast,
+  type BroadcastInput,
+  type BroadcastRecipientItem,
+} from '../use-cases/broadcasts.ts';
+
+export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
+
+// `null` is accepted everywhere, as the SDKs send it: on a field that can be cleared it clears it,
+// elsewhere it means absent. Unknown keys are ignored.
+const Text = z.string().nullish();
+const ReplyTo = z.union([z.string(), z.array(z.string())]).nullish();
+const Fields = z.object({
+  name: z.string().max(255, 'must be at most 255 characters').nullish(),
+  segment_id: z.string().nullish(),
+  audience_id: z.string().nullish(),
+  from: z.string().nullish(),
+  subject: z.string().nullish(),
+  reply_to: ReplyTo,
+  preview_text: z.string().max(1000, 'must be at most 1000 characters').nullish(),
+  html: Text,
+  text: Text,
+  topic_id: z.string().nullish(),
+});
+const CreateBody = Fields.extend({ send: z.boolean().nullish(), scheduled_at: z.string().nullish() });
+const SendBody = z.object({ scheduled_at: z.string().nullish() });
+const RecipientType = z.enum([
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'unsubscribed',
+  'suppressed',
+]);
+const BounceTypes = { permanent: 'Permanent', transient: 'Transient', undetermined: 'Undetermined' } as const;
+const RecipientsQuery = z.object({
+  type: RecipientType,
+  email: z.string().optional(),
+  bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional(),
+});
+
+/** `/broadcasts` as in API-REFERENCE.md §6. */
+export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
+  const router = Router();
+  route(router, '/broadcasts', {
+    post: async (req, res) => {
+      const body = parseInput(CreateBody, req.body);
+      const id = await createBroadcast(deps, teamOf(res), {
+        ...inputOf(body),
+        send: body.send === true,
+        scheduledAt: body.scheduled_at ?? undefined,
+      });
+      res.status(201).json({ object: 'broadcast', id });
+    },
+    get: async (req, res) => {
+      const page = await pageOfBroadcasts(deps, teamOf(res), parseInput(PaginationQuery, req.query));
+      res.json({ ...page, data: page.data.map(listItem) });
+    },
+  });
+  route(router, '/broadcasts/:id', {
+    get: async (req, res) => {
+      res.json(fullItem(await getBroadcast(deps, teamOf(res), req.params.id ?? '')));
+    },
+    patch: async (req, res) => {
+      const id = req.params.id ?? '';
+      await changeBroadcast(deps, teamOf(res), id, inputOf(parseInput(Fields, req.body)));
+      res.json({ object: 'broadcast', id });
+    },
+    delete: async (req, res) => {
+      const id = req.params.id ?? '';
+      await removeBroadcast(deps, teamOf(res), id);
+      res.json({ object: 'broadcast', id, deleted: true });
+    },
+  });
+  route(router, '/broadcasts/:id/send', {
+    post: async (req, res) => {
+      const id = req.params.id ?? '';
+      await sendBroadcast(deps, teamOf(res), id, parseInput(SendBody, req.body).scheduled_at ?? undefined);
+      res.json({ id });
+    },
+  });
+  route(router, '/broadcasts/:id/cancel', {
+    post: async (req, res) => {
+      const id = req.params.id ?? '';
+      await cancelBroadcast(deps, teamOf(res), id);
+      res.json({ object: 'broadcast', id });
+    },
+  });
+  route(router, '/broadcasts/:id/recipients', {
+    get: async (req, res) => {
+      if (req.query.type === undefined) {
+        throw new ApiError(422, 'missing_required_parameter', 'Missing `type` parameter.');
+      }
+      const filter = parseInput(RecipientsQuery, req.query);
+      const page = await pageOfBroadcastRecipients(
+        deps,
+        teamOf(res),
+        req.params.id ?? '',
+        {
+          type: filter.type,
+          email: filter.email,
+          bounceType: filter.bounce_type === undefined ? undefined : BounceTypes[filter.bounce_type],
+        },
+        parseInput(PaginationQuery, paginationOf(req.query)),
+      );
+      res.json({ ...page, data: page.data.map((item) => recipientItem(item, filter.type)) });
+    },
+  });
+  route(router, '/broadcasts/:id/clicked-links', {
+    get: async (req, res) => {
+      // Every link clicked, in one page (a broadcast's distinct links are few); id is the URL's hash.
+      parseInput(PaginationQuery, req.query);
+      const links = await broadcastClickedLinks(deps, teamOf(res), req.params.id ?? '');
+      res.json({
+        object: 'list',
+        has_more: false,
+        data: links.map((link) => ({ id: createHash('sha256').update(link.url).digest('hex').slice(0, 32), ...link })),
+      });
+    },
+  });
+  return router;
+}
+
+function inputOf(body: z.infer<typeof Fields>): BroadcastInput {
+  const segment = body.segment_id ?? body.audience_id ?? undefined;
+  const replyTo = body.reply_to ?? undefined;
+  return {
+    name: body.name,
+    segmentId: segment,
+    from: body.from ?? undefined,
+    subject: body.subject ?? undefined,
+    replyTo: replyTo === undefined ? undefined : Array.isArray(replyTo) ? replyTo : [replyTo],
+    previewText: body.preview_text,
+    html: body.html,
+    text: body.text,
+    topicId: body.topic_id,
+  };
+}
+
+function paginationOf(query: Record<string, unknown>): Record<string, unknown> {
+  const { limit, after, before } = query;
+  return { limit, after, before };
+}
+
+function listItem(row: BroadcastRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    audience_id: row.segment_id,
+    segment_id: row.segment_id,
+    status: row.status,
+    created_at: formatTimestamp(row.created_at),
+    scheduled_at: row.scheduled_at === null ? null : formatTimestamp(row.scheduled_at),
+    sent_at: row.sent_at === null ? null : formatTimestamp(row.sent_at),
+    topic_id: row.topic_id,
+  };
+}
+
+function fullItem(row: BroadcastRow) {
+  return {
+    object: 'broadcast',
+    id: row.id,
+    name: row.name,
+    audience_id: row.segment_id,
+    segment_id: row.segment_id,
+    from: row.from_header,
+    subject: row.subject,
+    reply_to: row.reply_to.length === 0 ? null : row.reply_to,
+    preview_text: row.preview_text,
+    status: row.status,
+    created_at: formatTimestamp(row.created_at),
+    scheduled_at: row.scheduled_at === null ? null : formatTimestamp(row.scheduled_at),
+    sent_at: row.sent_at === null ? null : formatTimestamp(row.sent_at),
+    html: row.html,
+    text: row.text,
+    topic_id: row.topic_id,
+  };
+}
+
+function recipientItem(item: BroadcastRecipientItem, type: z.infer<typeof RecipientType>) {
+  const base = { id: item.id, contact_id: item.contact_id, email: item.email };
+  if (type === 'bounced') return { ...base, bounce_type: (item.bounce_type ?? 'Undetermined').toLowerCase() };
+  if (type === 'opened') return { ...base, count: item.count ?? 0 };
+  if (type === 'clicked') return { ...base, count: item.count ?? 0, clicked_links: item.clicked_links ?? [] };
+  return base;
+}

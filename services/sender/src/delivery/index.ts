@@ -1,0 +1,12 @@
+export { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
+export { createFeedbackConsumer } from './consumers/feedback.ts';
+export { createAttemptLoader } from './db/attempts.ts';
+export { type Waiting, waitingRecipients } from './db/recipients.ts';
+export type { RecipientResult } from './domain/recipient-result.ts';
+export { createDeliveryClaims } from './jobs/delivery-claims.ts';
+export { createDkimSigner } from './mime/dkim.ts';
+export { createComposerPool, defaultComposerThreads } from './mime/composer-pool.ts';
+export { createByteBudget } from './smtp/budget.ts';
+export { createMta } from './smtp/mta.ts';
+export { createMxResolver } from './smtp/mx.ts';
+export type { DeliverDeps } from './use-cases/deliver-emails.ts';

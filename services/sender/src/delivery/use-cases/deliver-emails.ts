@@ -1,0 +1,437 @@
+// Delivering an email to its recipients at one domain (`sender.deliver`), in two steps. attemptDelivery
+// reads what the attempt needs and makes it (compose, sign, SMTP) before any transaction; recordAttempts
+// then records each recipient's result with the events, suppressions and the retry timer, in the
+// transaction of the command (or of a batch of them). Results are recorded only for recipients still at
+// this attempt, so a redelivered command records nothing twice; an attempt whose record was lost to a crash
+// is made again, which can duplicate a message (RFC 1047) but never loses one.
+import type { Kysely, Transaction } from 'kysely';
+import { timerMessage, type Logger, type OutboxMessage } from '@postline/platform';
+import { addSuppressions } from '../../suppressions/index.ts';
+import {
+  enqueueAttemptMessages,
+  loadAttachments,
+  loadAttempts,
+  type AttemptLoader,
+  type LoadedAttempt,
+} from '../db/attempts.ts';
+import { findRawMime, isRawEmail, emailEventsOf } from '../../emails/index.ts';
+import {
+  addRecipientState,
+  countRecentBounces,
+  recipientStateColumns,
+  updateRecipientStates,
+} from '../db/recipients.ts';
+import type { ClaimResult, DeliveryClaim } from '../db/delivery-claims.ts';
+import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
+import {
+  attemptEffects,
+  MAILBOX_BOUNCE_SUB_TYPES,
+  planRecipientStates,
+  type AttemptRecipient,
+  type BouncedRecipient,
+} from '../domain/attempt-record.ts';
+import { suppressedResult, type RecipientResult } from '../domain/recipient-result.ts';
+import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
+import { sandboxResult, SANDBOX_DOMAIN } from '../domain/sandbox.ts';
+import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
+import { composeInputOf, type ComposeInput } from '../../message/index.ts';
+import { CompositionError, type Composer } from '../mime/composer-pool.ts';
+import { DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
+import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
+import type { Mta, RecipientOutcome } from '../smtp/types.ts';
+import { verpAddress } from '@postline/platform';
+
+/** A `sender.deliver` command once made: nothing to attempt, or the result of each recipient it reached. */
+export type DeliveryAttempt =
+  | { kind: 'skip' }
+  | {
+      kind: 'attempted';
+      email: EmailRow;
+      recipients: RecipientRow[];
+      results: RecipientResult[];
+      attempt: number;
+      domain: string;
+      /** The claim this attempt holds until its record commits or it is given up (releaseAttemptClaims). */
+      claim?: DeliveryClaim;
+    };
+
+export type DeliverDeps = {
+  db: Kysely<SenderDb>;
+  mta: Mta;
+  /** Composes and signs each message (createComposerPool: on worker threads; createInProcessComposer). */
+  composer: Composer;
+  /** The DKIM private key (PEM) sealed in the domains' read model (createOpenedCache over the secret box). */
+  openDkimKey: (sealed: string) => string;
+  verpKey: string;
+  /** POSTLINE_DELAY_SCALE */
+  delayScale: number;
+  now: () => Date;
+  logger: Logger;
+  /** Told each attempt that went to SMTP: its recipients' results and how long it took. */
+  observe?: (results: readonly RecipientResult[], seconds: number) => void;
+  /** Reads an attempt (createAttemptLoader joins concurrent reads); default: one statement per attempt. */
+  loadAttempt?: AttemptLoader;
+  /** Bounds the memory of messages being composed and sent (createByteBudget). */
+  budget: ByteBudget;
+  /**
+   * Open and click tracking: the cipher of the tracking tokens, and PUBLIC_BASE_URL (whose unsubscribe
+   * links are never rewritten). Without it, nothing is tracked.
+   */
+  tracking?: { cipher: TrackingCipher; publicBaseUrl: string };
+  /** Signs a raw email's stored MIME (createDkimSigner: one per process, so that its opened keys are kept). */
+  signRaw: DkimSigner;
+  /**
+   * Records each SMTP transaction before it starts (jobs/delivery-claims.ts): `held` while another live
+   * process makes the same attempt.
+   */
+  claims: { claim: (claim: DeliveryClaim) => Promise<ClaimResult>; release: (claim: DeliveryClaim) => void };
+  /** How long a copy waits between looks at an attempt another live process holds. Default 1 s. */
+  heldPollMs?: number;
+  /** Counts an attempt made again after the process holding it died (its message may have gone out). */
+  onRetaken?: () => void;
+};
+
+/** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
+export type DeliverCommand = {
+  team_id: string | null;
+  data: { email_id: string; domain: string; recipients: number[]; attempt: number };
+};
+
+/** Reads what the attempt needs and makes it (before any transaction). */
+export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand): Promise<DeliveryAttempt> {
+  const { email_id: emailId, domain, recipients: positions, attempt } = command.data;
+  if (!command.team_id) return { kind: 'skip' };
+  const query = { teamId: command.team_id, emailId, positions, attempt };
+  const load = async () => {
+    const at = { ...query, now: deps.now() };
+    return deps.loadAttempt ? await deps.loadAttempt(at) : (await loadAttempts(deps.db, [at]))[0];
+  };
+  const loaded = await load();
+  if (!loaded) return { kind: 'skip' };
+  const claims = deps.claims;
+  if (domain === SANDBOX_DOMAIN) return attemptLoaded(deps, command, loaded);
+  // The attempt is recorded before its SMTP transaction. Another live process making the same attempt (a copy
+  // of this command redelivered to it) has its outcome coming: wait for it, and make the attempt only if
+  // that process dies first. A claim taken from a dead process is an attempt whose outcome is unknown.
+  const claim = { emailId, firstPosition: positions[0] ?? 0, attempt };
+  let current: LoadedAttempt | undefined = loaded;
+  for (;;) {
+    const claimed = await claims.claim(claim);
+    if (claimed.kind === 'claimed') {
+      // Taken from a process that stopped holding it: read again, in case its outcome was recorded since.
+      if (claimed.retaken) current = await load();
+      if (!current) {
+        claims.release(claim);
+        return { kind: 'skip' };
+      }
+      if (claimed.retaken) deps.onRetaken?.();
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, deps.heldPollMs ?? 1_000));
+    current = await load();
+    if (!current) return { kind: 'skip' };
+  }
+  // Held (kept fresh) until the attempt's record commits or the attempt is given up, not only while its
+  // SMTP transaction lasts: until then a copy elsewhere must not take it.
+  try {
+    const made = await attemptLoaded(deps, command, current);
+    if (made.kind === 'attempted') return { ...made, claim };
+    claims.release(claim);
+    return made;
+  } catch (err) {
+    claims.release(claim);
+    throw err;
+  }
+}
+
+/**
+ * Gives up the claims of attempts whose record committed, or that will not be recorded (their message goes
+ * to a retry tier): the claim stops being refreshed and goes stale, so that a copy may take it.
+ */
+export function releaseAttemptClaims(deps: DeliverDeps, attempts: readonly DeliveryAttempt[]): void {
+  for (const attempt of attempts) if (attempt.kind === 'attempted' && attempt.claim) deps.claims.release(attempt.claim);
+}
+
+/** Makes the attempt of a loaded command (its SMTP transaction unless nothing is left to send). */
+async function attemptLoaded(
+  deps: DeliverDeps,
+  command: DeliverCommand,
+  loaded: LoadedAttempt,
+): Promise<DeliveryAttempt> {
+  const { email_id: emailId, domain, attempt } = command.data;
+  const { email, recipients, sending, suppressed } = loaded;
+  const done = (results: RecipientResult[]): DeliveryAttempt => ({
+    kind: 'attempted',
+    email,
+    recipients,
+    results,
+    attempt,
+    domain,
+  });
+  if (!sending?.sending_verified)
+    return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
+
+  const results: (RecipientResult | undefined)[] = recipients.map((recipient) =>
+    suppressedResult(suppressed.get(recipient.address.toLowerCase())),
+  );
+  if (domain === SANDBOX_DOMAIN) {
+    return done(recipients.map((recipient, i) => results[i] ?? sandboxResult(recipient.address)));
+  }
+
+  const toSend = recipients.filter((_, i) => results[i] === undefined);
+  if (toSend.length > 0) {
+    // A raw email's MIME is read before its share of the budget, which its size sets.
+    const rawMime = isRawEmail(email) ? await findRawMime(deps.db, email.id) : undefined;
+    const footprint = rawMime
+      ? messageFootprint({ html: null, text: null }, rawMime.length)
+      : messageFootprint(email, loaded.attachmentBytes);
+    const release = await deps.budget.reserve(footprint);
+    const started = process.hrtime.bigint();
+    let outcomes: RecipientOutcome[] | { unsendable: string };
+    try {
+      outcomes = await (isRawEmail(email)
+        ? signAndSendRaw(deps, email, rawMime, sending, toSend)
+        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments));
+    } catch (err) {
+      // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
+      // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
+      if (!(err instanceof DkimSigningError || err instanceof CompositionError)) throw err;
+      deps.logger.error(
+        { err, emailId, domain: sending.name },
+        'email cannot be composed and signed; its delivery fails',
+      );
+      outcomes = { unsendable: err instanceof DkimSigningError ? 'dkim_signing_failed' : 'message_not_composable' };
+    } finally {
+      release();
+    }
+    const outcomeOf = new Map(Array.isArray(outcomes) ? outcomes.map((outcome) => [outcome.recipient, outcome]) : []);
+    recipients.forEach((recipient, i) => {
+      if (results[i] !== undefined) return;
+      if (!Array.isArray(outcomes)) return void (results[i] = { kind: 'failed', reason: outcomes.unsendable });
+      const outcome = outcomeOf.get(recipient.address);
+      results[i] = outcome
+        ? resultOf(outcome)
+        : { kind: 'deferred', code: 451, response: '4.3.0 No outcome reported', fromServer: false };
+    });
+    deps.observe?.(results as RecipientResult[], Number(process.hrtime.bigint() - started) / 1e9);
+  }
+  return done(results as RecipientResult[]);
+}
+
+/** A recipient's result from the MTA's outcome for it. */
+function resultOf(outcome: RecipientOutcome): RecipientResult {
+  switch (outcome.status) {
+    case 'delivered':
+      return { kind: 'delivered', code: outcome.code, response: outcome.response };
+    case 'deferred':
+      return { kind: 'deferred', code: outcome.code, response: outcome.response, fromServer: outcome.mx !== null };
+    case 'bounced':
+      return { kind: 'bounced', code: outcome.code, response: outcome.response, bounce: outcome.bounce };
+  }
+}
+
+/** Composes and signs the message, then sends it to `recipients` in one SMTP transaction. */
+async function composeAndSend(
+  deps: DeliverDeps,
+  email: EmailRow,
+  sending: SendingDomainRow,
+  recipients: RecipientRow[],
+  hasAttachments: boolean,
+): Promise<RecipientOutcome[]> {
+  const attachments = hasAttachments ? await loadAttachments(deps.db, email.id) : [];
+  const input = withTracking(deps, composeInputOf(email, attachments), email.id, sending);
+  const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
+  // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
+  const raw = await deps.composer.compose(input, {
+    domain: sending.name,
+    selector: sending.dkim_selector,
+    privateKeyPem,
+  });
+  return deliverSigned(deps, email, sending, recipients, raw);
+}
+
+/**
+ * Signs a raw email's stored MIME (the client's message as prepared at accept: no composing, no tracking
+ * rewrite) with the domain's key, as a composed one is signed, and sends it to `recipients` in one SMTP
+ * transaction from the same VERP address. A raw email without its MIME cannot be made (CompositionError).
+ */
+async function signAndSendRaw(
+  deps: DeliverDeps,
+  email: EmailRow,
+  mime: Buffer | undefined,
+  sending: SendingDomainRow,
+  recipients: RecipientRow[],
+): Promise<RecipientOutcome[]> {
+  if (!mime) throw new CompositionError(`The raw email ${email.id} has no stored MIME.`);
+  const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
+  // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
+  const raw = await deps.signRaw(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  return deliverSigned(deps, email, sending, recipients, raw);
+}
+
+/** Sends a signed message to `recipients` in one SMTP transaction, from the email's VERP address. */
+function deliverSigned(
+  deps: DeliverDeps,
+  email: EmailRow,
+  sending: SendingDomainRow,
+  recipients: RecipientRow[],
+  raw: Buffer,
+): Promise<RecipientOutcome[]> {
+  const single = recipients.length === 1 ? (recipients[0] as RecipientRow).position : undefined;
+  return deps.mta.deliver({
+    domain: (recipients[0] as RecipientRow).domain,
+    envelopeFrom: verpAddress({
+      emailId: email.id,
+      recipient: single,
+      returnPath: sending.return_path,
+      key: deps.verpKey,
+    }),
+    recipients: recipients.map((r) => r.address),
+    raw,
+    requireTls: sending.tls === 'enforced',
+  });
+}
+
+/**
+ * The message input with the domain's open and click tracking applied to its html, before it is composed
+ * and signed (DKIM signs what is sent). Only once the tracking host's records are verified; the text part
+ * is left as it was. Without tracking the input is returned as it is.
+ */
+function withTracking(
+  deps: DeliverDeps,
+  input: ComposeInput,
+  emailId: string,
+  sending: SendingDomainRow,
+): ComposeInput {
+  const tracking = deps.tracking;
+  if (!tracking || input.html === null || !sending.tracking_verified || !sending.tracking_subdomain) return input;
+  if (!sending.open_tracking && !sending.click_tracking) return input;
+  const trackingHost = `${sending.tracking_subdomain}.${sending.name}`;
+  const html = rewriteForTracking(input.html, {
+    emailId,
+    trackingHost,
+    open: sending.open_tracking,
+    click: sending.click_tracking,
+    unsubscribePrefix: `${tracking.publicBaseUrl.replace(/\/+$/, '')}${UNSUBSCRIBE_PATH}/`,
+    seal: (link) => tracking.cipher.seal(link, trackingHost),
+  });
+  return { ...input, html, untrackedHtml: input.html };
+}
+
+/**
+ * Records the results of attempts (one, or a worker's batch) with their events, suppressions and retry
+ * timers: one statement for every recipient of every attempt and one for all their events, whatever the
+ * number of attempts. Only recipients still at an attempt are updated, so a redelivered command (or a racing
+ * duplicate, in this batch or another) records nothing and emits nothing; the effect is that of recording
+ * the attempts one after another.
+ */
+export async function recordAttempts(
+  deps: DeliverDeps,
+  trx: Transaction<SenderDb>,
+  attempts: readonly DeliveryAttempt[],
+): Promise<void> {
+  const made = attempts.filter((a): a is DeliveryAttempt & { kind: 'attempted' } => a.kind === 'attempted');
+  if (made.length === 0) return;
+  const now = deps.now();
+  const lifetimeMs = DELIVERY_LIFETIME_MS * deps.delayScale;
+  const transitions = made.map((a) => planRecipientStates(a.recipients, a.results, now, lifetimeMs));
+
+  // A recipient at one attempt is recorded once: the first copy in the batch wins, as it would in turn.
+  const key = (emailId: string, position: number, attempt: number) => `${emailId.toLowerCase()} ${position} ${attempt}`;
+  const seen = new Set<string>();
+  const states = recipientStateColumns();
+  made.forEach((a, i) => {
+    for (const transition of transitions[i]!) {
+      const recipientKey = key(a.email.id, transition.recipient.position, a.attempt);
+      if (seen.has(recipientKey)) continue;
+      seen.add(recipientKey);
+      addRecipientState(states, a.email.id, a.attempt, transition);
+    }
+  });
+  const updatedRows = await updateRecipientStates(trx, states, now);
+  // Each updated recipient is credited to one attempt only (the first holding it), as `seen` kept one copy.
+  const updated = new Set(updatedRows.map((u) => key(u.email_id, u.position, u.attempts)));
+
+  const messages: OutboxMessage[] = [];
+  const lastEvents = new Map<string, LastEvent>();
+  const bounces: { email: EmailRow; bounced: BouncedRecipient[] }[] = [];
+  made.forEach((a, i) => {
+    const recorded = (recipient: AttemptRecipient) => updated.delete(key(a.email.id, recipient.position, a.attempt));
+    const effects = attemptEffects(transitions[i]!, recorded);
+    messages.push(...emailEventsOf(a.email, effects.events));
+    if (effects.retry.length > 0) messages.push(retryTimer(deps, a.email, a.domain, effects.retry, a.attempt, now));
+    if (effects.lastEvent) lastEvents.set(a.email.id, effects.lastEvent);
+    if (effects.bounced.length > 0) bounces.push({ email: a.email, bounced: effects.bounced });
+  });
+  if (messages.length > 0) await enqueueAttemptMessages(trx, messages, lastEvents);
+
+  for (const { email, bounced } of bounces) {
+    const suppress = bounced.filter((b) => b.suppress);
+    if (suppress.length > 0) {
+      await addSuppressions(
+        trx,
+        email.team_id,
+        suppress.map((b) => ({ email: b.address, origin: 'bounce' as const, sourceId: email.id })),
+        now,
+      );
+    }
+    const transient = bounced.filter((b) => b.transient && !b.suppress);
+    if (transient.length > 0)
+      await suppressRepeatedTransients(
+        deps,
+        trx,
+        email.team_id,
+        email.id,
+        transient.map((b) => b.address),
+        now,
+      );
+  }
+}
+
+/** The timer that sends the command again for the deferred `positions`, after the back-off of `attempt`. */
+function retryTimer(
+  deps: DeliverDeps,
+  email: EmailRow,
+  domain: string,
+  positions: number[],
+  attempt: number,
+  now: Date,
+): OutboxMessage {
+  const due = new Date(now.getTime() + retryDelayMs(attempt, deps.delayScale));
+  return timerMessage(
+    email.team_id,
+    `email-deliver:${email.id}:${domain}:${positions[0] ?? 0}`,
+    due,
+    'sender.deliver',
+    {
+      email_id: email.id,
+      domain,
+      recipients: positions,
+      attempt: attempt + 1,
+    },
+  );
+}
+
+/** A few transient bounces of one address in a window make a temporary suppression that expires. */
+async function suppressRepeatedTransients(
+  deps: DeliverDeps,
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  emailId: string,
+  addresses: string[],
+  now: Date,
+): Promise<void> {
+  const since = new Date(now.getTime() - TRANSIENT_SUPPRESSION.windowMs * deps.delayScale);
+  const counts = await countRecentBounces(trx, teamId, addresses, { since, subTypes: MAILBOX_BOUNCE_SUB_TYPES });
+  const repeated = counts
+    .filter((count) => count.bounces >= TRANSIENT_SUPPRESSION.bounces)
+    .map((count) => count.address);
+  if (repeated.length === 0) return;
+  const expiresAt = new Date(now.getTime() + TRANSIENT_SUPPRESSION.durationMs * deps.delayScale);
+  await addSuppressions(
+    trx,
+    teamId,
+    repeated.map((email) => ({ email, origin: 'bounce' as const, sourceId: emailId, expiresAt })),
+    now,
+  );
+}

@@ -1,0 +1,185 @@
+// Emails and their recipients: the accept statement, and every other statement on `emails` and on an
+// email's `recipients` that the accept side runs (the delivery side's are in attempts.ts).
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import type { PaginationQuery } from '@postline/contracts';
+import { NOTIFY_RELAY, outboxSource, paginate, PREPARED, type OutboxRow, type Page } from '@postline/platform';
+import type { EmailAttachmentsTable, EmailRow, LastEvent, RecipientRow, SenderDb } from '../../db/schema.ts';
+
+/** The rows accepting emails writes: ids assigned, with the messages they cause. */
+export type AcceptedRows = {
+  emails: EmailRow[];
+  recipients: Pick<RecipientRow, 'email_id' | 'position' | 'team_id' | 'address' | 'domain'>[];
+  attachments: (Omit<Selectable<EmailAttachmentsTable>, 'id'> & { id: string })[];
+  outbox: OutboxRow[];
+};
+
+/**
+ * Writes the emails, their recipients, attachments and outbox messages in one statement (data-modifying
+ * CTEs), so it is atomic without a transaction and costs a single round trip; `claim` runs first and
+ * nothing is written unless it returns a row (claimIdempotencyKey). Returns whether the rows were written.
+ */
+export async function insertAcceptedEmails(
+  db: Kysely<SenderDb>,
+  rows: AcceptedRows,
+  claim: RawBuilder<unknown>,
+): Promise<boolean> {
+  // Rows go in as jsonb (attachments as arrays), so the text is the same whatever their number and the
+  // statement is prepared once per connection.
+  const { attachments } = rows;
+  const result = await sql<{ accepted: boolean }>`with claim as (${claim}),
+    e as (insert into emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses,
+        cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event,
+        scheduled_at, created_at)
+      select v.* from jsonb_to_recordset(${JSON.stringify(rows.emails)}::jsonb) as v (id uuid, team_id uuid, domain_id uuid,
+        from_header text, from_address text, from_domain text, to_addresses text[], cc_addresses text[],
+        bcc_addresses text[], reply_to text[], subject text, html text, text text, headers jsonb, tags jsonb,
+        message_id text, status text, last_event text, scheduled_at timestamptz, created_at timestamptz)
+      where exists (select 1 from claim)),
+    r as (insert into recipients (email_id, position, team_id, address, domain, status)
+      select v.email_id, v.position, v.team_id, v.address, v.domain, 'pending'
+      from jsonb_to_recordset(${JSON.stringify(rows.recipients)}::jsonb)
+        as v (email_id uuid, position smallint, team_id uuid, address text, domain text)
+      where exists (select 1 from claim)),
+    o as (insert into outbox (id, exchange, routing_key, envelope)
+      select v.* from (${outboxSource(rows.outbox)}) as v where exists (select 1 from claim)),
+    a as (insert into email_attachments (id, email_id, position, filename, content_type, content_id, content)
+      select v.* from unnest(${attachments.map((attachment) => attachment.id)}::uuid[], ${attachments.map((attachment) => attachment.email_id)}::uuid[],
+        ${attachments.map((attachment) => attachment.position)}::smallint[],
+        ${attachments.map((attachment) => attachment.filename)}::text[], ${attachments.map((attachment) => attachment.content_type)}::text[],
+        ${attachments.map((attachment) => attachment.content_id)}::text[], ${attachments.map((attachment) => attachment.content)}::bytea[]) as v
+      where exists (select 1 from claim))
+    select ${PREPARED} exists (select 1 from claim) as accepted, ${NOTIFY_RELAY}`.execute(db);
+  return result.rows[0]?.accepted === true;
+}
+
+/** One email of the team. */
+export async function findEmail(db: Kysely<SenderDb>, teamId: string, id: string): Promise<EmailRow | undefined> {
+  return db.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+}
+
+/** A page of the team's emails (keyset on id). */
+export async function listEmails(
+  db: Kysely<SenderDb>,
+  teamId: string,
+  query: PaginationQuery,
+): Promise<Page<EmailRow>> {
+  return paginate(db.selectFrom('emails').selectAll().where('team_id', '=', teamId), query);
+}
+
+/**
+ * What a share link shows of an email. By id alone: the link's signed token names the email, and the
+ * caller answers with the email's team so that the gateway can check it.
+ */
+export async function findSharedEmail(
+  db: Kysely<SenderDb>,
+  id: string,
+): Promise<{ team_id: string; html: string | null; text: string | null } | undefined> {
+  return db.selectFrom('emails').select(['team_id', 'html', 'text']).where('id', '=', id).executeTakeFirst();
+}
+
+/** Row-locks one email of the team (for reschedule, cancel and the scheduled send). */
+export async function lockEmail(trx: Transaction<SenderDb>, teamId: string, id: string): Promise<EmailRow | undefined> {
+  return trx
+    .selectFrom('emails')
+    .selectAll()
+    .where('team_id', '=', teamId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Moves a locked scheduled email to `at`; returns it as it now is. */
+export async function setScheduledAt(trx: Transaction<SenderDb>, id: string, at: Date): Promise<EmailRow> {
+  return trx
+    .updateTable('emails')
+    .set({ scheduled_at: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Cancels a locked scheduled email and its recipients. */
+export async function cancelEmail(trx: Transaction<SenderDb>, id: string): Promise<void> {
+  await trx.updateTable('emails').set({ status: 'canceled', last_event: 'canceled' }).where('id', '=', id).execute();
+  await trx.updateTable('recipients').set({ status: 'canceled' }).where('email_id', '=', id).execute();
+}
+
+/** A locked scheduled email goes out now: queued, and sent as its last event; returns it as it now is. */
+export async function markEmailQueued(trx: Transaction<SenderDb>, id: string): Promise<EmailRow> {
+  return trx
+    .updateTable('emails')
+    .set({ status: 'queued', last_event: 'sent' })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The email's last event as its list shows it. */
+export async function setLastEvent(trx: Transaction<SenderDb>, id: string, lastEvent: LastEvent): Promise<void> {
+  await trx.updateTable('emails').set({ last_event: lastEvent }).where('id', '=', id).execute();
+}
+
+/** A recipient's position and address. */
+export type PositionedRecipient = { position: number; address: string };
+
+/** An email's recipients not yet attempted. */
+export async function pendingRecipients(trx: Transaction<SenderDb>, emailId: string): Promise<PositionedRecipient[]> {
+  return trx
+    .selectFrom('recipients')
+    .select(['position', 'address'])
+    .where('email_id', '=', emailId)
+    .where('status', '=', 'pending')
+    .orderBy('position')
+    .execute();
+}
+
+/**
+ * Moves the recipient a report names (by its position in the email, or else by its address compared without
+ * case) to `complained` or `bounced` with its bounce class, unless it is there already; its address and
+ * domain as kept, or undefined when nothing changed.
+ */
+export async function setRecipientFeedback(
+  trx: Transaction<SenderDb>,
+  emailId: string,
+  recipient: { position: number } | { address: string },
+  change: Pick<RecipientRow, 'bounce_type' | 'bounce_sub_type' | 'updated_at'> & { status: 'complained' | 'bounced' },
+): Promise<{ address: string; domain: string } | undefined> {
+  return trx
+    .updateTable('recipients')
+    .set(change)
+    .where('email_id', '=', emailId)
+    .where((eb) =>
+      'position' in recipient
+        ? eb('position', '=', recipient.position)
+        : eb(eb.fn('lower', ['address']), '=', recipient.address.toLowerCase()),
+    )
+    .where('status', '!=', change.status)
+    .returning(['address', 'domain'])
+    .executeTakeFirst();
+}
+
+/** The MIME of raw emails to write with their emails (in the accept's transaction). */
+export type RawMimeRow = { email_id: string; mime: Buffer };
+
+/** Writes raw emails' MIME and flags their emails raw, in one statement. */
+export async function insertRawEmails(trx: Transaction<SenderDb>, rows: readonly RawMimeRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`with m as (insert into raw_emails (email_id, mime)
+      select * from unnest(${rows.map((row) => row.email_id)}::uuid[], ${rows.map((row) => row.mime)}::bytea[])
+      returning email_id)
+    update emails set raw = true where id in (select email_id from m)`.execute(trx);
+}
+
+/**
+ * Whether a loaded email (a row read with `e.*` or selectAll, as loadAttempts reads it) is a raw one, whose
+ * MIME is in raw_emails. The `raw` column is not in EmailsTable (see RawEmailsTable).
+ */
+export function isRawEmail(email: EmailRow): boolean {
+  return (email as EmailRow & { raw?: unknown }).raw === true;
+}
+
+/** A raw email's MIME as stored at accept; undefined when it has none. */
+export async function findRawMime(db: Kysely<SenderDb>, emailId: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('raw_emails').select('mime').where('email_id', '=', emailId).executeTakeFirst();
+  return row?.mime;
+}

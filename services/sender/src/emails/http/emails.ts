@@ -1,0 +1,212 @@
+import { Router, type Request } from 'express';
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import {
+  ENVELOPE_FROM_HEADER,
+  ENVELOPE_TO_HEADER,
+  PaginationQuery,
+  RAW_EMAIL_BODY,
+  rawBodyNeedsSlot,
+} from '@postline/contracts';
+import {
+  ApiError,
+  createSlots,
+  IDEMPOTENCY_HASH_HEADER,
+  IDEMPOTENCY_HEADER,
+  KEY_DOMAIN_HEADER,
+  formatTimestamp,
+  isUuid,
+  notFound,
+  parseInput,
+  route,
+  teamOf,
+  validationError,
+  type Counter,
+} from '@postline/platform';
+import type { IdempotencyKey } from '../db/accepted-requests.ts';
+import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
+import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
+import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
+import { checkEmailId, getEmail, pageOfEmails } from '../use-cases/read-emails.ts';
+import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';
+
+export const MAX_BATCH = 100;
+
+export type EmailRouteDeps = {
+  db: Kysely<SenderDb>;
+  now: () => Date;
+  accepted: Counter<'kind'>;
+  /** Accepts single emails in groups (createSingleAccepts). */
+  singles: SingleAccepts;
+};
+
+/**
+ * `/emails` as in API-REFERENCE.md §1; the team comes from the gateway's header. POST /emails takes a JSON
+ * body, or with `Content-Type: message/rfc822` a raw email and its envelope headers (the SMTP relay's).
+ */
+export function emailRoutes(deps: EmailRouteDeps): Router {
+  const router = Router();
+  const rawSlots = createSlots(RAW_EMAIL_BODY.maxConcurrent);
+  route(router, '/emails', {
+    post: async (req, res) => {
+      const teamId = teamOf(res);
+      if (req.is(RAW_EMAIL_BODY.type) === RAW_EMAIL_BODY.type) {
+        const release = rawBodyNeedsSlot(req.header('content-length')) ? await rawSlots.acquire() : () => undefined;
+        try {
+          const body = await acceptRawEmail(deps, {
+            teamId,
+            raw: await readRawBody(req),
+            envelope: { from: req.header(ENVELOPE_FROM_HEADER), to: req.header(ENVELOPE_TO_HEADER) },
+            idempotencyKey: idempotencyKeyOf(req, teamId),
+            keyDomainId: keyDomain(req),
+          });
+          deps.accepted.inc({ kind: 'raw' });
+          res.json(body);
+        } finally {
+          release();
+        }
+        return;
+      }
+      const body = await acceptEmail(deps, {
+        teamId,
+        body: req.body,
+        idempotencyKey: idempotencyKeyOf(req, teamId),
+        keyDomainId: keyDomain(req),
+      });
+      deps.accepted.inc({ kind: 'single' });
+      res.json(body);
+    },
+    get: async (req, res) => {
+      const teamId = teamOf(res);
+      const query = parseInput(PaginationQuery, req.query);
+      const page = await pageOfEmails(deps.db, teamId, query);
+      res.json({ ...page, data: page.data.map(listItem) });
+    },
+  });
+
+  route(router, '/emails/batch', {
+    post: async (req, res) => {
+      const teamId = teamOf(res);
+      const mode = batchMode(req);
+      if (!Array.isArray(req.body)) throw validationError('The request body must be an array of emails.');
+      const items: unknown[] = req.body;
+      if (items.length === 0) throw validationError('The batch must contain at least one email.');
+      if (items.length > MAX_BATCH) throw validationError(`A batch can contain at most ${MAX_BATCH} emails.`);
+      const { answer, accepted } = await acceptBatch(deps, {
+        teamId,
+        items,
+        mode,
+        idempotencyKey: idempotencyKeyOf(req, teamId),
+        keyDomainId: keyDomain(req),
+      });
+      deps.accepted.inc({ kind: 'batch' }, accepted);
+      res.json(answer);
+    },
+  });
+
+  // Out of scope (API-REFERENCE.md §9); without this route it would read as an email id.
+  route(router, '/emails/metrics', {
+    get: () => {
+      throw notFound('Email metrics are not available yet.');
+    },
+  });
+
+  route(router, '/emails/:id', {
+    get: async (req, res) => {
+      const email = await getEmail(deps.db, teamOf(res), req.params.id);
+      res.json(emailBody(email));
+    },
+    patch: async (req, res) => {
+      const teamId = teamOf(res);
+      const id = checkEmailId(req.params.id);
+      const body = parseInput(RescheduleBody, req.body);
+      await rescheduleEmail(deps, teamId, id, body.scheduled_at);
+      res.json({ object: 'email', id });
+    },
+  });
+
+  route(router, '/emails/:id/cancel', {
+    post: async (req, res) => {
+      const teamId = teamOf(res);
+      const id = checkEmailId(req.params.id);
+      await cancelScheduledEmail(deps, teamId, id);
+      res.json({ object: 'email', id });
+    },
+  });
+  return router;
+}
+
+/** A raw email's bytes, at most RAW_EMAIL_BODY.limitBytes (the gateway's limit too), else 413. */
+async function readRawBody(req: Request): Promise<Buffer> {
+  // The rest of the body is never read: the connection is closed after the answer.
+  const tooLarge = () =>
+    new ApiError(
+      413,
+      'validation_error',
+      `The request body is too large: a raw email may be at most ${RAW_EMAIL_BODY.limitBytes / 1024 / 1024} MB.`,
+      {
+        connection: 'close',
+      },
+    );
+  const length = req.header('content-length');
+  if (length !== undefined && Number(length) > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, bytes);
+}
+
+// The reference documents ISO 8601 here; natural language is accepted as on create.
+const RescheduleBody = z.object({ scheduled_at: z.string({ message: 'must be a date string' }) });
+
+/** The request's idempotency key and the gateway's hash of the request, when it came with one. */
+function idempotencyKeyOf(req: Request, teamId: string): IdempotencyKey | undefined {
+  const key = req.header(IDEMPOTENCY_HEADER);
+  if (key === undefined) return undefined;
+  const requestHash = req.header(IDEMPOTENCY_HASH_HEADER);
+  return requestHash === undefined ? { teamId, key } : { teamId, key, requestHash };
+}
+
+function batchMode(req: Request): BatchMode {
+  const value = (req.header('x-batch-validation') ?? req.header('x-resend-batch-validation') ?? 'strict').toLowerCase();
+  if (value !== 'strict' && value !== 'permissive') {
+    throw validationError('The `x-batch-validation` header must be `strict` or `permissive`.');
+  }
+  return value;
+}
+
+function keyDomain(req: Request): string | undefined {
+  const value = req.header(KEY_DOMAIN_HEADER);
+  return value && isUuid(value) ? value : undefined;
+}
+
+function listItem(email: EmailRow) {
+  return {
+    id: email.id,
+    to: email.to_addresses,
+    from: email.from_header,
+    created_at: formatTimestamp(email.created_at),
+    subject: email.subject,
+    bcc: email.bcc_addresses,
+    cc: email.cc_addresses,
+    reply_to: email.reply_to,
+    last_event: email.last_event,
+    scheduled_at: email.scheduled_at ? formatTimestamp(email.scheduled_at) : null,
+    message_id: email.message_id,
+    topic_id: null,
+  };
+}
+
+function emailBody(email: EmailRow) {
+  return {
+    object: 'email',
+    ...listItem(email),
+    html: email.html,
+    text: email.text,
+    tags: (email.tags as unknown as Tag[]).map((tag) => ({ name: tag.name, value: tag.value })),
+  };
+}

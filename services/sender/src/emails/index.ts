@@ -1,0 +1,20 @@
+export { createSendScheduledConsumer } from './consumers/send-scheduled.ts';
+export { claimIdempotencyKey } from './db/accepted-requests.ts';
+export {
+  type AcceptedRows,
+  findEmail,
+  findRawMime,
+  insertAcceptedEmails,
+  isRawEmail,
+  setLastEvent,
+  setRecipientFeedback,
+} from './db/emails.ts';
+export { publicLinkRoutes } from './http/email-links.ts';
+export type { EmailRouteDeps } from './http/emails.ts';
+export { emailsRoutes } from './http/routes.ts';
+export { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
+export { emailEvent, emailEventData, emailEventsOf } from './outbox/email-events.ts';
+export { sendMessages } from './outbox/email-messages.ts';
+export { checkSender } from './use-cases/sender-checks.ts';
+export { createSingleAccepts } from './use-cases/single-accepts.ts';
+export type { EmailLinkDeps } from './use-cases/email-links.ts';

@@ -1,0 +1,319 @@
+// Accepting emails: one statement writes the emails, their recipients and attachments, and the messages
+// they cause (email.sent plus one delivery command per recipient domain, or email.scheduled plus the
+// scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
+// An email sent under a topic (topic_id) is not sent to the recipients the topic keeps it from: they are
+// written suppressed, with email.suppressed saying why, in the same commit.
+import type { Kysely } from 'kysely';
+import { ApiError, newId, outboxRows, validationError, type OutboxMessage } from '@postline/platform';
+import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
+import {
+  insertAcceptedEmails,
+  insertRawEmails,
+  type AcceptedRows,
+  type PositionedRecipient,
+  type RawMimeRow,
+} from '../db/emails.ts';
+import type { EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
+import {
+  markTopicSuppressed,
+  topicOptOuts,
+  withoutOptOuts,
+  type TopicOptOut,
+  type TopicSubscriptions,
+  type TopicSuppressedRecipient,
+} from '../../audience/index.ts';
+import {
+  domainOf,
+  envelopeRecipients,
+  parseEmailRequest,
+  refusalError,
+  usesTemplate,
+  type EmailRequest,
+  type ParseEmailOptions,
+} from '../../message/index.ts';
+import { renderTemplatedBodies } from '../../templates/index.ts';
+import { emailEvent } from '../outbox/email-events.ts';
+import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
+import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-checks.ts';
+
+/** Accepts single emails in groups (createSingleAccepts in single-accepts.ts). */
+export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
+
+export type SingleAccept = {
+  teamId: string;
+  request: EmailRequest;
+  keyDomainId: string | undefined;
+  now: Date;
+  /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
+  raw?: RawAccepted;
+  /** A raw email's MAIL FROM domain when it differs from its From domain: the team must send from it too. */
+  envelopeFromDomain?: string;
+};
+
+export type AcceptDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
+
+/**
+ * POST /emails: checks the body and the team's right to send from its domain, and accepts the email. Without
+ * an idempotency key the email is written with the others arriving meanwhile (createSingleAccepts); with
+ * one, on its own (acceptEmails).
+ */
+export async function acceptEmail(
+  deps: AcceptDeps,
+  input: { teamId: string; body: unknown; idempotencyKey: IdempotencyKey | undefined; keyDomainId: string | undefined },
+): Promise<{ id: string }> {
+  const { teamId, idempotencyKey, keyDomainId } = input;
+  // A send with a template reads it first; one without pays a property check and no query.
+  const body = usesTemplate(input.body) ? await templatedBody(deps.db, teamId, input.body) : input.body;
+  const request = checkedRequest(body, { now: deps.now(), batch: false });
+  if (idempotencyKey === undefined) {
+    // Most requests: written together with the others arriving meanwhile (one statement, one commit).
+    try {
+      return { id: await deps.singles.accept({ teamId, request, keyDomainId, now: deps.now() }) };
+    } catch (err) {
+      if (err instanceof SenderRefused) throw validationError(err.message, 403);
+      throw err;
+    }
+  }
+  const { domains, topics } = await lookUpSends(deps.db, [{ teamId, request }]);
+  const sender = checkSender(domains(teamId, request.fromDomain), request, keyDomainId);
+  if (!sender.ok) throw validationError(sender.message, 403);
+  const topic = topicOf(topics, teamId, request);
+  if (topic instanceof ApiError) throw topic;
+  return acceptEmails(
+    deps.db,
+    { idempotency: idempotencyKey, emails: [{ request, domain: sender.domain, topic }], now: deps.now() },
+    (ids) => ({ id: ids[0] as string }),
+  );
+}
+
+/** How a batch treats an invalid email: `strict` refuses the whole batch, `permissive` accepts the others. */
+export type BatchMode = 'strict' | 'permissive';
+
+export type BatchAnswer =
+  | { data: { id: string }[] }
+  | { data: { id: string }[]; errors: { index: number; message: string }[] };
+
+/**
+ * POST /emails/batch (at least one item, at most MAX_BATCH): checks every item and the team's right to send
+ * from each item's domain, and accepts the valid ones in one statement. Returns the answer and how many
+ * emails it accepted.
+ */
+export async function acceptBatch(
+  deps: Pick<AcceptDeps, 'db' | 'now'>,
+  input: {
+    teamId: string;
+    items: readonly unknown[];
+    mode: BatchMode;
+    idempotencyKey: IdempotencyKey | undefined;
+    keyDomainId: string | undefined;
+  },
+): Promise<{ answer: BatchAnswer; accepted: number }> {
+  const { teamId, mode, keyDomainId } = input;
+  const now = deps.now();
+  const items = input.items.some(usesTemplate)
+    ? await renderTemplatedBodies(deps.db, teamId, input.items)
+    : input.items;
+  const parsed: (EmailRequest | ApiError)[] = items.map((item) => {
+    if (item instanceof ApiError) return item;
+    const result = parseEmailRequest(item, { now, batch: true });
+    return result.ok ? result.request : refusalError(result.refusal);
+  });
+  const requests = parsed.filter((item): item is EmailRequest => !(item instanceof ApiError));
+  const { domains, topics } = await lookUpSends(
+    deps.db,
+    requests.map((request) => ({ teamId, request })),
+  );
+
+  const accepted: Accepted[] = [];
+  const errors: { index: number; message: string }[] = [];
+  parsed.forEach((item, index) => {
+    let error: ApiError | undefined;
+    if (item instanceof ApiError) error = item;
+    else {
+      const sender = checkSender(domains(teamId, item.fromDomain), item, keyDomainId);
+      const topic = topicOf(topics, teamId, item);
+      if (!sender.ok) error = validationError(sender.message, 403);
+      else if (topic instanceof ApiError) error = topic;
+      else accepted.push({ request: item, domain: sender.domain, topic });
+    }
+    if (!error) return;
+    // strict: the first invalid email refuses the whole batch, naming its index.
+    if (mode === 'strict') throw new ApiError(error.statusCode, error.name, `emails[${index}]: ${error.message}`);
+    errors.push({ index, message: error.message });
+  });
+
+  const answer = await acceptEmails(
+    deps.db,
+    { idempotency: input.idempotencyKey, emails: accepted, now },
+    (ids): BatchAnswer =>
+      mode === 'strict' ? { data: ids.map((id) => ({ id })) } : { data: ids.map((id) => ({ id })), errors },
+  );
+  return { answer, accepted: accepted.length };
+}
+
+/** A body with its template rendered in, or the public error of why it cannot be. */
+async function templatedBody(db: Kysely<SenderDb>, teamId: string, body: unknown): Promise<unknown> {
+  const [rendered] = await renderTemplatedBodies(db, teamId, [body]);
+  if (rendered instanceof ApiError) throw rendered;
+  return rendered;
+}
+
+/** The request of a valid body, or the public error of why it is not. */
+function checkedRequest(body: unknown, options: ParseEmailOptions): EmailRequest {
+  const parsed = parseEmailRequest(body, options);
+  if (!parsed.ok) throw refusalError(parsed.refusal);
+  return parsed.request;
+}
+
+/** An email to accept: its request, its sending domain, and the topic it is sent under (topic_id), read. */
+export type Accepted = {
+  request: EmailRequest;
+  domain: SendingDomainRow;
+  topic?: TopicSubscriptions | undefined;
+  raw?: RawAccepted;
+};
+
+/**
+ * What a raw email (message/rfc822) brings besides its request: the id its prepared MIME names in its
+ * Message-ID, its recipients (the envelope's, not the request's to, cc and bcc), its Message-ID and the MIME.
+ */
+export type RawAccepted = { id: string; recipients: string[]; messageId: string; mime: Buffer };
+
+/**
+ * Stores the emails and queues their work, and returns the response body `respond` builds from their ids.
+ * Everything is one SQL statement (insertAcceptedEmails), so it is atomic without a transaction and costs a
+ * single round trip; only when a topic keeps an email from some recipients does a transaction hold it and
+ * the statement that marks them suppressed. With an idempotency key, a key this team used within its lifetime returns the stored
+ * body instead and writes nothing (the gateway forwards its key so that a request retried after a gateway
+ * crash is not sent twice), or, used for another request (the gateway's hash differs), a 409
+ * invalid_idempotent_request; an older key is taken anew.
+ */
+export async function acceptEmails<Body>(
+  db: Kysely<SenderDb>,
+  input: { idempotency: IdempotencyKey | undefined; emails: readonly Accepted[]; now: Date },
+  respond: (ids: string[]) => Body,
+): Promise<Body> {
+  const idempotencyKey = input.idempotency;
+  const { rows, topicSuppressed } = acceptedRows(input.emails, input.now);
+  const body = respond(rows.emails.map((email) => email.id));
+  const claim = claimIdempotencyKey(idempotencyKey, body, input.now);
+  const rawMime: RawMimeRow[] = input.emails.flatMap(({ raw }) => (raw ? [{ email_id: raw.id, mime: raw.mime }] : []));
+  const written =
+    topicSuppressed.length === 0 && rawMime.length === 0
+      ? await insertAcceptedEmails(db, rows, claim)
+      : // The accept statement writes every recipient pending: those a topic keeps out are marked in its
+        // commit, and a raw email's MIME is written with it.
+        await db.transaction().execute(async (trx) => {
+          const inserted = await insertAcceptedEmails(trx, rows, claim);
+          if (inserted && topicSuppressed.length > 0) await markTopicSuppressed(trx, topicSuppressed, input.now);
+          if (inserted) await insertRawEmails(trx, rawMime);
+          return inserted;
+        });
+  if (written || idempotencyKey === undefined) return body;
+  const stored = await findAcceptedRequest(db, idempotencyKey);
+  // The key was held a moment ago; only the pruner could have taken it since, a day after its use.
+  if (!stored) throw new Error('The idempotency key held by this request is gone.');
+  if (
+    stored.request_hash !== null &&
+    idempotencyKey.requestHash !== undefined &&
+    stored.request_hash !== idempotencyKey.requestHash
+  ) {
+    throw new ApiError(
+      409,
+      'invalid_idempotent_request',
+      'Same idempotency key used with a different request payload. Change your idempotency key or payload.',
+    );
+  }
+  return stored.response as Body;
+}
+
+/**
+ * The rows to write for accepted emails, ids assigned here, with the messages they cause, and the recipients
+ * their topics keep them from (to mark suppressed once written).
+ */
+function acceptedRows(
+  accepted: readonly Accepted[],
+  now: Date,
+): { rows: AcceptedRows; topicSuppressed: TopicSuppressedRecipient[] } {
+  const addressesOfEmail = accepted.map(({ request, raw }) => raw?.recipients ?? envelopeRecipients(request));
+  const optOutsOfEmail = accepted.map(({ topic }, i) => topicOptOuts(topic, addressesOfEmail[i] as string[]));
+  const emails: EmailRow[] = accepted.map(({ request, domain, raw }, i) => {
+    const id = raw?.id ?? newId();
+    const scheduled = request.scheduledAt !== null;
+    // A send that skips some recipients at once has their email.suppressed as its last event so far.
+    const sentEvent = (optOutsOfEmail[i] as TopicOptOut[]).length > 0 ? 'suppressed' : 'sent';
+    return {
+      id,
+      team_id: domain.team_id,
+      domain_id: domain.domain_id,
+      from_header: request.fromHeader,
+      from_address: request.from.address,
+      from_domain: request.fromDomain,
+      to_addresses: request.to,
+      cc_addresses: request.cc,
+      bcc_addresses: request.bcc,
+      reply_to: request.replyTo,
+      subject: request.subject,
+      html: request.html,
+      text: request.text,
+      headers: request.headers,
+      tags: request.tags,
+      message_id: raw?.messageId ?? `<${id}@${request.fromDomain}>`,
+      status: scheduled ? 'scheduled' : 'queued',
+      last_event: scheduled ? 'scheduled' : sentEvent,
+      scheduled_at: request.scheduledAt,
+      created_at: now,
+    };
+  });
+  const recipientsOfEmail = emails.map((email, i) =>
+    (addressesOfEmail[i] as string[]).map((address, position) => ({
+      email_id: email.id,
+      position,
+      team_id: email.team_id,
+      address,
+      domain: domainOf(address),
+    })),
+  );
+  const attachments = accepted.flatMap(({ request }, i) =>
+    request.attachments.map((attachment, position) => ({
+      id: newId(),
+      email_id: (emails[i] as EmailRow).id,
+      position,
+      filename: attachment.filename,
+      content_type: attachment.contentType,
+      content_id: attachment.contentId,
+      content: attachment.content,
+    })),
+  );
+  const outbox = outboxRows(
+    emails.flatMap((email, i): OutboxMessage[] => {
+      const optOuts = optOutsOfEmail[i] as TopicOptOut[];
+      const toSend = withoutOptOuts(recipientsOfEmail[i] as PositionedRecipient[], optOuts);
+      const messages = email.scheduled_at ? scheduleMessages(email, email.scheduled_at) : sendMessages(email, toSend);
+      return optOuts.length === 0 ? messages : [...messages, ...topicSuppressedEvents(email, optOuts)];
+    }),
+  );
+  const topicSuppressed = emails.flatMap((email, i) =>
+    (optOutsOfEmail[i] as TopicOptOut[]).map((optOut) => ({
+      emailId: email.id,
+      position: optOut.position,
+      reason: optOut.reason,
+    })),
+  );
+  return { rows: { emails, recipients: recipientsOfEmail.flat(), attachments, outbox }, topicSuppressed };
+}
+
+/**
+ * email.suppressed for the recipients a topic keeps the email from, one per reason as for the suppression
+ * list, of type `Suppressed` (not `OnAccountSuppressionList`: the address is not on the team's list).
+ */
+function topicSuppressedEvents(email: EmailRow, optOuts: readonly TopicOptOut[]): OutboxMessage[] {
+  return [...new Set(optOuts.map((optOut) => optOut.reason))].map((reason) =>
+    emailEvent(
+      'email.suppressed',
+      email,
+      optOuts.filter((optOut) => optOut.reason === reason).map((optOut) => optOut.address),
+      { suppressed: { message: reason, type: 'Suppressed' } },
+    ),
+  );
+}

@@ -1,0 +1,28 @@
+// Reading the team's sent emails.
+import type { Kysely } from 'kysely';
+import type { PaginationQuery } from '@postline/contracts';
+import { isUuid, notFound, type Page } from '@postline/platform';
+import { findEmail, listEmails } from '../db/emails.ts';
+import type { EmailRow, SenderDb } from '../../db/schema.ts';
+
+/** The email id a path names; anything but a UUID names no email (404). */
+export function checkEmailId(id: string | undefined): string {
+  if (!id || !isUuid(id)) throw notFound('Email not found');
+  return id;
+}
+
+/** One email of the team, or 404. */
+export async function getEmail(db: Kysely<SenderDb>, teamId: string, id: string | undefined): Promise<EmailRow> {
+  const email = await findEmail(db, teamId, checkEmailId(id));
+  if (!email) throw notFound('Email not found');
+  return email;
+}
+
+/** A page of the team's emails. */
+export async function pageOfEmails(
+  db: Kysely<SenderDb>,
+  teamId: string,
+  query: PaginationQuery,
+): Promise<Page<EmailRow>> {
+  return listEmails(db, teamId, query);
+}

@@ -1,0 +1,47 @@
+// The sender's read model of sending domains, kept from `internal.domain.state`.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { PREPARED } from '@postline/platform';
+import type { SenderDb, SendingDomainRow, SendingDomainsTable } from '../../db/schema.ts';
+
+/** Looks up a sending domain by its team and name. */
+export type DomainLookup = (teamId: string, name: string) => SendingDomainRow | undefined;
+
+/** The sending domains these (team, name) pairs name, of any number of teams, in one query. */
+export async function findSendingDomains(
+  db: Kysely<SenderDb>,
+  wanted: readonly { teamId: string; name: string }[],
+): Promise<DomainLookup> {
+  const key = (teamId: string, name: string) => `${teamId} ${name}`;
+  // A batch names the same domain many times: ask for each pair once, not one joined row per email.
+  const pairs = [...new Map(wanted.map((pair) => [key(pair.teamId, pair.name), pair])).values()];
+  if (pairs.length === 0) return () => undefined;
+  const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
+    join unnest(${pairs.map((pair) => pair.teamId)}::uuid[], ${pairs.map((pair) => pair.name)}::text[]) as q (team_id, name)
+      on d.team_id = q.team_id and d.name = q.name
+    where not d.deleted`.execute(db);
+  const domainsByKey = new Map(rows.map((row) => [key(row.team_id, row.name), row]));
+  return (teamId, name) => domainsByKey.get(key(teamId, name));
+}
+
+/** A sending domain's row as a state message sets it. */
+export type SendingDomainState = Omit<
+  SendingDomainsTable,
+  'deleted' | 'open_tracking' | 'click_tracking' | 'tracking_verified'
+> & {
+  deleted: boolean;
+  open_tracking: boolean;
+  click_tracking: boolean;
+  tracking_verified: boolean;
+};
+
+/** Writes a domain's state that occurred at `state_at`, unless the row holds a newer one. */
+export async function upsertSendingDomain(trx: Transaction<SenderDb>, row: SendingDomainState): Promise<void> {
+  const { domain_id: _id, ...update } = row;
+  await trx
+    .insertInto('sending_domains')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('domain_id').doUpdateSet(update).where(sql.ref('sending_domains.state_at'), '<=', row.state_at),
+    )
+    .execute();
+}
