@@ -1,10 +1,9 @@
 import { Readable } from 'node:stream';
-import { checkTargetAddress, type Logger } from '@postline/platform';
+import { checkTargetAddress, formatSmtpReply, type Logger } from '@postline/platform';
 import { createSessionOpener } from './connect.ts';
 import type { MxHost, MxResolver } from './mx.ts';
 import {
   failureOf,
-  formatReply,
   LOCAL_REPLIES,
   localOutcome,
   localReply,
@@ -133,7 +132,7 @@ export function createMta(options: MtaOptions): Mta {
               recipient: r,
               code: mx.code,
               enhanced: mx.enhanced,
-              response: formatReply(mx),
+              response: formatSmtpReply(mx),
               mx: null,
               bounce,
             },
@@ -149,7 +148,7 @@ export function createMta(options: MtaOptions): Mta {
               recipient: r,
               code: mx.code,
               enhanced: mx.enhanced,
-              response: formatReply(mx),
+              response: formatSmtpReply(mx),
               mx: null,
             },
           ]),
@@ -182,7 +181,7 @@ export function createMta(options: MtaOptions): Mta {
           ...tlsFailure,
           code: LOCAL_REPLIES.tlsRequired.code,
           enhanced: LOCAL_REPLIES.tlsRequired.enhanced,
-          response: `${formatReply(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}`,
+          response: `${formatSmtpReply(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}`,
         }
       : (failures.at(-1) ?? { mx: null, ...localReply(LOCAL_REPLIES.noAnswer) });
     return new Map(

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { Resolver } from 'node:dns/promises';
 import type { BounceSubType } from '@postline/contracts';
-import { checkTargetAddress } from '@postline/platform';
+import { checkTargetAddress, type SmtpReply } from '@postline/platform';
 import { LOCAL_REPLIES, type LocalReply } from './replies.ts';
 
 export type MxHost = { exchange: string; priority: number; addresses: string[] };
@@ -9,8 +9,8 @@ export type MxHost = { exchange: string; priority: number; addresses: string[] }
 /** Where a domain's mail goes, as a value: hosts to try in order, or why there are none. */
 export type MxResult =
   | { kind: 'hosts'; hosts: MxHost[] }
-  | { kind: 'permanent'; code: number; enhanced: string; message: string; subType: BounceSubType }
-  | { kind: 'temporary'; code: number; enhanced: string; message: string };
+  | ({ kind: 'permanent'; subType: BounceSubType } & SmtpReply)
+  | ({ kind: 'temporary' } & SmtpReply);
 
 export type MxResolver = { resolve: (domain: string) => Promise<MxResult> };
 
@@ -72,7 +72,7 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
       kind: 'permanent',
       code: reply.code,
       enhanced: reply.enhanced,
-      message: `${reply.message} (${domain})`,
+      text: `${reply.text} (${domain})`,
       subType,
     };
   }
@@ -83,7 +83,7 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
       kind: 'temporary',
       code: reply.code,
       enhanced: reply.enhanced,
-      message: `${reply.message} (${domain}: ${detail})`,
+      text: `${reply.text} (${domain}: ${detail})`,
     };
   }
 

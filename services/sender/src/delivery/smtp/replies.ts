@@ -1,6 +1,6 @@
 // Replies for recipients: the table of the replies the MTA makes up itself, and the outcome of a recipient
 // from a server's reply or from one of ours.
-import { classifyReply, parseEnhancedCode } from '@postline/platform';
+import { classifyReply, formatSmtpReply, parseEnhancedCode, type SmtpReply } from '@postline/platform';
 import type { RecipientOutcome } from './types.ts';
 
 /**
@@ -9,40 +9,40 @@ import type { RecipientOutcome } from './types.ts';
  */
 export const LOCAL_REPLIES = {
   /** RFC 7505: the domain publishes `MX 0 .`; never connect. */
-  nullMx: { code: 556, enhanced: '5.1.10', message: 'Recipient domain publishes a null MX and accepts no mail' },
+  nullMx: { code: 556, enhanced: '5.1.10', text: 'Recipient domain publishes a null MX and accepts no mail' },
   /** NXDOMAIN for the recipient domain (RFC 5321 §5.1: an error, not a retry). */
-  noSuchDomain: { code: 550, enhanced: '5.1.2', message: 'Recipient domain does not exist' },
+  noSuchDomain: { code: 550, enhanced: '5.1.2', text: 'Recipient domain does not exist' },
   /** The domain exists but has neither MX nor A/AAAA records: nothing to deliver to. */
-  noMailHost: { code: 550, enhanced: '5.1.2', message: 'Recipient domain has no MX and no address records' },
+  noMailHost: { code: 550, enhanced: '5.1.2', text: 'Recipient domain has no MX and no address records' },
   /** MX records exist but none names a host with an address (IP literals, NXDOMAIN exchanges). */
-  noUsableMx: { code: 550, enhanced: '5.4.4', message: 'No MX host of the recipient domain resolves to an address' },
+  noUsableMx: { code: 550, enhanced: '5.4.4', text: 'No MX host of the recipient domain resolves to an address' },
   /** Every address of every MX host is private, loopback, link-local or otherwise non-public. */
   mxRefusedByPolicy: {
     code: 550,
     enhanced: '5.4.4',
-    message: 'MX hosts of the recipient domain resolve only to non-public addresses (refused by policy)',
+    text: 'MX hosts of the recipient domain resolve only to non-public addresses (refused by policy)',
   },
   /** SERVFAIL, timeout or refusal from DNS: retry later (RFC 5321 §4.5.4.1). */
-  dnsTemporary: { code: 451, enhanced: '4.4.3', message: 'Temporary DNS failure resolving the recipient domain' },
+  dnsTemporary: { code: 451, enhanced: '4.4.3', text: 'Temporary DNS failure resolving the recipient domain' },
   /** No MX host answered (refused, timed out, no greeting, 421). */
-  noAnswer: { code: 451, enhanced: '4.4.1', message: 'No MX host of the recipient domain could be reached' },
+  noAnswer: { code: 451, enhanced: '4.4.1', text: 'No MX host of the recipient domain could be reached' },
   /** Connection lost or timed out during the transaction, typically after the final dot: maybe delivered, retried. */
-  connectionLost: { code: 451, enhanced: '4.4.2', message: 'Connection lost before the server confirmed the message' },
+  connectionLost: { code: 451, enhanced: '4.4.2', text: 'Connection lost before the server confirmed the message' },
   /** The sending domain requires TLS and the MX host did not offer it or the handshake failed. */
   tlsRequired: {
     code: 451,
     enhanced: '4.7.10',
-    message: 'TLS is required for this message and the MX host could not provide it',
+    text: 'TLS is required for this message and the MX host could not provide it',
   },
   /** A recipient we cannot put into RCPT TO (CR, LF, angle brackets, spaces): never sent. */
-  badAddress: { code: 553, enhanced: '5.1.3', message: 'Bad recipient address syntax' },
+  badAddress: { code: 553, enhanced: '5.1.3', text: 'Bad recipient address syntax' },
   /** The message is larger than the SIZE the server announced. */
-  messageTooLarge: { code: 552, enhanced: '5.3.4', message: 'Message larger than the recipient server accepts' },
+  messageTooLarge: { code: 552, enhanced: '5.3.4', text: 'Message larger than the recipient server accepts' },
   /** Every session to the MX address stayed busy while the delivery waited for one (RFC 3463 X.4.5). */
-  destinationBusy: { code: 451, enhanced: '4.4.5', message: 'The MX host is busy with our other deliveries' },
+  destinationBusy: { code: 451, enhanced: '4.4.5', text: 'The MX host is busy with our other deliveries' },
   /** A failure of our own (bad envelope, unexpected error): retried, never filed against the recipient. */
-  localError: { code: 451, enhanced: '4.3.0', message: 'Local error while delivering' },
-} as const satisfies Record<string, { code: number; enhanced: string; message: string }>;
+  localError: { code: 451, enhanced: '4.3.0', text: 'Local error while delivering' },
+} as const satisfies Record<string, { code: number; enhanced: string; text: string }>;
 
 export type LocalReply = (typeof LOCAL_REPLIES)[keyof typeof LOCAL_REPLIES];
 
@@ -146,12 +146,7 @@ export function localReply(reply: LocalReply, detail?: string): Omit<AddressFail
   return {
     code: reply.code,
     enhanced: reply.enhanced,
-    response: detail ? `${formatReply(reply)}: ${detail}` : formatReply(reply),
+    response: detail ? `${formatSmtpReply(reply)}: ${detail}` : formatSmtpReply(reply),
     tls: false,
   };
-}
-
-/** `451 4.4.3 Message`: a reply we make up (LOCAL_REPLIES), or the resolver's. */
-export function formatReply(reply: { code: number; enhanced: string; message: string }): string {
-  return `${reply.code} ${reply.enhanced} ${reply.message}`;
 }
