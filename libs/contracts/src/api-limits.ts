@@ -37,6 +37,8 @@ export const RAW_EMAIL_BODY = {
   limitBytes: 40 * 1024 * 1024,
   maxConcurrent: 4,
   unslottedBytes: 1024 * 1024,
+  /** The 413's message past `limitBytes`, the same from the gateway and the sender. */
+  tooLargeMessage: 'The request body is too large: a raw email may be at most 40 MB.',
 } as const;
 
 /** Whether a raw email's body must wait for one of RAW_EMAIL_BODY's slots (its declared length, if any). */

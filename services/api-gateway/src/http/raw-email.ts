@@ -34,10 +34,7 @@ export function isRawEmailRequest(req: Request): boolean {
 }
 
 /** A raw email's limit; past it a 413, after which the connection is closed (the rest is never read). */
-const RAW_EMAIL_LIMIT: RawBodyLimit = {
-  limitBytes: RAW_EMAIL_BODY.limitBytes,
-  tooLargeMessage: `The request body is too large: a raw email may be at most ${RAW_EMAIL_BODY.limitBytes / 1024 / 1024} MB.`,
-};
+const RAW_EMAIL_LIMIT: RawBodyLimit = RAW_EMAIL_BODY;
 
 /**
  * Reads the body of POST /emails with `Content-Type: message/rfc822` (what the SMTP relay submits) into

@@ -18,6 +18,7 @@ import {
   isUuid,
   notFound,
   parseInput,
+  readRawBody,
   route,
   teamOf,
   validationError,
@@ -55,7 +56,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         try {
           const body = await acceptRawEmail(deps, {
             teamId,
-            raw: await readRawBody(req),
+            raw: await readRawBody(req, RAW_EMAIL_BODY),
             envelope: { from: req.header(ENVELOPE_FROM_HEADER), to: req.header(ENVELOPE_TO_HEADER) },
             idempotencyKey: idempotencyKeyOf(req, teamId),
             keyDomainId: keyDomain(req),
@@ -134,30 +135,6 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     },
   });
   return router;
-}
-
-/** A raw email's bytes, at most RAW_EMAIL_BODY.limitBytes (the gateway's limit too), else 413. */
-async function readRawBody(req: Request): Promise<Buffer> {
-  // The rest of the body is never read: the connection is closed after the answer.
-  const tooLarge = () =>
-    new ApiError(
-      413,
-      'validation_error',
-      `The request body is too large: a raw email may be at most ${RAW_EMAIL_BODY.limitBytes / 1024 / 1024} MB.`,
-      {
-        connection: 'close',
-      },
-    );
-  const length = req.header('content-length');
-  if (length !== undefined && Number(length) > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    if (bytes > RAW_EMAIL_BODY.limitBytes) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, bytes);
 }
 
 // The reference documents ISO 8601 here; natural language is accepted as on create.
