@@ -17,6 +17,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { startSystem } from '@postline/testing';
 import { createTrackingCipher } from '../../services/sender/src/domain/tracking-links.ts';
+
 import { closedLoop, localInfra, log } from './harness.ts';
 
 localInfra();
