@@ -107,18 +107,24 @@ export async function closedLoop(options: ClosedLoop): Promise<LoadResult> {
     measuring = true;
   }
   const callers = Array.from({ length: options.concurrency }, (_, n) => caller(n));
-  if (typeof warmUp === 'number') {
-    await Promise.race([sleep(warmUp), Promise.all(callers)]);
-    measuring = true;
+  let start = performance.now();
+  let seconds = 0;
+  try {
+    if (typeof warmUp === 'number') {
+      await Promise.race([sleep(warmUp), Promise.all(callers)]);
+      measuring = true;
+      start = performance.now();
+    }
+    await Promise.race([
+      'seconds' in options.window ? sleep(options.window.seconds * 1000) : options.window.until,
+      Promise.all(callers),
+    ]);
+    measuring = false;
+    seconds = (performance.now() - start) / 1000;
+  } finally {
+    // A failed turn or window ends every caller's loop too.
+    stop = true;
   }
-  const start = performance.now();
-  await Promise.race([
-    'seconds' in options.window ? sleep(options.window.seconds * 1000) : options.window.until,
-    Promise.all(callers),
-  ]);
-  measuring = false;
-  const seconds = (performance.now() - start) / 1000;
-  stop = true;
   await Promise.all(callers);
   latencies.sort((a, b) => a - b);
   return {
