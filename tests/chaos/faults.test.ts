@@ -1,6 +1,6 @@
 // The chaos suite (tests/chaos/chaos.ts): a mixed stream of mail through the six services as separate
 // processes while each fault strikes in turn. `npm test` runs the short variant (a lighter stream, shorter
-// cuts and pauses); `npm run chaos` runs the full one (CHAOS=full) and prints the report that README quotes.
+// cuts and pauses); `npm run chaos` runs the full one (CHAOS=full) and prints the report that docs/operations.md quotes.
 import { describe, expect, it } from '@jest/globals';
 import { describeReport, runChaos, type ChaosOptions } from './chaos.ts';
 

@@ -36,7 +36,7 @@ const UNSET_IN_K8S: Record<string, string> = {
   SMTP_TLS_KEY: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
 };
 /**
- * The runtime contract (ARCHITECTURE.md) plus SERVICE (deploy/entrypoint.sh): names compose and k8s may
+ * The runtime contract (docs/configuration.md) plus SERVICE (deploy/entrypoint.sh): names compose and k8s may
  * set before any service reads them. Anything else set there must be read by some service.
  */
 const CONTRACT_VARS = new Set([

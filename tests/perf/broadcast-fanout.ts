@@ -14,10 +14,9 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { Resend } from 'resend';
 import { createVerifiedDomain, observeBroker, startDnsServer, startSystem } from '@postline/testing';
+import { closedLoop, localInfra, log, type LoadResult } from './harness.ts';
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -28,14 +27,15 @@ const { values: args } = parseArgs({
 });
 const CONTACTS = Number(args.contacts);
 const CONCURRENCY = Number(args.concurrency);
-const IDLE_MS = Number(args['idle-seconds']) * 1000;
+const IDLE_SECONDS = Number(args['idle-seconds']);
 
-const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
-/** A closed loop of POST /emails until `until()` says stop; returns each request's latency (ms), sorted. */
-async function emailLoop(origin: string, apiKey: string, from: string, until: () => boolean): Promise<number[]> {
+/** A closed loop of POST /emails, with no warm-up, for `window`; a refused request stops the run. */
+async function emailLoop(
+  origin: string,
+  apiKey: string,
+  from: string,
+  window: { seconds: number } | { until: Promise<unknown> },
+): Promise<LoadResult> {
   const http = new Pool(origin, { connections: CONCURRENCY });
   const headers = {
     authorization: `Bearer ${apiKey}`,
@@ -48,20 +48,21 @@ async function emailLoop(origin: string, apiKey: string, from: string, until: ()
     subject: 'Receipt',
     html: '<p>Thanks.</p>',
   });
-  const latencies: number[] = [];
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (!until()) {
-        const started = performance.now();
+  try {
+    return await closedLoop({
+      concurrency: CONCURRENCY,
+      warmUp: 0,
+      window,
+      turn: async () => {
         const res = await http.request({ method: 'POST', path: '/emails', headers, body });
         const text = await res.body.text();
         if (res.statusCode !== 200) throw new Error(`POST /emails: ${res.statusCode} ${text.slice(0, 200)}`);
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  await http.close();
-  return latencies.sort((a, b) => a - b);
+        return { ok: true };
+      },
+    });
+  } finally {
+    await http.close();
+  }
 }
 
 const dns = await startDnsServer();
@@ -103,9 +104,8 @@ try {
   log(`${CONTACTS} contacts in the segment`);
 
   const origin = new URL(system.apiUrl).origin;
-  const idleUntil = performance.now() + IDLE_MS;
-  const idle = await emailLoop(origin, String(apiKey), domain.name, () => performance.now() > idleUntil);
-  log(`idle: ${idle.length} POST /emails`);
+  const idle = await emailLoop(origin, String(apiKey), domain.name, { seconds: IDLE_SECONDS });
+  log(`idle: ${idle.count} POST /emails`);
 
   const created = await resend.broadcasts.create({
     segmentId,
@@ -117,10 +117,9 @@ try {
   if (!created.data) throw new Error(`broadcast: ${JSON.stringify(created.error)}`);
   const broadcastId = created.data.id;
   const started = performance.now();
-  let done = false;
   let elapsed = NaN;
   const watch = (async () => {
-    while (!done) {
+    for (;;) {
       const { rows } = await client.query<{ status: string; emails: string }>(
         `select b.status, (select count(*) from sender.broadcast_recipients r where r.broadcast_id = b.id and r.email_id is not null) as emails
          from sender.broadcasts b where b.id = $1`,
@@ -128,13 +127,13 @@ try {
       );
       if (rows[0]?.status === 'sent' && Number(rows[0].emails) >= CONTACTS) {
         elapsed = (performance.now() - started) / 1000;
-        done = true;
+        return;
       } else if (performance.now() - started > 300_000) {
         throw new Error(`not done after 300 s: ${JSON.stringify(rows[0])}`);
       } else await new Promise((resolve) => setTimeout(resolve, 200));
     }
   })();
-  const during = await emailLoop(origin, String(apiKey), domain.name, () => done);
+  const during = await emailLoop(origin, String(apiKey), domain.name, { until: watch });
   await watch;
 
   console.log(`\n== broadcast-fanout benchmark ==`);
@@ -142,7 +141,7 @@ try {
     `${CONTACTS} recipients' emails accepted (queued) ${elapsed.toFixed(1)} s after send (target ≤ 60 s): ${(CONTACTS / elapsed).toFixed(0)} emails/s`,
   );
   console.log(
-    `POST /emails (closed loop of ${CONCURRENCY}): p99 ${percentile(idle, 99).toFixed(1)} ms idle (p50 ${percentile(idle, 50).toFixed(1)}, ${idle.length} requests), p99 ${percentile(during, 99).toFixed(1)} ms during the fan-out (p50 ${percentile(during, 50).toFixed(1)}, ${during.length} requests)`,
+    `POST /emails (closed loop of ${CONCURRENCY}): p99 ${idle.p99.toFixed(1)} ms idle (p50 ${idle.p50.toFixed(1)}, ${idle.count} requests), p99 ${during.p99.toFixed(1)} ms during the fan-out (p50 ${during.p50.toFixed(1)}, ${during.count} requests)`,
   );
 } finally {
   await client.end();

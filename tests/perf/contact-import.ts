@@ -11,10 +11,9 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Resend } from 'resend';
 import { dataOf, startSystem } from '@postline/testing';
+import { inTurns, localInfra, log, middle } from './harness.ts';
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -24,8 +23,6 @@ const { values: args } = parseArgs({
 });
 const ROWS = Number(args.rows);
 const ROUNDS = Number(args.rounds);
-
-const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
 
 function csv(round: number): string {
   const lines = ['email,first_name,last_name,plan,company,seats'];
@@ -46,8 +43,7 @@ try {
   dataOf(await resend.contactProperties.create({ key: 'seats', type: 'number' }));
   const client = new pg.Client({ connectionString: String(system.env.DATABASE_URL) });
   await client.connect();
-  const seconds: number[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
+  const seconds = await inTurns(ROUNDS, async (round) => {
     const segment = dataOf(await resend.segments.create({ name: `import ${round}` })).id;
     const file = new Blob([csv(round)], { type: 'text/csv' });
     const uploadStarted = performance.now();
@@ -67,15 +63,14 @@ try {
     if (status !== 'completed' || counts.created !== ROWS || Number(rows[0]?.members) !== ROWS) {
       throw new Error(`round ${round}: ${status} ${JSON.stringify(counts)}, ${rows[0]?.members} in the segment`);
     }
-    seconds.push(elapsed);
     log(
       `round ${round}: ${ROWS} rows (${(file.size / 1024 / 1024).toFixed(1)} MB) uploaded in ${((accepted - uploadStarted) / 1000).toFixed(2)} s, ` +
         `201 → completed in ${elapsed.toFixed(2)} s (${Math.round(ROWS / elapsed)} rows/s)`,
     );
-  }
+    return elapsed;
+  });
   await client.end();
-  const median = seconds.toSorted((a, b) => a - b)[Math.floor(seconds.length / 2)] ?? NaN;
-  log(`median of ${ROUNDS}: ${median.toFixed(2)} s for ${ROWS} rows (target ≤ 30 s for 100,000)`);
+  log(`median of ${ROUNDS}: ${middle(seconds).toFixed(2)} s for ${ROWS} rows (target ≤ 30 s for 100,000)`);
 } finally {
   await system.stop();
 }

@@ -16,10 +16,9 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { Resend } from 'resend';
 import { startSystem } from '@postline/testing';
+import { localInfra, log, percentile } from './harness.ts';
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -32,10 +31,6 @@ const { values: args } = parseArgs({
 const SMALL = Number(args.small);
 const LARGE = Number(args.large);
 const REQUESTS = Number(args.requests);
-
-const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** Adds contacts `from`..`to` - 1 to the team and to the segment, in one statement per 100,000. */
 async function grow(client: pg.Client, teamId: string, segmentId: string, from: number, to: number): Promise<void> {

@@ -28,6 +28,18 @@ import { Pool } from 'undici';
 import { Resend } from 'resend';
 import { consumerQueueNames, declareConsumerQueues, DEFAULT_RETRY_POLICY, exchangeNames } from '@postline/platform';
 import {
+  closedLoop,
+  deliveryDrained,
+  inTurns,
+  localInfra,
+  median,
+  metricSum,
+  profileEnv,
+  settled,
+  type LoadResult,
+  type Outcome,
+} from './harness.ts';
+import {
   createTestDatabase,
   createVerifiedDomain,
   observeBroker,
@@ -37,10 +49,7 @@ import {
   type System,
 } from '@postline/testing';
 
-// The local servers unless the environment names others (npm test's defaults).
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -54,10 +63,9 @@ const { values: args } = parseArgs({
 });
 
 type Mode = 'paused' | 'running';
-type Result = { requests: number; errors: number; seconds: number; rps: number; p50: number; p99: number };
-type Round = { baseline: Result; direct: Result; single: Result };
+type Round = { baseline: LoadResult; direct: LoadResult; single: LoadResult };
 
-/** Closed loop: `concurrency` callers each send the next request as soon as the last one is answered. */
+/** A closed loop of POST requests: `concurrency` kept-alive connections, a 2 s warm-up, then `seconds`. */
 async function load(
   url: string,
   path: string,
@@ -65,56 +73,32 @@ async function load(
   body: () => string,
   seconds: number,
   concurrency: number,
-): Promise<Result> {
-  const origin = new URL(url).origin;
-  const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  let stop = false;
-  const one = async () => {
-    const started = performance.now();
-    const res = await pool.request({
-      method: 'POST',
-      path,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: body(),
+): Promise<LoadResult> {
+  const pool = new Pool(new URL(url).origin, { connections: concurrency, pipelining: 1 });
+  try {
+    return await closedLoop({
+      concurrency,
+      window: { seconds },
+      turn: async (): Promise<Outcome> => {
+        const res = await pool.request({
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/json', ...headers },
+          body: body(),
+        });
+        const text = await res.body.text();
+        return res.statusCode === 200
+          ? { ok: true }
+          : { ok: false, error: `status ${res.statusCode}: ${text.slice(0, 200)}` };
+      },
     });
-    const text = await res.body.text();
-    if (!measuring) return;
-    if (res.statusCode !== 200) {
-      errors++;
-      if (errors < 3) console.error(`status ${res.statusCode}: ${text.slice(0, 200)}`);
-      return;
-    }
-    latencies.push(performance.now() - started);
-  };
-  const callers = Array.from({ length: concurrency }, async () => {
-    while (!stop) await one();
-  });
-  await new Promise((r) => setTimeout(r, 2000)); // warm-up: connections, JIT, pools
-  measuring = true;
-  const start = performance.now();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  measuring = false;
-  const elapsed = (performance.now() - start) / 1000;
-  stop = true;
-  await Promise.all(callers);
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-  return {
-    requests: latencies.length,
-    errors,
-    seconds: elapsed,
-    rps: latencies.length / elapsed,
-    p50: pct(50),
-    p99: pct(99),
-  };
+  } finally {
+    await pool.close();
+  }
 }
 
-const fmt = (r: Result) =>
-  `${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.requests} requests, ${r.errors} errors)`;
+const fmt = (r: LoadResult) =>
+  `${r.rate.toFixed(0)} req/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.count} requests, ${r.errors} errors)`;
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
@@ -123,12 +107,6 @@ const MODES = args.delivery.split(',').map((m) => m.trim());
 if (MODES.length === 0 || MODES.some((m) => m !== 'paused' && m !== 'running')) {
   throw new Error(`--delivery takes paused, running or both (comma-separated), not "${args.delivery}"`);
 }
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 const email = (from: string) => () =>
   JSON.stringify({
     from: `Acme <hello@${from}>`,
@@ -137,38 +115,12 @@ const email = (from: string) => () =>
     html: '<p>Thanks for your order.</p>',
   });
 
-/** Sums the samples of one metric on a service's /metrics whose labels `keep` accepts. */
-async function metricSum(url: string, name: string, keep: (labels: string) => boolean = () => true): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  let sum = 0;
-  for (const match of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) {
-    if (keep(match[1] ?? '')) sum += Number(match[2]);
-  }
-  return sum;
-}
-
-/** Running: waits until the sender has no recipient pending delivery (its gauge on /metrics), then a second more. */
-async function drained(system: System): Promise<void> {
-  const until = Date.now() + 180_000;
-  while (Date.now() < until) {
-    const text = await (await fetch(`${system.services.sender.url}/metrics`)).text();
-    const pending = /^email_recipients_waiting\{status="pending"\} (\d+)/m.exec(text);
-    if (!pending || Number(pending[1]) === 0) {
-      await sleep(1000);
-      return;
-    }
-    await sleep(500);
-  }
-  throw new Error('the delivery backlog did not drain within 3 minutes');
-}
-
 /**
  * Paused: waits until every outbox is published and every work queue a service reports is empty (the
  * webhook fan-out of `email.sent`), then a second more. The parked delivery commands do not count.
  */
 async function quiet(system: System, parkedQueue: string): Promise<void> {
-  const until = Date.now() + 180_000;
-  while (Date.now() < until) {
+  await settled(async () => {
     let left = 0;
     for (const service of Object.values(system.services)) {
       left += await metricSum(service.url, 'outbox_pending_messages');
@@ -178,13 +130,8 @@ async function quiet(system: System, parkedQueue: string): Promise<void> {
         (labels) => labels.includes('kind="work"') && !labels.includes(`queue="${parkedQueue}"`),
       );
     }
-    if (left === 0) {
-      await sleep(1000);
-      return;
-    }
-    await sleep(500);
-  }
-  throw new Error('the outboxes and work queues did not empty within 3 minutes');
+    return left;
+  }, 'the outboxes and work queues');
 }
 
 /** Declares the sender's delivery command queues (work, retry tiers, dead letters) for a paused system. */
@@ -218,8 +165,7 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
     LOG_LEVEL: 'warn',
     // Read by the sender only: 0 runs no `sender.deliver` consumer.
     ...(mode === 'paused' ? { DELIVERY_CONCURRENCY: '0' } : {}),
-    // PROFILE_DIR=/tmp/prof writes each service's CPU profile there when it stops.
-    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+    ...profileEnv(),
   });
   let parked: Awaited<ReturnType<typeof parkDeliveryCommands>> | undefined;
   try {
@@ -227,7 +173,7 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
     if (mode === 'paused')
       parked = await parkDeliveryCommands(String(system.env.AMQP_URL), String(system.env.BROKER_PREFIX));
     const parkedQueue = parked?.work;
-    const settle = parkedQueue ? () => quiet(system, parkedQueue) : () => drained(system);
+    const settle = parkedQueue ? () => quiet(system, parkedQueue) : () => deliveryDrained(system);
     const events = await observeBroker({
       amqpUrl: String(system.env.AMQP_URL),
       prefix: String(system.env.BROKER_PREFIX),
@@ -244,8 +190,7 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
     await events.close();
     const auth = { authorization: `Bearer ${apiKey}`, 'user-agent': 'postline-bench' };
 
-    const rounds: Round[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+    const rounds = await inTurns(ROUNDS, async (round): Promise<Round> => {
       await settle();
       const base = await load(baselineUrl, '/emails', {}, email('example.com'), SECONDS, CONCURRENCY);
       console.log(`[${mode}] round ${round}: baseline (express + 1 transaction): ${fmt(base)}`);
@@ -262,10 +207,10 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
       const single = await load(system.apiUrl, '/emails', auth, email(domain.name), SECONDS, CONCURRENCY);
       console.log(`[${mode}] round ${round}: POST /emails through the gateway: ${fmt(single)}`);
       console.log(
-        `  → ${((100 * single.rps) / base.rps).toFixed(0)}% of this round's baseline, p99 ${(single.p99 / base.p99).toFixed(2)}×`,
+        `  → ${((100 * single.rate) / base.rate).toFixed(0)}% of this round's baseline, p99 ${(single.p99 / base.p99).toFixed(2)}×`,
       );
-      rounds.push({ baseline: base, direct, single });
-    }
+      return { baseline: base, direct, single };
+    });
 
     if (withBatch) {
       await settle();
@@ -280,7 +225,7 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
         Number(args['batch-concurrency']),
       );
       console.log(`[${mode}] POST /emails/batch (100 emails): ${fmt(batch)}`);
-      console.log(`  → ${(batch.rps * 100).toFixed(0)} emails accepted per second (target ≥ 10,000)`);
+      console.log(`  → ${(batch.rate * 100).toFixed(0)} emails accepted per second (target ≥ 10,000)`);
     }
     return rounds;
   } finally {
@@ -293,13 +238,13 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
 }
 
 function summary(mode: Mode, rounds: Round[]): string {
-  const ratio = median(rounds.map((r) => r.single.rps / r.baseline.rps));
+  const ratio = median(rounds.map((r) => r.single.rate / r.baseline.rate));
   const p99 = median(rounds.map((r) => r.single.p99 / r.baseline.p99));
   const label = mode === 'paused' ? 'accept (delivery paused)' : 'full pipeline (delivery running)';
   return (
     `${label}: ${(100 * ratio).toFixed(0)}% of the baseline's requests per second (target ≥ 75%), p99 ${p99.toFixed(2)}× (target ≤ 2×); ` +
-    `median of ${rounds.length} rounds: baseline ${median(rounds.map((r) => r.baseline.rps)).toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.baseline.p99)).toFixed(1)} ms), ` +
-    `sender alone ${median(rounds.map((r) => r.direct.rps)).toFixed(0)} req/s, gateway ${median(rounds.map((r) => r.single.rps)).toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.single.p99)).toFixed(1)} ms)`
+    `median of ${rounds.length} rounds: baseline ${median(rounds.map((r) => r.baseline.rate)).toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.baseline.p99)).toFixed(1)} ms), ` +
+    `sender alone ${median(rounds.map((r) => r.direct.rate)).toFixed(0)} req/s, gateway ${median(rounds.map((r) => r.single.rate)).toFixed(0)} req/s (p99 ${median(rounds.map((r) => r.single.p99)).toFixed(1)} ms)`
   );
 }
 

@@ -18,11 +18,9 @@ import { parseArgs } from 'node:util';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { createVerifiedDomain, observeBroker, startDnsServer, startSinkMx, startSystem } from '@postline/testing';
+import { inTurns, localInfra, middle, profileEnv } from './harness.ts';
 
-// The local servers unless the environment names others (npm test's defaults).
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -34,7 +32,6 @@ const { values: args } = parseArgs({
 const N = Number(args.emails);
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const RCPT = 'sink.test';
 const html = '<p>Thanks for your order. Your receipt is below.</p><table><tr><td>Widget</td><td>$10</td></tr></table>';
 
@@ -98,7 +95,7 @@ const system = await startSystem({
   LOG_LEVEL: 'warn',
   ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
   MX_DELIVERY_PORT: String(sink.port),
-  ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+  ...profileEnv(),
 });
 try {
   const events = await observeBroker({
@@ -154,13 +151,11 @@ try {
     return { rate: N / seconds, acceptedSeconds, signed: countSigned() };
   }
 
-  const ratios: { plain: number; signed: number }[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
+  const ratios = await inTurns(ROUNDS, async (round) => {
     const plain = await baselineBurst(`b${round}`, domain.name, undefined);
     const signed = await baselineBurst(`d${round}`, domain.name, dkim);
     const connectionsBefore = sink.connections();
     const burst = await systemBurst(round);
-    ratios.push({ plain: burst.rate / plain.rate, signed: burst.rate / signed.rate });
     console.log(
       `round ${round}: nodemailer (${CONNECTIONS} connections) ${plain.rate.toFixed(0)} emails/s without DKIM, ` +
         `${signed.rate.toFixed(0)} emails/s with its own DKIM (${signed.signed}/${N} signed); ` +
@@ -168,10 +163,11 @@ try {
         `${sink.connections() - connectionsBefore} SMTP sessions) → ${((100 * burst.rate) / plain.rate).toFixed(0)}% of nodemailer without DKIM, ` +
         `${((100 * burst.rate) / signed.rate).toFixed(0)}% of nodemailer with DKIM`,
     );
-  }
+    return { plain: burst.rate / plain.rate, signed: burst.rate / signed.rate };
+  });
   console.log(
-    `median of ${ROUNDS} rounds: ${(100 * median(ratios.map((r) => r.plain))).toFixed(0)}% of nodemailer without DKIM (target ≥ 50%), ` +
-      `${(100 * median(ratios.map((r) => r.signed))).toFixed(0)}% of nodemailer with DKIM; at most ${sink.maxOpenSessions()} sessions open at once`,
+    `median of ${ROUNDS} rounds: ${(100 * middle(ratios.map((r) => r.plain))).toFixed(0)}% of nodemailer without DKIM (target ≥ 50%), ` +
+      `${(100 * middle(ratios.map((r) => r.signed))).toFixed(0)}% of nodemailer with DKIM; at most ${sink.maxOpenSessions()} sessions open at once`,
   );
   // A run that deferred some deliveries (they come back minutes later) shows why: the sender's warnings.
   const warnings = system.services.sender.output

@@ -27,11 +27,9 @@ import {
   type BrokerObserver,
   type RawSmtp,
 } from '@postline/testing';
+import { closedLoop, inTurns, localInfra, median, profileEnv, type LoadResult, type Outcome } from './harness.ts';
 
-// The local servers unless the environment names others (npm test's defaults).
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -44,21 +42,13 @@ const { values: args } = parseArgs({
   },
 });
 
-type Result = { messages: number; errors: number; seconds: number; rate: number; p50: number; p99: number };
-
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const CONNECTIONS = Number(args.connections);
 const SIZE = Number(args.size);
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
-const fmt = (r: Result) =>
-  `${r.rate.toFixed(0)} msg/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.messages} messages, ${r.errors} errors)`;
+const fmt = (r: LoadResult) =>
+  `${r.rate.toFixed(0)} msg/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.count} messages, ${r.errors} errors)`;
 
 /** A message of about SIZE bytes: a text part and an html part of plain lines (nothing to dot-stuff). */
 function message(to: string, n: number): string {
@@ -87,52 +77,30 @@ function message(to: string, n: number): string {
   ].join('\r\n');
 }
 
-/** Closed loop: CONNECTIONS sessions, each sending the next message as soon as the last one is answered. */
-async function load(port: number, to: string): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  let stop = false;
+/**
+ * A closed loop of CONNECTIONS sessions, each sending its next message as soon as the last one is answered;
+ * a message is timed from its bytes' first write to its 250.
+ */
+async function load(port: number, to: string): Promise<LoadResult> {
   let n = 0;
-  const session = async (smtp: RawSmtp) => {
-    await smtp.command('EHLO bench.sender.test');
-    while (!stop) {
-      smtp.write(`MAIL FROM:<bench@sender.test>\r\nRCPT TO:<${to}>\r\nDATA\r\n`);
-      const replies = [await smtp.read(), await smtp.read(), await smtp.read()];
-      if (replies[2]!.code !== 354) throw new Error(`DATA refused: ${JSON.stringify(replies)}`);
-      const started = performance.now();
-      smtp.write(`${message(to, n++)}.\r\n`);
-      const reply = await smtp.read();
-      if (!measuring) continue;
-      if (reply.code !== 250) {
-        errors++;
-        if (errors < 3) console.error(`reply ${reply.code} ${reply.text}`);
-        continue;
-      }
-      latencies.push(performance.now() - started);
-    }
-    await smtp.command('QUIT');
-  };
   const sessions = await Promise.all(Array.from({ length: CONNECTIONS }, () => openRawSmtp(port)));
-  const running = sessions.map(session);
-  await sleep(2000); // warm-up: connections, JIT, pools, caches
-  measuring = true;
-  const start = performance.now();
-  await sleep(SECONDS * 1000);
-  measuring = false;
-  const elapsed = (performance.now() - start) / 1000;
-  stop = true;
-  await Promise.all(running);
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-  return {
-    messages: latencies.length,
-    errors,
-    seconds: elapsed,
-    rate: latencies.length / elapsed,
-    p50: pct(50),
-    p99: pct(99),
+  for (const smtp of sessions) await smtp.command('EHLO bench.sender.test');
+  const send = async (smtp: RawSmtp): Promise<Outcome> => {
+    smtp.write(`MAIL FROM:<bench@sender.test>\r\nRCPT TO:<${to}>\r\nDATA\r\n`);
+    const replies = [await smtp.read(), await smtp.read(), await smtp.read()];
+    if (replies[2]!.code !== 354) throw new Error(`DATA refused: ${JSON.stringify(replies)}`);
+    const startedAt = performance.now();
+    smtp.write(`${message(to, n++)}.\r\n`);
+    const reply = await smtp.read();
+    return reply.code === 250 ? { ok: true, startedAt } : { ok: false, error: `reply ${reply.code} ${reply.text}` };
   };
+  const result = await closedLoop({
+    concurrency: CONNECTIONS,
+    turn: (caller) => send(sessions[caller]!),
+    window: { seconds: SECONDS },
+  });
+  for (const smtp of sessions) await smtp.command('QUIT');
+  return result;
 }
 
 /** The bare server in its own process (as the MX is), and its port. */
@@ -172,8 +140,7 @@ async function main(): Promise<void> {
   const system = await startSystem({
     DNS_SERVERS: dns.address,
     LOG_LEVEL: 'warn',
-    // PROFILE_DIR=/tmp/prof writes each service's CPU profile there when it stops.
-    ...(process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {}),
+    ...profileEnv(),
   });
   const bare = await spawnBare();
   try {
@@ -197,8 +164,7 @@ async function main(): Promise<void> {
     });
     const to = `inbox@${domain.name}`;
 
-    const rounds: { bare: Result; mx: Result; lag: number }[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+    const rounds = await inTurns(ROUNDS, async (round) => {
       const bareResult = await load(bare.port, to);
       console.log(`round ${round} bare smtp-server: ${fmt(bareResult)}`);
       const accepted = await load(system.smtp.mx, to);
@@ -207,8 +173,8 @@ async function main(): Promise<void> {
       console.log(
         `round ${round} inbound MX:       ${fmt(accepted)}; events published ${lag.toFixed(1)} s after the phase`,
       );
-      rounds.push({ bare: bareResult, mx: accepted, lag });
-    }
+      return { bare: bareResult, mx: accepted, lag };
+    });
     await events.close();
     const bareRate = median(rounds.map((r) => r.bare.rate));
     const mxRate = median(rounds.map((r) => r.mx.rate));

@@ -16,12 +16,10 @@ import { parseArgs } from 'node:util';
 import nodemailer from 'nodemailer';
 import { Pool } from 'undici';
 import { Resend } from 'resend';
-import { createVerifiedDomain, observeBroker, startDnsServer, startSystem, type System } from '@postline/testing';
+import { createVerifiedDomain, observeBroker, startDnsServer, startSystem } from '@postline/testing';
+import { closedLoop, deliveryDrained, inTurns, localInfra, median, type LoadResult, type Outcome } from './harness.ts';
 
-// The local servers unless the environment names others (npm test's defaults).
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -34,72 +32,24 @@ const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
 
-type Result = { messages: number; errors: number; seconds: number; rate: number; p50: number; p99: number };
-
-/** Closed loop: `concurrency` callers, each starting its next `send` as soon as the last one is answered. */
-async function load(send: () => Promise<void>, seconds: number, concurrency: number): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  let stop = false;
-  const callers = Array.from({ length: concurrency }, async () => {
-    while (!stop) {
-      const started = performance.now();
+/** A closed loop of CONCURRENCY callers for SECONDS after a 2 s warm-up (connections, TLS, AUTH, JIT, pools). */
+async function load(send: () => Promise<void>): Promise<LoadResult> {
+  return closedLoop({
+    concurrency: CONCURRENCY,
+    window: { seconds: SECONDS },
+    turn: async (): Promise<Outcome> => {
       try {
         await send();
-        if (measuring) latencies.push(performance.now() - started);
+        return { ok: true };
       } catch (err) {
-        if (!measuring) continue;
-        errors++;
-        if (errors < 3) console.error(String(err));
+        return { ok: false, error: String(err) };
       }
-    }
+    },
   });
-  await new Promise((r) => setTimeout(r, 2000)); // warm-up: connections, TLS, AUTH, JIT, pools
-  measuring = true;
-  const start = performance.now();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  measuring = false;
-  const elapsed = (performance.now() - start) / 1000;
-  stop = true;
-  await Promise.all(callers);
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-  return {
-    messages: latencies.length,
-    errors,
-    seconds: elapsed,
-    rate: latencies.length / elapsed,
-    p50: pct(50),
-    p99: pct(99),
-  };
 }
 
-const fmt = (r: Result) =>
-  `${r.rate.toFixed(0)} messages/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.messages} messages, ${r.errors} errors)`;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
-
-/** Waits until the sender has no recipient pending delivery (its gauge on /metrics), then a second more. */
-async function drained(system: System): Promise<void> {
-  const until = Date.now() + 180_000;
-  while (Date.now() < until) {
-    const text = await (await fetch(`${system.services.sender.url}/metrics`)).text();
-    const pending = [...text.matchAll(/^email_recipients_waiting\{([^}]*)\} (\d+)/gm)].find((m) =>
-      m[1]?.includes('status="pending"'),
-    );
-    if (!pending || Number(pending[2]) === 0) {
-      await sleep(1000);
-      return;
-    }
-    await sleep(500);
-  }
-  throw new Error('the delivery backlog did not drain within 3 minutes');
-}
+const fmt = (r: LoadResult) =>
+  `${r.rate.toFixed(0)} messages/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (${r.count} messages, ${r.errors} errors)`;
 
 const dns = await startDnsServer();
 const system = await startSystem({ DNS_SERVERS: dns.address, RATE_LIMIT_PER_SECOND: '1000000', LOG_LEVEL: 'warn' });
@@ -162,17 +112,16 @@ try {
     if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${text.slice(0, 200)}`);
   };
 
-  const rounds: { api: Result; smtp: Result }[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
-    await drained(system);
-    const api = await load(sendHttp, SECONDS, CONCURRENCY);
+  const rounds = await inTurns(ROUNDS, async (round) => {
+    await deliveryDrained(system);
+    const api = await load(sendHttp);
     console.log(`round ${round}: POST /emails (${CONCURRENCY} connections): ${fmt(api)}`);
-    await drained(system);
-    const smtp = await load(sendSmtp, SECONDS, CONCURRENCY);
+    await deliveryDrained(system);
+    const smtp = await load(sendSmtp);
     console.log(`round ${round}: SMTP relay (${CONCURRENCY} sessions): ${fmt(smtp)}`);
     console.log(`  → ${((100 * smtp.rate) / api.rate).toFixed(0)}% of this round's POST /emails`);
-    rounds.push({ api, smtp });
-  }
+    return { api, smtp };
+  });
   relay.close();
   await http.close();
 

@@ -26,6 +26,7 @@ import { migrate } from '../../services/scheduler/src/db/migrate.ts';
 import type { SchedulerDb } from '../../services/scheduler/src/db/schema.ts';
 import { countPendingTimers, setTimer } from '../../services/scheduler/src/db/timers.ts';
 import { POLL_MS } from '../../services/scheduler/src/jobs/timer-firing.ts';
+import { localInfra, log, sleep } from './harness.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,13 +44,8 @@ const LEAD_MS = Number(args['lead-seconds'] ?? (VIA === 'db' ? 60 : 150)) * 1000
 const SET_CONCURRENCY = 16;
 const MAIN = fileURLToPath(new URL('../../services/scheduler/src/main.ts', import.meta.url));
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379'; // required by the test helpers, unused here
-const amqpUrl = process.env.AMQP_URL;
-
-const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Redis is required by the test helpers, unused here.
+const { amqpUrl } = localInfra();
 
 const database = await createTestDatabase('perf');
 const { db } = createDb<SchedulerDb>({ url: database.url, schema: SCHEMA, max: SET_CONCURRENCY });

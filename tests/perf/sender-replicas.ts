@@ -20,10 +20,9 @@ import {
   startSystem,
   type System,
 } from '@postline/testing';
+import { inTurns, localInfra, middle } from './harness.ts';
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+localInfra();
 
 const { values: args } = parseArgs({
   options: { emails: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '3' } },
@@ -32,7 +31,6 @@ const N = Number(args.emails);
 const ROUNDS = Number(args.rounds);
 const RCPT = 'sink.test';
 const html = '<p>Thanks for your order. Your receipt is below.</p><table><tr><td>Widget</td><td>$10</td></tr></table>';
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 const sink = await startSinkMx();
 const dns = await startDnsServer();
@@ -103,18 +101,16 @@ async function burst(bench: Bench, round: number): Promise<number> {
 const one = await startBench('one', 1);
 const two = await startBench('two', 2);
 try {
-  const rates = { one: [] as number[], two: [] as number[] };
-  for (let round = 1; round <= ROUNDS; round++) {
+  const rounds = await inTurns(ROUNDS, async (round) => {
     const a = await burst(one, round);
     const b = await burst(two, round);
-    rates.one.push(a);
-    rates.two.push(b);
     console.log(
       `round ${round}: one sender ${a.toFixed(0)} emails/s, two senders ${b.toFixed(0)} emails/s → ${(b / a).toFixed(2)}×`,
     );
-  }
-  const a = median(rates.one);
-  const b = median(rates.two);
+    return { one: a, two: b };
+  });
+  const a = middle(rounds.map((r) => r.one));
+  const b = middle(rounds.map((r) => r.two));
   console.log(
     `median of ${ROUNDS} rounds: one sender ${a.toFixed(0)} emails/s, two senders ${b.toFixed(0)} emails/s → ${(b / a).toFixed(2)}×`,
   );

@@ -18,9 +18,9 @@ import { Pool } from 'undici';
 import { startSystem } from '@postline/testing';
 import { createTrackingCipher } from '../../services/sender/src/engagement/domain/tracking-links.ts';
 
-process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-process.env.AMQP_URL ??= 'amqp://guest:guest@127.0.0.1:5672';
-process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
+import { closedLoop, localInfra, log } from './harness.ts';
+
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -32,10 +32,6 @@ const { values: args } = parseArgs({
 const EMAILS = Number(args.emails);
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
-
-const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 const system = await startSystem({ PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_PER_SECOND: '100000' });
 const client = new pg.Client({ connectionString: system.env.DATABASE_URL });
@@ -66,30 +62,29 @@ try {
     host: 'links.example.com',
   };
   let next = 0;
-  const once = async (): Promise<number> => {
+  const once = async (): Promise<{ ok: true }> => {
     const path = paths[next++ % paths.length]!;
-    const started = performance.now();
     const res = await http.request({ method: 'GET', path, headers });
     await res.body.dump();
     if (res.statusCode !== 302) throw new Error(`${path}: ${res.statusCode}`);
-    return performance.now() - started;
+    return { ok: true };
   };
 
-  for (let i = 0; i < paths.length; i++) await once(); // warm-up: JIT, connections, the email-team cache
-  const latencies: number[] = [];
-  const deadline = performance.now() + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < deadline) latencies.push(await once());
-    }),
-  );
+  const result = await closedLoop({
+    concurrency: CONCURRENCY,
+    turn: once,
+    // Every token once, one at a time: JIT, connections, the email-team cache.
+    warmUp: async () => {
+      for (let i = 0; i < paths.length; i++) await once();
+    },
+    window: { seconds: SECONDS },
+  });
   await http.close();
-  latencies.sort((a, b) => a - b);
   console.log(`\n== tracking-redirect benchmark (${CONCURRENCY} clients, closed loop, ${SECONDS} s) ==`);
   console.log(
-    `GET /c/{token} → 302: ${latencies.length} requests, ${(latencies.length / SECONDS).toFixed(0)}/s; ` +
-      `p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms (target p99 ≤ 10 ms), ` +
-      `max ${latencies[latencies.length - 1]?.toFixed(2)} ms`,
+    `GET /c/{token} → 302: ${result.count} requests, ${result.rate.toFixed(0)}/s; ` +
+      `p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms (target p99 ≤ 10 ms), ` +
+      `max ${result.max.toFixed(2)} ms`,
   );
   // The clicks recorded meanwhile (the batcher writes them within 50 ms of each).
   const recorded = await client.query<{ n: string }>(

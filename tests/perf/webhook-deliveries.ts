@@ -22,6 +22,9 @@ import { Pool } from 'undici';
 import { Resend } from 'resend';
 import { deliveredData, deliveredEnvelope, startSystem } from '@postline/testing';
 import { newSecret, signedHeaders } from '../../services/webhook-dispatcher/src/domain/signing.ts';
+import { inTurns, localInfra, middle, percentile } from './harness.ts';
+
+localInfra();
 
 const { values: args } = parseArgs({
   options: {
@@ -75,10 +78,6 @@ function waitForArrivals(ids: string[], timeoutMs: number): Promise<void> {
   });
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const secret = newSecret();
 
 /** The baseline: plain undici POSTing N bodies signed the same way to the same receiver; deliveries/s. */
@@ -162,17 +161,16 @@ try {
     return { rate: N / (burst.at(-1)! / 1000), published, confirmed, burst };
   }
 
-  const rounds: { baseline: number; postline: number; burst: Awaited<ReturnType<typeof systemBurst>> }[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
+  const rounds = await inTurns(ROUNDS, async (round) => {
     const baselineRate = await baselineBurst();
     const burst = await systemBurst();
     console.error(
       `round ${round}: undici ${Math.round(baselineRate)}/s, Postline ${Math.round(burst.rate)}/s (${((100 * burst.rate) / baselineRate).toFixed(1)}%)`,
     );
-    rounds.push({ baseline: baselineRate, postline: burst.rate, burst });
-  }
+    return { baseline: baselineRate, postline: burst.rate, burst };
+  });
   const ratios = rounds.map((r) => r.postline / r.baseline);
-  const typical = rounds.find((r) => r.postline / r.baseline === median(ratios))!;
+  const typical = rounds.find((r) => r.postline / r.baseline === middle(ratios))!;
   const { published, confirmed, burst } = typical.burst;
 
   // 3. Latency at a steady rate.
@@ -200,7 +198,7 @@ try {
           postline_per_second: Math.round(r.postline),
           ratio: Number((r.postline / r.baseline).toFixed(3)),
         })),
-        median_ratio: Number(median(ratios).toFixed(3)),
+        median_ratio: Number(middle(ratios).toFixed(3)),
         // The median round's burst: when its deliveries arrived, from the first publish (a long tail shows
         // in p99 against last).
         burst_published_ms: { written: Math.round(published), confirmed: Math.round(confirmed) },

@@ -1,5 +1,5 @@
 // Whether an open was a machine's (machine_open) and a click a scanner's (scanner_click): ONE table of
-// rules, each with the evidence for it (docs/shared MAIL-NOTES.md §6 and the sources it cites). A rule that
+// rules, each with the evidence for it (the observations and sources it cites). A rule that
 // matches sets the flag; the event is still emitted (the flag is extra information, never a filter).
 //
 // "Data-centre address" is known offline from a small embedded list of the largest clouds' and mail
