@@ -422,14 +422,16 @@ describe('consumer', () => {
     const envelope = { ...deliveredEnvelope(), data: { email_id: 'not-a-uuid' } };
     await publish(envelope, envelope.id);
 
-    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
-    expect(calls).toBe(0);
-    expect(
-      await metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
+    // The counter is the last thing dead-lettering does (after the broker confirmed the copy, which is when
+    // the dead queue already holds it), so it is what the test waits on.
+    const deadLettered = () =>
+      metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
         consumer: 'svc.invalid',
         reason: 'invalid',
-      }),
-    ).toBe(1);
+      });
+    await waitFor('the dead letter counted', async () => (await deadLettered()) === 1);
+    expect(calls).toBe(0);
+    expect(await queueDepth(broker, consumer.queues.dead)).toBe(1);
     expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.invalid' })).toBe(0);
     expect(
       await metricValue(metrics.registry, 'broker_queue_messages', { queue: consumer.queues.dead, kind: 'dead' }),
@@ -467,7 +469,16 @@ describe('consumer', () => {
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
 
-    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
+    // Counted once the move to the dead queue returns: by then every retry before it was counted too.
+    await waitFor(
+      'the dead letter counted',
+      async () =>
+        (await metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
+          consumer: 'svc.flaky',
+          reason: 'exhausted',
+        })) === 1,
+    );
+    expect(await queueDepth(broker, consumer.queues.dead)).toBe(1);
     expect(attempts).toHaveLength(TIERS.maxAttempts);
     // First retry waits in the 100 ms tier, the second in the 400 ms tier.
     expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(90);
