@@ -21,7 +21,7 @@ import {
   type MessagingFixture,
   type TestDb,
 } from './messaging-fixture.ts';
-import { startTcpProxy } from './tcp-proxy.ts';
+import { startTcpProxy } from '@postline/testing';
 
 // The integration project's testTimeout is not applied per project by jest 30.
 jest.setTimeout(30_000);
@@ -266,10 +266,8 @@ describe('consumer', () => {
 
   it('shares the prepare still in flight with a redelivered copy after the connection dies: one effect, both settled', async () => {
     const target = new URL(fx.amqpUrl);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
-    const url = new URL(fx.amqpUrl);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+    const proxy = await startTcpProxy(Number(target.port || 5672), target.hostname);
+    const viaProxy = await fx.broker({ url: proxy.url(fx.amqpUrl), metrics });
 
     let prepares = 0;
     let entered: () => void = () => undefined;
@@ -344,10 +342,8 @@ describe('consumer', () => {
 
   it('has no second effect when the connection dies after the commit but before the ack', async () => {
     const target = new URL(fx.amqpUrl);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
-    const url = new URL(fx.amqpUrl);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+    const proxy = await startTcpProxy(Number(target.port || 5672), target.hostname);
+    const viaProxy = await fx.broker({ url: proxy.url(fx.amqpUrl), metrics });
 
     let calls = 0;
     let entered: () => void = () => undefined;
