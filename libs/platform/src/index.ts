@@ -1,16 +1,14 @@
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
+export { createDb, PREPARED, pingDb, isDatabaseUnavailable, type DbOptions } from './db/db.ts';
 export {
-  createDb,
-  PREPARED,
-  pingDb,
-  isDatabaseUnavailable,
   ensureDatabase,
   migrateToLatest,
+  serviceMigrations,
   runMigrateCommand,
-  type DbOptions,
-} from './db/db.ts';
+  type ServiceMigrations,
+} from './db/migrations.ts';
 export { paginate, type Page } from './db/pagination.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
