@@ -78,14 +78,8 @@ export {
   type PublishResult,
   type Setup,
 } from './broker/broker.ts';
-export {
-  createConsumer,
-  type Consumer,
-  type ConsumerOptions,
-  type MatchingKeys,
-  type BatchOptions,
-  type BatchItem,
-} from './broker/consumer.ts';
+export { createConsumer } from './broker/consumer/consumer.ts';
+export type { Consumer, ConsumerOptions, MatchingKeys, BatchOptions, BatchItem } from './broker/consumer/types.ts';
 export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } from './broker/batcher.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
