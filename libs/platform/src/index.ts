@@ -1,3 +1,5 @@
+// The platform's runtime entry: everything, including the parts that load express, amqplib and pg. Pure
+// code (domain/) imports '@postline/platform/pure' instead, which loads none of them.
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
@@ -114,19 +116,16 @@ export {
   type OutboxTable,
   type InboxTable,
 } from './outbox/tables.ts';
+export { enqueue, enqueueEvent, enqueueCommand, outboxSource } from './outbox/enqueue.ts';
 export {
-  enqueue,
-  enqueueEvent,
-  enqueueCommand,
   exchangeFor,
   timerMessage,
   outboxRows,
-  outboxSource,
   type OutboxRow,
   type OutboxMessage,
   type EventKey,
   type CommandKey,
-} from './outbox/enqueue.ts';
+} from './outbox/messages.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';
