@@ -3,7 +3,8 @@
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
-export { createDb, PREPARED, pingDb, isDatabaseUnavailable, type DbOptions } from './db/db.ts';
+export { createDb, PREPARED, pingDb, isDatabaseUnavailable, reportDatabaseOutage, type DbOptions } from './db/db.ts';
+export { outageLog, addressOf, type OutageLog, type Dependency } from './logger/outage-log.ts';
 export {
   ensureDatabase,
   migrateToLatest,

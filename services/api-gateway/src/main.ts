@@ -1,6 +1,14 @@
 // Wiring only: config → clients → app → server, and one graceful shutdown.
 import { Redis } from 'ioredis';
-import { createDb, createIntervalJob, createLifecycle, createLogger, createMetrics, listen } from '@postline/platform';
+import {
+  createDb,
+  createIntervalJob,
+  createLifecycle,
+  createLogger,
+  createMetrics,
+  listen,
+  outageLog,
+} from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
@@ -33,8 +41,11 @@ const redis = new Redis(config.REDIS_URL, {
   commandTimeout: 250,
   enableAutoPipelining: true,
 });
-redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
-await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
+// ioredis reconnects by itself; an outage is one clear line, then one a minute, not a line per retry.
+const redisOutage = outageLog(logger, 'Redis', config.REDIS_URL);
+redis.on('error', (err: Error) => redisOutage.failed(err));
+redis.on('ready', () => redisOutage.recovered());
+await redis.connect().catch((err: unknown) => redisOutage.failed(err));
 
 const owners: Owners = {
   sender: config.SENDER_URL,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../logger/logger.ts';
+import { knownOutageLog, outageLog } from '../logger/outage-log.ts';
 
 export type DbOptions = {
   url: string;
@@ -41,6 +42,8 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
     keepAliveInitialDelayMillis: 10_000,
   });
   watchConnectionErrors(pool, opts.logger);
+  // Registered now, so that every part of the service reports an unreachable database through it.
+  if (opts.logger) outageLog(opts.logger, 'PostgreSQL', opts.url);
   pool.on('connect', prepareMarkedStatements);
   return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), pool };
 }
@@ -105,16 +108,28 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
 }
 
 /**
- * The database could not be reached or dropped the connection (refused, timed out, SQLSTATE class 08,
- * shutting down, too many connections): a temporary condition of our own dependency, not a fault of the
- * statement or its data.
+ * The database could not be reached or dropped the connection (refused, timed out, its host unknown or
+ * unreachable, SQLSTATE class 08, shutting down, too many connections): a temporary condition of our own
+ * dependency, not a fault of the statement or its data.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
     return (
-      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) ||
-      code.startsWith('08')
+      [
+        'ECONNREFUSED',
+        'ECONNRESET',
+        'ETIMEDOUT',
+        'EPIPE',
+        'ENOTFOUND',
+        'EAI_AGAIN',
+        'EHOSTUNREACH',
+        'ENETUNREACH',
+        '57P01',
+        '57P02',
+        '57P03',
+        '53300',
+      ].includes(code) || code.startsWith('08')
     );
   }
   // node-postgres gives no code for a connection that ended under a query, nor for a client whose
@@ -123,6 +138,20 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     typeof message === 'string' &&
     /^Connection terminated|timeout exceeded when trying to connect|is not queryable|Client was closed/i.test(message)
   );
+}
+
+/**
+ * For a loop whose pass failed: an unavailable database (isDatabaseUnavailable) is reported through the
+ * process's PostgreSQL outage log (one clear line, then one a minute) and true is returned; for any other
+ * error, or in a process without a database logger, false, and the caller logs the error as before.
+ *
+ * @example
+ * catch (err) { if (!reportDatabaseOutage(err)) log.error({ err }, 'sweep failed'); }
+ */
+export function reportDatabaseOutage(err: unknown): boolean {
+  const outage = isDatabaseUnavailable(err) ? knownOutageLog('PostgreSQL') : undefined;
+  outage?.failed(err);
+  return outage !== undefined;
 }
 
 /** Readiness probe: one round trip. */

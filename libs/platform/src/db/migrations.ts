@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FileMigrationProvider, Migrator, sql, type Kysely } from 'kysely';
 import { createLogger, type Logger } from '../logger/logger.ts';
-import { createDb, DB_CONNECTION_TIMEOUT_MS } from './db.ts';
+import { outageLog } from '../logger/outage-log.ts';
+import { createDb, DB_CONNECTION_TIMEOUT_MS, isDatabaseUnavailable } from './db.ts';
 
 /** A service's migrations, bound to its schema and folder; applies them to the database it is given. */
 export type ServiceMigrations = {
@@ -76,8 +77,27 @@ export function serviceMigrations(schema: string, folder: URL): ServiceMigration
 }
 
 /**
- * The whole of a service's `migrate.ts` one-shot (k8s Job, compose one-shot, `npm start`): create the
- * database if missing, apply the service's migrations, close.
+ * ensureDatabase, tried again every 2 s while the server cannot be reached (`npm start` before Postgres
+ * is up, a Job started beside its database): one clear line, then one a minute, as a service does.
+ */
+async function waitForDatabase(url: string, logger: Logger): Promise<void> {
+  const outage = outageLog(logger, 'PostgreSQL', url);
+  for (;;) {
+    try {
+      await ensureDatabase(url);
+      outage.recovered();
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      outage.failed(err);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+  }
+}
+
+/**
+ * The whole of a service's `migrate.ts` one-shot (k8s Job, compose one-shot, `npm start`): wait for the
+ * database server, create the database if missing, apply the service's migrations, close.
  *
  * @example
  * await runMigrateCommand({ service: 'scheduler', config: loadConfig(), migrate });
@@ -89,7 +109,7 @@ export async function runMigrateCommand(opts: {
 }): Promise<void> {
   const { service, config, migrate } = opts;
   const logger = createLogger({ service: `${service}-migrate`, level: config.LOG_LEVEL });
-  await ensureDatabase(config.DATABASE_URL);
+  await waitForDatabase(config.DATABASE_URL, logger);
   const { db } = createDb<unknown>({
     url: config.DATABASE_URL,
     schema: migrate.schema,

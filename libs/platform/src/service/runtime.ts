@@ -95,6 +95,8 @@ export function createServiceRuntime<DB>(opts: {
       lifecycle.add({ name: 'http', stop: () => server.stop(config.SHUTDOWN_TIMEOUT_MS / 2) });
       logger.info({ port: server.port }, `${service} listening`);
       await broker.start();
+      // Stopped before the broker ever answered: the rest must not start on a closed pool.
+      if (lifecycle.stopping) return;
       await relay.start();
       for (const part of startOpts.parts ?? []) await part.start();
     },
