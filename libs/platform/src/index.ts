@@ -1,16 +1,17 @@
+// The platform's runtime entry: everything, including the parts that load express, amqplib and pg. Pure
+// code (domain/) imports '@postline/platform/pure' instead, which loads none of them.
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
+export { createDb, PREPARED, pingDb, isDatabaseUnavailable, reportDatabaseOutage, type DbOptions } from './db/db.ts';
+export { outageLog, addressOf, type OutageLog, type Dependency } from './logger/outage-log.ts';
 export {
-  createDb,
-  PREPARED,
-  pingDb,
-  isDatabaseUnavailable,
   ensureDatabase,
   migrateToLatest,
+  serviceMigrations,
   runMigrateCommand,
-  type DbOptions,
-} from './db/db.ts';
+  type ServiceMigrations,
+} from './db/migrations.ts';
 export { paginate, type Page } from './db/pagination.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
@@ -85,14 +86,8 @@ export {
   type PublishResult,
   type Setup,
 } from './broker/broker.ts';
-export {
-  createConsumer,
-  type Consumer,
-  type ConsumerOptions,
-  type MatchingKeys,
-  type BatchOptions,
-  type BatchItem,
-} from './broker/consumer.ts';
+export { createConsumer } from './broker/consumer/consumer.ts';
+export type { Consumer, ConsumerOptions, MatchingKeys, BatchOptions, BatchItem } from './broker/consumer/types.ts';
 export { createBatcher, createBatchLoader, type Batcher, type BatcherOptions } from './broker/batcher.ts';
 export { PermanentError, RetryLaterError, BrokerUnavailableError } from './broker/errors.ts';
 export { redriveDeadLetters, queueDepth } from './broker/dead-letters.ts';
@@ -127,19 +122,16 @@ export {
   type OutboxTable,
   type InboxTable,
 } from './outbox/tables.ts';
+export { enqueue, enqueueEvent, enqueueCommand, outboxSource } from './outbox/enqueue.ts';
 export {
-  enqueue,
-  enqueueEvent,
-  enqueueCommand,
   exchangeFor,
   timerMessage,
   outboxRows,
-  outboxSource,
   type OutboxRow,
   type OutboxMessage,
   type EventKey,
   type CommandKey,
-} from './outbox/enqueue.ts';
+} from './outbox/messages.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type BrokerConfig, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
 export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';

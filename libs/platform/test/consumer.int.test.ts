@@ -21,7 +21,7 @@ import {
   type MessagingFixture,
   type TestDb,
 } from './messaging-fixture.ts';
-import { startTcpProxy } from './tcp-proxy.ts';
+import { startTcpProxy } from '@postline/testing';
 
 // The integration project's testTimeout is not applied per project by jest 30.
 jest.setTimeout(30_000);
@@ -266,10 +266,8 @@ describe('consumer', () => {
 
   it('shares the prepare still in flight with a redelivered copy after the connection dies: one effect, both settled', async () => {
     const target = new URL(fx.amqpUrl);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
-    const url = new URL(fx.amqpUrl);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+    const proxy = await startTcpProxy(Number(target.port || 5672), target.hostname);
+    const viaProxy = await fx.broker({ url: proxy.url(fx.amqpUrl), metrics });
 
     let prepares = 0;
     let entered: () => void = () => undefined;
@@ -344,10 +342,8 @@ describe('consumer', () => {
 
   it('has no second effect when the connection dies after the commit but before the ack', async () => {
     const target = new URL(fx.amqpUrl);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) });
-    const url = new URL(fx.amqpUrl);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+    const proxy = await startTcpProxy(Number(target.port || 5672), target.hostname);
+    const viaProxy = await fx.broker({ url: proxy.url(fx.amqpUrl), metrics });
 
     let calls = 0;
     let entered: () => void = () => undefined;
@@ -422,14 +418,16 @@ describe('consumer', () => {
     const envelope = { ...deliveredEnvelope(), data: { email_id: 'not-a-uuid' } };
     await publish(envelope, envelope.id);
 
-    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
-    expect(calls).toBe(0);
-    expect(
-      await metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
+    // The counter is the last thing dead-lettering does (after the broker confirmed the copy, which is when
+    // the dead queue already holds it), so it is what the test waits on.
+    const deadLettered = () =>
+      metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
         consumer: 'svc.invalid',
         reason: 'invalid',
-      }),
-    ).toBe(1);
+      });
+    await waitFor('the dead letter counted', async () => (await deadLettered()) === 1);
+    expect(calls).toBe(0);
+    expect(await queueDepth(broker, consumer.queues.dead)).toBe(1);
     expect(await metricValue(metrics.registry, 'broker_messages_retried_total', { consumer: 'svc.invalid' })).toBe(0);
     expect(
       await metricValue(metrics.registry, 'broker_queue_messages', { queue: consumer.queues.dead, kind: 'dead' }),
@@ -467,7 +465,16 @@ describe('consumer', () => {
     const envelope = deliveredEnvelope();
     await publish(envelope, envelope.id);
 
-    await waitFor('the dead letter', async () => (await queueDepth(broker, consumer.queues.dead)) === 1);
+    // Counted once the move to the dead queue returns: by then every retry before it was counted too.
+    await waitFor(
+      'the dead letter counted',
+      async () =>
+        (await metricValue(metrics.registry, 'broker_messages_dead_lettered_total', {
+          consumer: 'svc.flaky',
+          reason: 'exhausted',
+        })) === 1,
+    );
+    expect(await queueDepth(broker, consumer.queues.dead)).toBe(1);
     expect(attempts).toHaveLength(TIERS.maxAttempts);
     // First retry waits in the 100 ms tier, the second in the 400 ms tier.
     expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual(90);

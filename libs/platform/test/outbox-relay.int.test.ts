@@ -1,7 +1,7 @@
 import { describe, expect, it, beforeAll, afterAll, jest } from '@jest/globals';
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import { sql } from 'kysely';
-import { sequentialScans } from '@postline/testing';
+import { sequentialScans, startTcpProxy } from '@postline/testing';
 import {
   createConsumer,
   createDb,
@@ -27,7 +27,6 @@ import {
   type MessagingFixture,
   type TestDb,
 } from './messaging-fixture.ts';
-import { startTcpProxy } from './tcp-proxy.ts';
 
 // The integration project's testTimeout is not applied per project by jest 30.
 jest.setTimeout(30_000);
@@ -104,13 +103,9 @@ async function removed(id: string): Promise<boolean> {
 describe('outbox relay', () => {
   it('publishes an event committed while RabbitMQ was unreachable once it is back, exactly once', async () => {
     const metrics = createMetrics('relay-test');
-    const proxy = await startTcpProxy({
-      host: new URL(fx.amqpUrl).hostname,
-      port: Number(new URL(fx.amqpUrl).port || 5672),
-    });
-    const url = new URL(fx.amqpUrl);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const viaProxy = await fx.broker({ url: url.toString(), metrics });
+    const target = new URL(fx.amqpUrl);
+    const proxy = await startTcpProxy(Number(target.port || 5672), target.hostname);
+    const viaProxy = await fx.broker({ url: proxy.url(fx.amqpUrl), metrics });
     const relay = await startRelay(viaProxy);
 
     const direct = await fx.broker();

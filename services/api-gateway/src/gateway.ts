@@ -3,7 +3,7 @@
 // jobs and the public API.
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { createIntervalJob, createServiceRuntime, type Listening } from '@postline/platform';
+import { createIntervalJob, createServiceRuntime, outageLog, type Listening } from '@postline/platform';
 import { SCHEMA, type Env } from './config.ts';
 import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
@@ -55,7 +55,10 @@ export function createGateway(
   });
   const { db, logger, metrics } = runtime;
   const { redis } = clients;
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
+  // ioredis reconnects by itself; an outage is one clear line, then one a minute, not a line per retry.
+  const redisOutage = outageLog(logger, 'Redis', config.REDIS_URL);
+  redis.on('error', (err: Error) => redisOutage.failed(err));
+  redis.on('ready', () => redisOutage.recovered());
   const owners: Owners = {
     sender: config.SENDER_URL,
     'inbound-smtp': config.INBOUND_SMTP_URL,
@@ -102,7 +105,7 @@ export function createGateway(
     async start() {
       // Counters may be lost, requests may not wait: a Redis not reachable yet is skipped, not waited for.
       if (redis.status === 'wait') {
-        await redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet'));
+        await redis.connect().catch((err: unknown) => redisOutage.failed(err));
       }
       // Parts stop in reverse: HTTP first (the runtime's), then the pruner, the buffered writes (flushed),
       // Redis and the key-change LISTEN; the database pool last.

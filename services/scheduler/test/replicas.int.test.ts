@@ -56,7 +56,13 @@ describe('replicas and restarts', () => {
     await fx.passMarker();
     expect(mine()).toHaveLength(N);
 
-    // Each replica counts what it committed; a timer claimed by both would be counted twice.
+    // Each replica counts what it committed, just after the commit (so after the outbox may have published
+    // it): wait for the counts themselves. A timer claimed by both would be counted twice.
+    const firedTotal = async () =>
+      (await Promise.all(replicas.map((replica) => replica.metrics())))
+        .map((text) => sample(text, 'scheduler_timers_fired_total'))
+        .reduce((a, b) => a + b);
+    await waitFor(`${N} firings counted`, async () => (await firedTotal()) >= N);
     const texts = await Promise.all(replicas.map((replica) => replica.metrics()));
     const fired = texts.map((text) => sample(text, 'scheduler_timers_fired_total'));
     expect(fired[0]! + fired[1]!).toBe(N);
@@ -89,6 +95,8 @@ describe('replicas and restarts', () => {
     const second = await fx.start();
     await waitFor('the overdue timers', () => all.every((id) => fx.received.some((r) => r.envelope.id === id)));
     expect(fx.received.filter((r) => all.includes(r.envelope.id))).toHaveLength(all.length);
-    expect(sample(await second.metrics(), 'scheduler_timers_fired_total')).toBe(all.length);
+    const fired = async () => sample(await second.metrics(), 'scheduler_timers_fired_total');
+    await waitFor('the overdue firings counted', async () => (await fired()) >= all.length);
+    expect(await fired()).toBe(all.length);
   });
 });

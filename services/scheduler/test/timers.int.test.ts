@@ -233,6 +233,9 @@ describe('timers', () => {
     const message = deliveredEnvelope();
     await fx.set({ key: 'metered', due_at: inMs(0), message });
     await waitReceived(message.id);
+    // The firing is counted just after its commit, so possibly after the outbox published it.
+    const firedTotal = (text: string) => sample(text, 'scheduler_timers_fired_total');
+    await waitFor('the firing counted', async () => firedTotal(await scheduler.metrics()) === firedTotal(before) + 1);
 
     const after = await scheduler.metrics();
     expect(sample(after, 'scheduler_timers_pending')).toBe(Number(pending.n));

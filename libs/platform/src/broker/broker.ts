@@ -1,6 +1,7 @@
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
 import type { Logger } from '../logger/logger.ts';
 import type { Metrics } from '../http/metrics.ts';
+import { outageLog } from '../logger/outage-log.ts';
 import { queueDepth } from './dead-letters.ts';
 import { BrokerUnavailableError } from './errors.ts';
 import { brokerMetrics, type BrokerMetrics } from './metrics.ts';
@@ -95,6 +96,7 @@ export function createBroker(opts: BrokerOptions): Broker {
   const url = new URL(opts.url);
   if (!url.searchParams.has('heartbeat')) url.searchParams.set('heartbeat', String(opts.heartbeatSeconds ?? 10));
 
+  const outage = outageLog(logger, 'RabbitMQ', opts.url);
   const setups = new Set<Setup>();
   let live: Live | undefined;
   let stopping = false;
@@ -166,7 +168,7 @@ export function createBroker(opts: BrokerOptions): Broker {
       } catch (err) {
         if (stopping) break;
         const delay = backoff(attempt++);
-        logger.warn({ err, attempt, retry_in_ms: delay }, 'broker connect failed');
+        outage.failed(err);
         await sleep(delay);
         continue;
       }
@@ -176,6 +178,7 @@ export function createBroker(opts: BrokerOptions): Broker {
         break;
       }
       attempt = 0;
+      outage.recovered();
       logger.info({ prefix: opts.prefix }, 'broker connected');
       firstConnected();
       await state.whenClosed;

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
-import { FileMigrationProvider, Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import { createLogger, type Logger } from '../logger/logger.ts';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { Logger } from '../logger/logger.ts';
+import { knownOutageLog, outageLog } from '../logger/outage-log.ts';
 
 export type DbOptions = {
   url: string;
@@ -43,6 +42,8 @@ export function createDb<DB>(opts: DbOptions): { db: Kysely<DB>; pool: pg.Pool }
     keepAliveInitialDelayMillis: 10_000,
   });
   watchConnectionErrors(pool, opts.logger);
+  // Registered now, so that every part of the service reports an unreachable database through it.
+  if (opts.logger) outageLog(opts.logger, 'PostgreSQL', opts.url);
   pool.on('connect', prepareMarkedStatements);
   return { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), pool };
 }
@@ -107,16 +108,28 @@ function prepareMarkedStatements(client: pg.PoolClient): void {
 }
 
 /**
- * The database could not be reached or dropped the connection (refused, timed out, SQLSTATE class 08,
- * shutting down, too many connections): a temporary condition of our own dependency, not a fault of the
- * statement or its data.
+ * The database could not be reached or dropped the connection (refused, timed out, its host unknown or
+ * unreachable, SQLSTATE class 08, shutting down, too many connections): a temporary condition of our own
+ * dependency, not a fault of the statement or its data.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
     return (
-      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code) ||
-      code.startsWith('08')
+      [
+        'ECONNREFUSED',
+        'ECONNRESET',
+        'ETIMEDOUT',
+        'EPIPE',
+        'ENOTFOUND',
+        'EAI_AGAIN',
+        'EHOSTUNREACH',
+        'ENETUNREACH',
+        '57P01',
+        '57P02',
+        '57P03',
+        '53300',
+      ].includes(code) || code.startsWith('08')
     );
   }
   // node-postgres gives no code for a connection that ended under a query, nor for a client whose
@@ -127,6 +140,20 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   );
 }
 
+/**
+ * For a loop whose pass failed: an unavailable database (isDatabaseUnavailable) is reported through the
+ * process's PostgreSQL outage log (one clear line, then one a minute) and true is returned; for any other
+ * error, or in a process without a database logger, false, and the caller logs the error as before.
+ *
+ * @example
+ * catch (err) { if (!reportDatabaseOutage(err)) log.error({ err }, 'sweep failed'); }
+ */
+export function reportDatabaseOutage(err: unknown): boolean {
+  const outage = isDatabaseUnavailable(err) ? knownOutageLog('PostgreSQL') : undefined;
+  outage?.failed(err);
+  return outage !== undefined;
+}
+
 /** Readiness probe: one round trip. */
 export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
   try {
@@ -134,82 +161,5 @@ export async function pingDb<DB>(db: Kysely<DB>): Promise<boolean> {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** Creates the database named in `url` when it does not exist (connects to the `postgres` database). */
-export async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`unsupported database name ${name}`);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({
-    connectionString: admin.toString(),
-    connectionTimeoutMillis: DB_CONNECTION_TIMEOUT_MS,
-  });
-  // A connection lost between statements fails the next one; the event itself must not crash the command.
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (found.rowCount === 0) {
-      try {
-        await client.query(`create database "${name}"`);
-      } catch (err) {
-        // Another process created it between the check and the create.
-        if ((err as { code?: string }).code !== '42P04') throw err;
-      }
-    }
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Applies every migration in `folder` (files `<yyyyMMddHHmm>_<name>.ts`) to the service's schema, creating
- * the schema first. Safe to run from several processes: kysely takes an advisory lock.
- */
-export async function migrateToLatest<DB>(
-  db: Kysely<DB>,
-  opts: { schema: string; folder: string; logger?: Logger },
-): Promise<void> {
-  await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
-  const migrator = new Migrator({
-    db: db as Kysely<unknown>,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder: opts.folder }),
-    migrationTableSchema: opts.schema,
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  for (const r of results ?? []) {
-    opts.logger?.info({ migration: r.migrationName, status: r.status }, 'migration');
-  }
-  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
-}
-
-/**
- * The body of every service's `migrate.ts` one-shot: create the database if missing, apply the service's
- * migrations, close.
- */
-export async function runMigrateCommand(opts: {
-  service: string;
-  url: string;
-  schema: string;
-  level: string;
-  migrate: (db: Kysely<unknown>, logger: Logger) => Promise<void>;
-}): Promise<void> {
-  const logger = createLogger({ service: `${opts.service}-migrate`, level: opts.level });
-  await ensureDatabase(opts.url);
-  const { db } = createDb<unknown>({
-    url: opts.url,
-    schema: opts.schema,
-    max: 1,
-    applicationName: `${opts.service}-migrate`,
-  });
-  try {
-    await opts.migrate(db, logger);
-    logger.info('migrations applied');
-  } finally {
-    await db.destroy();
   }
 }

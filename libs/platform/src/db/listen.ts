@@ -1,5 +1,7 @@
 import pg from 'pg';
 import type { Logger } from '../logger/logger.ts';
+import { outageLog } from '../logger/outage-log.ts';
+import { isDatabaseUnavailable } from './db.ts';
 
 export type ChannelListener = {
   /** True while the LISTEN is in place: notifications sent now will arrive. */
@@ -51,6 +53,7 @@ export function listenChannel(opts: ListenOptions): ChannelListener {
   let listening = false;
   let client: pg.Client | undefined;
   let cancelPause: (() => void) | undefined;
+  const outage = outageLog(opts.logger, 'PostgreSQL', opts.databaseUrl);
 
   async function listenOnce(): Promise<void> {
     const c = new pg.Client({
@@ -73,6 +76,7 @@ export function listenChannel(opts: ListenOptions): ChannelListener {
       await c.connect();
       await c.query(`listen "${opts.channel}"`);
       listening = true;
+      outage.recovered();
       opts.onListening?.();
       heartbeat = setInterval(() => {
         const unanswered = setTimeout(() => lost(new Error('heartbeat unanswered')), heartbeatMs);
@@ -104,7 +108,9 @@ export function listenChannel(opts: ListenOptions): ChannelListener {
         await listenOnce();
         attempt = 0;
       } catch (err) {
-        if (!stopping) log.warn({ err }, 'listen failed');
+        if (stopping) break;
+        if (isDatabaseUnavailable(err)) outage.failed(err);
+        else log.warn({ err }, 'listen failed');
       }
       if (stopping) break;
       await new Promise<void>((resolve) => {

@@ -1,3 +1,4 @@
+import { reportDatabaseOutage } from '../db/db.ts';
 import type { Logger } from '../logger/logger.ts';
 
 export type IntervalJob = { name: string; start: () => void; stop: () => void };
@@ -5,7 +6,8 @@ export type IntervalJob = { name: string; start: () => void; stop: () => void };
 /**
  * Runs `run` every `everyMs` once started (the timer does not keep the process alive), never two runs at
  * once: a tick that finds the last run still going is skipped. A failed run is logged as a warning
- * naming the job, and the next tick tries again.
+ * naming the job (a database that cannot be reached, as the database's outage: reportDatabaseOutage), and
+ * the next tick tries again.
  */
 export function createIntervalJob(opts: {
   name: string;
@@ -20,7 +22,9 @@ export function createIntervalJob(opts: {
     running = true;
     opts
       .run()
-      .catch((err: unknown) => opts.logger.warn({ err, job: opts.name }, `${opts.name} failed`))
+      .catch((err: unknown) => {
+        if (!reportDatabaseOutage(err)) opts.logger.warn({ err, job: opts.name }, `${opts.name} failed`);
+      })
       .finally(() => {
         running = false;
       });

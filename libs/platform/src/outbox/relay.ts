@@ -4,7 +4,8 @@ import type { Logger } from '../logger/logger.ts';
 import type { Broker, PublishResult } from '../broker/broker.ts';
 import type { ExchangeKind } from '../broker/topology.ts';
 import { outboxChannel } from './tables.ts';
-import { PREPARED } from '../db/db.ts';
+import { isDatabaseUnavailable, PREPARED } from '../db/db.ts';
+import { outageLog } from '../logger/outage-log.ts';
 import { createWakeup } from '../lifecycle/wakeup.ts';
 import { listenChannel, type ChannelListener } from '../db/listen.ts';
 
@@ -66,6 +67,7 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
   const cleanups: Array<() => void> = [];
 
   const signal = () => wakeup.signal();
+  const outage = outageLog(opts.logger, 'PostgreSQL', opts.databaseUrl);
 
   async function publishBatch(): Promise<{ claimed: number; published: number }> {
     return db.transaction().execute(async (trx) => {
@@ -136,9 +138,11 @@ export function createOutboxRelay<DB>(opts: OutboxRelayOptions<DB>): OutboxRelay
         }
         await prune();
         failures = 0;
+        outage.recovered();
       } catch (err) {
         failures++;
-        log.error({ err }, 'outbox relay pass failed');
+        if (isDatabaseUnavailable(err)) outage.failed(err);
+        else log.error({ err }, 'outbox relay pass failed');
       }
       // After failures (the database down) the pause grows, up to 5 s: the backlog of an outage goes out
       // within seconds of its end, and the LISTEN reconnecting wakes the loop sooner.

@@ -130,6 +130,8 @@ export function createServiceRuntime<DB>(
       logger.info({ port: server.port }, `${service} listening`);
       if (brokered) {
         await brokered.broker.start();
+        // Stopped before the broker ever answered: the rest must not start on a closed pool.
+        if (lifecycle.stopping) return server;
         await brokered.relay.start();
       }
       for (const part of startOpts.parts ?? []) await part.start();

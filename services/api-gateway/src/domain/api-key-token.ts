@@ -1,4 +1,4 @@
-import { randomToken, sha256Hex } from '@postline/platform';
+import { randomToken, sha256Hex } from '@postline/platform/pure';
 
 export const TOKEN_PREFIX = 'pl_';
 

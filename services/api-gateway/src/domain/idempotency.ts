@@ -1,6 +1,6 @@
 import { IDEMPOTENCY_KEY_LIFETIME_MS } from '@postline/contracts';
 import { createHash } from 'node:crypto';
-import { sha256Hex } from '@postline/platform';
+import { sha256Hex } from '@postline/platform/pure';
 
 /** How long a claimed key is kept, in the seconds the claim query takes. */
 export const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_KEY_LIFETIME_MS / 1000;

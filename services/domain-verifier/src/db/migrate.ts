@@ -1,10 +1,5 @@
-import { fileURLToPath } from 'node:url';
-import type { Kysely } from 'kysely';
-import { migrateToLatest, type Logger } from '@postline/platform';
+import { serviceMigrations } from '@postline/platform';
 import { SCHEMA } from '../config.ts';
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
-
-export async function migrate<DB>(db: Kysely<DB>, logger?: Logger): Promise<void> {
-  await migrateToLatest(db, { schema: SCHEMA, folder: MIGRATIONS_FOLDER, logger });
-}
+/** This service's migrations: applied by its one-shot (src/migrate.ts), the tests and the admin CLI. */
+export const migrate = serviceMigrations(SCHEMA, new URL('../../migrations', import.meta.url));

@@ -2,7 +2,7 @@
 // part, and how a failed recipient's Status and Diagnostic-Code are filed, with the same classification as
 // our own MTA's replies (MAIL-NOTES.md §1.8), so a bounce that comes back later is filed as one at RCPT.
 import type { EmailFeedback } from '@postline/contracts';
-import { classifyReply, type BounceClass } from '@postline/platform';
+import { classifyReply, type BounceClass } from '@postline/platform/pure';
 import { headerValue, parseHeaderBlock, type MimeHeader } from './multipart-report.ts';
 
 export type DsnAction = 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded';

@@ -3,7 +3,7 @@
 // each only once the VERP address that names the email verifies (its HMAC, and its domain a return path
 // of the team whose domain received the mail). A forged or missing VERP address causes nothing.
 import type { EmailFeedback, UnsubscribeMail } from '@postline/contracts';
-import { parseVerp } from '@postline/platform';
+import { parseVerp } from '@postline/platform/pure';
 import { isComplaint, parseFeedbackReport, type FeedbackReport } from './arf.ts';
 import {
   effectiveAction,

@@ -2,7 +2,7 @@
 // forms, plain-text "Mail delivery failed" messages. The VERP address they were sent to still names the
 // email (and the recipient, when it has its position); this reads what the text tells on top: whether it
 // is a bounce at all (not an auto-reply), the recipients qmail lists, and an SMTP reply to classify.
-import { classifyReply } from '@postline/platform';
+import { classifyReply } from '@postline/platform/pure';
 import { BOUNCE_MESSAGES, type FeedbackBounce } from './dsn.ts';
 
 export type TextBounce =

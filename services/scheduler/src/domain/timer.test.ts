@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { MessageEnvelope, TimerSet } from '@postline/contracts';
-import { newId } from '@postline/platform';
+import { newId } from '@postline/platform/pure';
 import { checkCommandId, checkTimerSet, firedMessage } from './timer.ts';
 
 const TEAM = '0199a1b2-0000-7000-8000-000000000001';

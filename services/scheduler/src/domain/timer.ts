@@ -1,5 +1,5 @@
 import { parseMessage, type MessageEnvelope, type RoutingKey, type TimerSet } from '@postline/contracts';
-import { exchangeFor, uuidv7Time, type OutboxMessage } from '@postline/platform';
+import { exchangeFor, uuidv7Time, type OutboxMessage } from '@postline/platform/pure';
 
 /** A validated `scheduler.set-timer` command, ready to store. */
 export type TimerToSet = {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { createWakeup, type Logger } from '@postline/platform';
+import { createWakeup, reportDatabaseOutage, type Logger } from '@postline/platform';
 import type { SchedulerDb } from '../db/schema.ts';
 import { msUntilNextDue, pruneTombstones } from '../db/timers.ts';
 import type { SchedulerMetrics } from '../metrics.ts';
@@ -81,7 +81,7 @@ export function createTimerFiring(deps: TimerFiringDeps): TimerFiring {
       } catch (err) {
         failures++;
         waitMs = Math.min(pollMs * 2 ** failures, MAX_BACKOFF_MS);
-        log.error({ err, retry_in_ms: waitMs }, 'timer firing pass failed');
+        if (!reportDatabaseOutage(err)) log.error({ err, retry_in_ms: waitMs }, 'timer firing pass failed');
       }
       if (!stopping) await wakeup.sleep(waitMs);
     }

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { newId } from '@postline/platform';
+import { newId } from '@postline/platform/pure';
 
 /**
  * The id of the record of one public event for one endpoint, and so the `webhook-id` of all its

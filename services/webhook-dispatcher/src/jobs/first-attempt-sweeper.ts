@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Logger } from '@postline/platform';
+import { reportDatabaseOutage, type Logger } from '@postline/platform';
 import type { DispatcherDb } from '../db/schema.ts';
 import { FIRST_ATTEMPT_STALE_MS, sweepStaleFirstAttempts } from '../use-cases/first-attempts.ts';
 
@@ -27,7 +27,9 @@ export function createFirstAttemptSweeper(deps: FirstAttemptSweeperDeps) {
           .then((swept) => {
             if (swept > 0) deps.logger.warn({ events: swept }, 'swept first attempts that never ran');
           })
-          .catch((err: unknown) => deps.logger.error({ err }, 'first-attempt sweep failed'))
+          .catch((err: unknown) => {
+            if (!reportDatabaseOutage(err)) deps.logger.error({ err }, 'first-attempt sweep failed');
+          })
           .finally(() => (running = undefined));
       }, everyMs);
       timer.unref();
