@@ -66,6 +66,10 @@ function causeOf(ats: number[], faults: FaultRecord[]): string {
   return fault ? fault.name : 'no fault';
 }
 
+/**
+ * Waits for quiescence (every recipient final, every copy at the MX, every event at the endpoint, every queue
+ * empty; 180 s at most), then reports what is left and what came twice.
+ */
 export async function quiesceAndReport(
   h: ReportSources,
   run: {
