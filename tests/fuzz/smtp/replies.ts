@@ -1,6 +1,7 @@
 // Reading the server's replies off the socket, and what makes a reply line malformed.
 import { preview, type SmtpReply } from './session.ts';
 
+/** RFC 5321's limit on a reply line, its CRLF included. */
 const MAX_REPLY_LINE_OCTETS = 512;
 
 /**

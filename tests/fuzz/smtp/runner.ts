@@ -6,7 +6,7 @@ import { createInputModel, type Unit } from './input-model.ts';
 import { checkReply, initialState } from './reply-checks.ts';
 import { preview, render, type SessionResult, type SmtpSession, type SmtpTarget } from './session.ts';
 
-/** Waits, in milliseconds: for one reply (the MX parses and checks DNS before its DATA 250). */
+/** How long one reply may take, in milliseconds (the MX parses and checks DNS before its DATA 250). */
 const REPLY_TIMEOUT_MS = 15_000;
 /** The server closes within this after its 221 or 421 (smtp-server's half-close deadline is 5 s). */
 const CLOSE_TIMEOUT_MS = 10_000;
