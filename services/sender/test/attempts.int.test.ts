@@ -258,24 +258,20 @@ describe('recordAttempts', () => {
     const bounced = await accept(['gone@far.test']);
     const deferred = await accept(['later@slow.test']);
     const loaded = await loadAttempts(db, [query(bounced, [0]), query(deferred, [0])]);
-    await db
-      .transaction()
-      .execute((trx) =>
-        recordAttempts(deps(), trx, [
-          attempted(loaded[0], 'far.test', [
-            {
-              kind: 'bounced',
-              code: 550,
-              response: '5.1.1 no such user',
-              bounce: { type: 'Permanent', subType: 'General', suppress: true },
-            },
-          ]),
-          { kind: 'skip' },
-          attempted(loaded[1], 'slow.test', [
-            { kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true },
-          ]),
+    await db.transaction().execute((trx) =>
+      recordAttempts(deps(), trx, [
+        attempted(loaded[0], 'far.test', [
+          {
+            kind: 'bounced',
+            code: 550,
+            response: '5.1.1 no such user',
+            bounce: { type: 'Permanent', subType: 'General', suppress: true },
+          },
         ]),
-      );
+        { kind: 'skip' },
+        attempted(loaded[1], 'slow.test', [{ kind: 'deferred', code: 452, response: '4.2.2 full', fromServer: true }]),
+      ]),
+    );
     expect(await outboxOf(bounced)).toEqual(['email.sent', 'sender.deliver', 'email.bounced']);
     expect(await outboxOf(deferred)).toEqual([
       'email.sent',

@@ -26,8 +26,8 @@ beforeAll(async () => {
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
   resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  // .ci/run installs Debian's chromium when it is missing.
-  const executablePath = execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
+  // npm test finds or installs a Chromium and names it in CHROMIUM_PATH.
+  const executablePath = process.env.CHROMIUM_PATH ?? execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
   browser = await chromium.launch({
     executablePath,
     headless: true,
