@@ -8,7 +8,6 @@
 // the duplicates at the MX and at the webhook receiver with the fault each one came from.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { Resend } from 'resend';
 import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import {
   createTestDatabase,
@@ -28,6 +27,7 @@ import {
   type TcpProxy,
   type TestDatabase,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 export type ChaosOptions = {
@@ -178,7 +178,7 @@ async function startHarnessSteps(
   });
   undo.push(() => events.close());
   const apiKey = String(system.admin('team', 'create', '--name', 'Chaos').api_key);
-  const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  const resend = testResend(apiKey, system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: DOMAIN });
   await events.close();
   const hooks = await startWebhookReceiver();

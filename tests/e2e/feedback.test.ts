@@ -6,7 +6,7 @@
 // tag changes nothing; a message sent through the SMTP relay ends the same way. A broadcast's List-Unsubscribe mailto, mailed back, unsubscribes the contact.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   dataOf,
@@ -21,6 +21,7 @@ import {
   type SinkMx,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(90_000);
@@ -50,7 +51,7 @@ beforeAll(async () => {
   });
   const team = system.admin('team', 'create', '--name', 'Feedback');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   await createVerifiedDomain({ resend, dns, events, name: DOMAIN });
   receiver = await startWebhookReceiver();
   const hook = dataOf(

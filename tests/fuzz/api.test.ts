@@ -1,6 +1,5 @@
 // The short run of the API fuzzer (`npm run fuzz` runs 100,000 requests; see README).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Resend } from 'resend';
 import {
   createVerifiedDomain,
   observeBroker,
@@ -9,6 +8,7 @@ import {
   type DnsServer,
   type SinkMx,
   type System,
+  testResend,
 } from '@postline/testing';
 import { checkListsReadable, fuzzApi, seedTeam, type FuzzContext } from './api-fuzz.ts';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   ctx = await seedTeam(system, async (apiKey) => {
-    const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+    const resend = testResend(apiKey, system.apiUrl);
     return (await createVerifiedDomain({ resend, dns, events, name: 'fuzz.example.com' })).name;
   });
 }, 120_000);

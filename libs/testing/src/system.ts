@@ -94,6 +94,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Runs the admin CLI against the system of `env`; returns its parsed JSON line. */
+export function adminCommand(env: NodeJS.ProcessEnv, args: string[]): Record<string, string> {
+  const r = spawnSync(process.execPath, [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args], {
+    env,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
+}
+
 /** Waits for /readyz: a started system has every dependency connected, not only its HTTP port open. */
 async function waitReady(url: string, child: ChildProcess, output: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -226,15 +236,7 @@ export async function startSystem(
     services,
     replicas,
     env,
-    admin: (...args) => {
-      const r = spawnSync(
-        process.execPath,
-        [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args],
-        { env, encoding: 'utf8' },
-      );
-      if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
-      return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
-    },
+    admin: (...args) => adminCommand(env, args),
     terminate,
     async kill(name) {
       const child = services[name].process;

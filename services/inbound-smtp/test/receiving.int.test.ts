@@ -4,7 +4,7 @@
 // local DNS server.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { PUBLIC_LINK_GONE } from '@postline/contracts';
 import {
   createReceivingDomain,
@@ -20,6 +20,7 @@ import {
   type ReceivingDomain,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
@@ -56,12 +57,8 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'email.received' },
     ],
   });
-  resend = new Resend(String(system.admin('team', 'create', '--name', 'Receiving').api_key), {
-    baseUrl: system.apiUrl,
-  });
-  stranger = new Resend(String(system.admin('team', 'create', '--name', 'Stranger').api_key), {
-    baseUrl: system.apiUrl,
-  });
+  resend = testResend(String(system.admin('team', 'create', '--name', 'Receiving').api_key), system.apiUrl);
+  stranger = testResend(String(system.admin('team', 'create', '--name', 'Stranger').api_key), system.apiUrl);
   domain = await createReceivingDomain({
     resend,
     dns,

@@ -6,7 +6,6 @@ import net from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
 import { createLogger, createMetrics } from '@postline/platform';
 import {
   createVerifiedDomain,
@@ -17,6 +16,7 @@ import {
   waitFor,
   type DnsServer,
   type System,
+  testResend,
 } from '@postline/testing';
 import { createInboundMetrics, type InboundMetrics } from '../src/metrics.ts';
 import { createRelayGateway, type RelayGateway } from '../src/smtp/relay-gateway.ts';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   });
   try {
     apiKey = String(system.admin('team', 'create', '--name', 'Relay limits').api_key);
-    const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+    const resend = testResend(apiKey, system.apiUrl);
     domain = (await createVerifiedDomain({ resend, dns, events, name: `limits${Date.now().toString(36)}.example.com` }))
       .name;
   } finally {

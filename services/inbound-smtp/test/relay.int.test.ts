@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   dataOf,
@@ -22,6 +22,7 @@ import {
   type SinkMx,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
@@ -46,7 +47,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   apiKey = String(system.admin('team', 'create', '--name', 'Relay').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('relay')}.example.com` })).name;
   receiver = await startWebhookReceiver();
   dataOf(await resend.webhooks.create({ endpoint: receiver.url, events: ['email.sent', 'email.delivered'] }));
@@ -296,7 +297,7 @@ describe('AUTH', () => {
     const key = String(team.api_key);
     const own = (
       await createVerifiedDomain({
-        resend: new Resend(key, { baseUrl: system.apiUrl }),
+        resend: testResend(key, system.apiUrl),
         dns,
         events,
         name: `${unique('disabled')}.example.com`,
@@ -395,7 +396,7 @@ describe('what the gateway decides', () => {
   it("answers 421 4.7.0 past the team's rate limit", async () => {
     const team = system.admin('team', 'create', '--name', unique('Limited'));
     const key = String(team.api_key);
-    const limited = new Resend(key, { baseUrl: system.apiUrl });
+    const limited = testResend(key, system.apiUrl);
     const own = (await createVerifiedDomain({ resend: limited, dns, events, name: `${unique('limited')}.example.com` }))
       .name;
     system.admin('team', 'set-rate-limit', '--team', String(team.team_id), '--per-second', '1');

@@ -2,7 +2,7 @@
 // subscriptions through the real gateway and sender, with the official resend SDK and plain HTTP for what
 // the SDK lacks; contact.* webhooks received and verified by a local endpoint.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   startSystem,
@@ -11,6 +11,7 @@ import {
   type ReceivedDelivery,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
@@ -27,8 +28,8 @@ beforeAll(async () => {
   system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' });
   apiKey = String(system.admin('team', 'create', '--name', 'Audience').api_key);
   otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  other = new Resend(otherKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
+  other = testResend(otherKey, system.apiUrl);
   receiver = await startWebhookReceiver();
   const hook = dataOf(
     await resend.webhooks.create({

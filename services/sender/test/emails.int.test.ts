@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID as randomUuid } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   defaultSinkBehaviour,
@@ -22,6 +22,7 @@ import {
   type ObservedMessage,
   type SinkMx,
   type System,
+  testResend,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { sql } from 'kysely';
@@ -80,7 +81,7 @@ beforeAll(async () => {
   });
   const team = system.admin('team', 'create', '--name', 'Sending');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   ({ domain, domainId, dkimRecord } = await verifiedDomain());
 }, 90_000);
 
@@ -431,7 +432,7 @@ describe('the API', () => {
 
   it('answers each of many concurrent sends from two teams on its own (they are written in groups)', async () => {
     const other = system.admin('team', 'create', '--name', 'Other sender');
-    const otherResend = new Resend(String(other.api_key), { baseUrl: system.apiUrl });
+    const otherResend = testResend(String(other.api_key), system.apiUrl);
     const otherDomain = await createVerifiedDomain({
       resend: otherResend,
       dns,
@@ -650,9 +651,7 @@ describe('attachments and share links of a sent email', () => {
       statusCode: 404,
       name: 'not_found',
     });
-    const other = new Resend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), {
-      baseUrl: system.apiUrl,
-    });
+    const other = testResend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), system.apiUrl);
     expect((await other.emails.attachments.list({ emailId: id })).error).toMatchObject({
       statusCode: 404,
       name: 'not_found',
@@ -753,7 +752,7 @@ describe('attachments and share links of a sent email', () => {
   });
   it("answers HEAD on a download with the size alone, takes at most 10 requests a second per link, and stops serving a disabled team's links", async () => {
     const team = system.admin('team', 'create', '--name', 'Link owner');
-    const owner = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+    const owner = testResend(String(team.api_key), system.apiUrl);
     const own = await createVerifiedDomain({ resend: owner, dns, events, name: `${unique('l')}.example.com` });
     const sent = await owner.emails.send({
       from: `hello@${own.name}`,

@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
-import { Resend } from 'resend';
-import { dataOf, startSystem, type System } from '@postline/testing';
+import type { Resend } from 'resend';
+import { dataOf, startSystem, type System, testResend } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
@@ -25,7 +25,7 @@ beforeAll(async () => {
   const team = system.admin('team', 'create', '--name', 'Preferences');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   // npm test finds or installs a Chromium and names it in CHROMIUM_PATH.
   const executablePath = process.env.CHROMIUM_PATH ?? execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
   browser = await chromium.launch({

@@ -4,7 +4,7 @@
 // recipients' MX, a webhook receiver).
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   observeBroker,
@@ -17,6 +17,7 @@ import {
   type SinkMessage,
   type SinkMx,
   type System,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
@@ -47,7 +48,7 @@ beforeAll(async () => {
   });
   const team = system.admin('team', 'create', '--name', 'Raw');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   const verified = await createVerifiedDomain({
     resend,
     dns,

@@ -1,7 +1,7 @@
 // Templates end to end: the official resend SDK's templates namespace through the real gateway and sender,
 // and sends with `template: {id | alias, variables}` delivered to a local MX (smtp-server) over real sockets.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   createVerifiedDomain,
@@ -12,6 +12,7 @@ import {
   type SinkMx,
   type System,
   startDeliveringSystem,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
@@ -40,8 +41,8 @@ beforeAll(async () => {
   });
   apiKey = String(system.admin('team', 'create', '--name', 'Templates').api_key);
   const otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  other = new Resend(otherKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
+  other = testResend(otherKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
 }, 90_000);
 

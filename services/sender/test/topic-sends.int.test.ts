@@ -7,7 +7,7 @@
 import { randomUUID as randomUuid } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Kysely } from 'kysely';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   createVerifiedDomain,
@@ -21,6 +21,7 @@ import {
   type SinkMx,
   type System,
   startDeliveringSystem,
+  testResend,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -58,10 +59,10 @@ beforeAll(async () => {
   db = created.db;
   destroyDb = () => db.destroy();
   const team = system.admin('team', 'create', '--name', 'Topics');
-  resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(team.api_key), system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
   const other = system.admin('team', 'create', '--name', 'Other topics');
-  otherResend = new Resend(String(other.api_key), { baseUrl: system.apiUrl });
+  otherResend = testResend(String(other.api_key), system.apiUrl);
   otherDomain = (await createVerifiedDomain({ resend: otherResend, dns, events, name: `${unique('o')}.example.com` }))
     .name;
 }, 90_000);

@@ -5,7 +5,7 @@
 // With tracking asked for but not verified, or not asked for, the html goes out exactly as sent.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import type { Kysely } from 'kysely';
 import {
   mimePartOf,
@@ -18,6 +18,7 @@ import {
   type System,
   type VerifiedDomain,
   startDeliveringSystem,
+  testResend,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -50,7 +51,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   const team = system.admin('team', 'create', '--name', 'Tracking');
-  resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(team.api_key), system.apiUrl);
   const created = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
   db = created.db;
   destroyDb = () => created.db.destroy();

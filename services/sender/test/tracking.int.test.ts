@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Kysely } from 'kysely';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   mimePartOf,
@@ -24,6 +24,7 @@ import {
   type VerifiedDomain,
   type WebhookReceiver,
   startDeliveringSystem,
+  testResend,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -67,7 +68,7 @@ beforeAll(async () => {
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
   const team = system.admin('team', 'create', '--name', 'Tracking');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
   receiver = await startWebhookReceiver();
   const hook = await resend.webhooks.create({ endpoint: receiver.url, events: ['email.opened', 'email.clicked'] });

@@ -5,9 +5,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { createDb } from '@postline/platform';
-import { dataOf, observeBroker, startSystem, waitFor, type BrokerObserver, type System } from '@postline/testing';
+import {
+  dataOf,
+  observeBroker,
+  startSystem,
+  waitFor,
+  type BrokerObserver,
+  type System,
+  testResend,
+} from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
 import { createUnsubscribeSigner } from '../src/domain/unsubscribe-links.ts';
@@ -28,7 +36,7 @@ beforeAll(async () => {
   system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000' });
   const team = system.admin('team', 'create', '--name', 'Mailto');
   teamId = String(team.team_id);
-  resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(team.api_key), system.apiUrl);
   otherTeamId = String(system.admin('team', 'create', '--name', 'Other').team_id);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),

@@ -4,7 +4,7 @@
 // Tokens are signed here as the broadcasts sign them, with the system's POSTLINE_SECRET_KEY.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   nextSecond,
@@ -13,6 +13,7 @@ import {
   verifyDelivery,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
 
@@ -40,10 +41,10 @@ beforeAll(async () => {
   const team = system.admin('team', 'create', '--name', 'Unsubscribe');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   const otherTeam = system.admin('team', 'create', '--name', 'Other');
   otherTeamId = String(otherTeam.team_id);
-  other = new Resend(String(otherTeam.api_key), { baseUrl: system.apiUrl });
+  other = testResend(String(otherTeam.api_key), system.apiUrl);
   receiver = await startWebhookReceiver();
   const hook = await resend.webhooks.create({ endpoint: receiver.url, events: ['contact.updated'] });
   signingSecret = hook.data!.signing_secret;
@@ -266,7 +267,7 @@ describe('the gateway', () => {
 
   it("answers 404 to a disabled team's links, and its one-click changes nothing", async () => {
     const team = system.admin('team', 'create', '--name', 'Disabled');
-    const owner = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+    const owner = testResend(String(team.api_key), system.apiUrl);
     const contactId = await newContact(owner);
     const url = linkOf(contactId, String(team.team_id));
     expect((await fetch(url)).status).toBe(200);
