@@ -105,6 +105,11 @@ async function control<T>(path: string, body: unknown): Promise<T> {
   return (await res.json()) as T;
 }
 
+/** A domain name no other test file uses (`<prefix>-<random>.test`), for a file on a shared system. */
+export function uniqueDomain(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}.test`;
+}
+
 /** A file's view of a shared system, with the outside world of its own. */
 export type FileSystem = {
   system: SharedSystem;
@@ -112,7 +117,7 @@ export type FileSystem = {
   dns: DnsServer;
   /** This file's sink MX, on a loopback address of its own; `rcptDomain`'s MX points at it. */
   sink: SinkMx;
-  /** A recipient domain of this file's own (`rcpt-<random>.test`), delivered to `sink`. */
+  /** A recipient domain of this file's own, delivered to `sink`. */
   rcptDomain: string;
 };
 
@@ -130,7 +135,12 @@ export type FileSystem = {
  * });
  */
 export function useSystem(
-  opts: { env?: SharedSystemEnv; sink?: Omit<SinkMxOptions, 'host' | 'port'> } = {},
+  opts: {
+    env?: SharedSystemEnv;
+    sink?: Omit<SinkMxOptions, 'host' | 'port'>;
+    /** The file's recipient domain (default a new `uniqueDomain('rcpt')`). */
+    rcptDomain?: string;
+  } = {},
 ): FileSystem {
   // jest's hooks as the test environment's globals: importing @jest/globals here would break the scripts
   // (benchmarks) that import this package outside jest.
@@ -146,7 +156,7 @@ export function useSystem(
     };
     world.dns = await startDnsServer();
     world.sink = await startSinkOnOwnAddress(described.mxPort, opts.sink ?? {});
-    world.rcptDomain = `rcpt-${randomBytes(4).toString('hex')}.test`;
+    world.rcptDomain = opts.rcptDomain ?? uniqueDomain('rcpt');
     world.dns.set(world.rcptDomain, [{ type: 'MX', exchange: `mx1.${world.rcptDomain}`, priority: 10 }]);
     world.dns.set(`mx1.${world.rcptDomain}`, [{ type: 'A', address: world.sink.host }]);
     await control('/dns/register', { address: world.dns.address });

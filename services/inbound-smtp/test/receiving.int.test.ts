@@ -11,21 +11,20 @@ import {
   dataOf,
   observeBroker,
   rcptReply,
-  startDnsServer,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   type BrokerObserver,
   type DnsServer,
   type ReceivingDomain,
-  type System,
   type WebhookReceiver,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let events: BrokerObserver;
 let receiver: WebhookReceiver;
@@ -41,14 +40,10 @@ const PNG = Buffer.from(
 );
 const PDF = Buffer.from('%PDF-1.4\n% a tiny document\n%%EOF\n');
 
+const world = useSystem();
+
 beforeAll(async () => {
-  dns = await startDnsServer();
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    RATE_LIMIT_PER_SECOND: '1000',
-  });
+  ({ system, dns } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -74,8 +69,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await receiver?.close();
-  await system?.stop();
-  await dns?.close();
 }, 30_000);
 
 const mx = () =>

@@ -11,12 +11,11 @@ import {
   createVerifiedDomain,
   freePort,
   observeBroker,
-  startDnsServer,
-  startSystem,
   waitFor,
   type DnsServer,
-  type System,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { createInboundMetrics, type InboundMetrics } from '../src/metrics.ts';
 import { createRelayGateway, type RelayGateway } from '../src/smtp/relay-gateway.ts';
@@ -25,16 +24,17 @@ import { selfSignedCertificate } from '../src/smtp/tls.ts';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let apiKey: string;
 let domain: string;
 const tls = { ...selfSignedCertificate('relay.postline.test', new Date()), selfSigned: true };
 const logger = createLogger({ service: 'inbound-smtp-test', level: 'silent' });
 
+const world = useSystem();
+
 beforeAll(async () => {
-  dns = await startDnsServer();
-  system = await startSystem({ DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '300', RATE_LIMIT_PER_SECOND: '1000' });
+  ({ system, dns } = world);
   const events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -52,8 +52,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const relay of started) await relay.stop();
-  await system?.stop();
-  await dns?.close();
 }, 30_000);
 
 type Relay = {

@@ -5,18 +5,18 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Resend } from 'resend';
 import {
   dataOf,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   type ReceivedDelivery,
-  type System,
   type WebhookReceiver,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let receiver: WebhookReceiver;
 let signingSecret: string;
 let resend: Resend;
@@ -24,8 +24,10 @@ let other: Resend;
 let apiKey: string;
 let otherKey: string;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' });
+  ({ system } = world);
   apiKey = String(system.admin('team', 'create', '--name', 'Audience').api_key);
   otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
   resend = testResend(apiKey, system.apiUrl);
@@ -42,7 +44,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;

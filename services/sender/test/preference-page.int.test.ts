@@ -7,21 +7,23 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
 import type { Resend } from 'resend';
-import { dataOf, startSystem, type System, testResend } from '@postline/testing';
+import { dataOf, testResend, useSystem, type SharedSystem } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
 
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
 
-let system: System;
+let system: SharedSystem;
 let browser: Browser;
 let teamId: string;
 let apiKey: string;
 let resend: Resend;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000' });
+  ({ system } = world);
   const team = system.admin('team', 'create', '--name', 'Preferences');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
@@ -38,7 +40,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await system?.stop();
 }, 30_000);
 
 async function createTopic(body: Record<string, unknown>): Promise<string> {

@@ -8,7 +8,6 @@ import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   observeBroker,
-  startDeliveringSystem,
   startWebhookReceiver,
   verifyDelivery,
   type BrokerObserver,
@@ -16,15 +15,16 @@ import {
   type ObservedMessage,
   type SinkMessage,
   type SinkMx,
-  type System,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
 const RCPT = 'rawrcpt.test';
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -33,11 +33,10 @@ let apiKey: string;
 let domain: string;
 let dkimRecord: string;
 
+const world = useSystem({ rcptDomain: RCPT, env: { POSTLINE_DELAY_SCALE: '0.00002' } });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    POSTLINE_DELAY_SCALE: '0.00002',
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -61,9 +60,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

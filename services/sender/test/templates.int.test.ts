@@ -10,18 +10,19 @@ import {
   type BrokerObserver,
   type DnsServer,
   type SinkMx,
-  type System,
-  startDeliveringSystem,
   testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 const MISSING_ID = '0192f1c4-7a3b-7c2d-8e4f-5a6b7c8d9e0f';
 const POSTGRES_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00$/;
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -30,10 +31,10 @@ let other: Resend;
 let apiKey: string;
 let domain: string;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -48,9 +49,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

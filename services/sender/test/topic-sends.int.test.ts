@@ -19,9 +19,10 @@ import {
   type DnsServer,
   type ObservedMessage,
   type SinkMx,
-  type System,
-  startDeliveringSystem,
   testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -30,9 +31,9 @@ import type { Subscription } from '../src/domain/contacts.ts';
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -43,10 +44,10 @@ let domain: string;
 let otherResend: Resend;
 let otherDomain: string;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -70,9 +71,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await destroyDb?.();
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

@@ -15,10 +15,11 @@ import {
   type BrokerObserver,
   type DnsServer,
   type SinkMx,
-  type System,
   type VerifiedDomain,
-  startDeliveringSystem,
   testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -27,10 +28,10 @@ import { createTrackingCipher, type TrackingCipher } from '../src/domain/trackin
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 const TRACKING_HOST = 'track.postline.test';
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -40,11 +41,10 @@ let destroyDb: () => Promise<void>;
 let cipher: TrackingCipher;
 let publicBaseUrl: string;
 
+const world = useSystem({ rcptDomain: RCPT, env: { POSTLINE_DELAY_SCALE: '0.00002' } });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    POSTLINE_DELAY_SCALE: '0.00002',
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -63,9 +63,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await destroyDb?.();
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

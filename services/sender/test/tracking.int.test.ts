@@ -20,11 +20,12 @@ import {
   type DnsServer,
   type ReceivedDelivery,
   type SinkMx,
-  type System,
   type VerifiedDomain,
   type WebhookReceiver,
-  startDeliveringSystem,
   testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -35,14 +36,14 @@ import { createTrackingCipher, TRACKING_PATHS, type TrackingKind } from '../src/
 jest.setTimeout(60_000);
 
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 const CHROME =
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const THUNDERBIRD = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Thunderbird/128.5.0';
 const GMAIL_PROXY = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 const SAFE_LINKS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Microsoft Office SafeLinks';
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -54,11 +55,10 @@ let apiKey: string;
 let domain: string;
 const cipher = createTrackingCipher(SECRET_KEY);
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    RATE_LIMIT_PER_SECOND: '1000',
-    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
-  }));
+  ({ dns, sink, system } = world);
   expect(system.env.POSTLINE_SECRET_KEY).toBe(SECRET_KEY);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
@@ -79,9 +79,6 @@ afterAll(async () => {
   await db?.destroy();
   await receiver?.close();
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

@@ -10,11 +10,11 @@ import { createDb } from '@postline/platform';
 import {
   dataOf,
   observeBroker,
-  startSystem,
   waitFor,
   type BrokerObserver,
-  type System,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
@@ -25,15 +25,17 @@ jest.setTimeout(60_000);
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
 const signer = createUnsubscribeSigner(SECRET_KEY);
 
-let system: System;
+let system: SharedSystem;
 let events: BrokerObserver;
 let db: Kysely<SenderDb>;
 let teamId: string;
 let otherTeamId: string;
 let resend: Resend;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000' });
+  ({ system } = world);
   const team = system.admin('team', 'create', '--name', 'Mailto');
   teamId = String(team.team_id);
   resend = testResend(String(team.api_key), system.apiUrl);
@@ -49,7 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await db?.destroy();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;

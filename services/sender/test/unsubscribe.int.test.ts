@@ -8,12 +8,12 @@ import type { Resend } from 'resend';
 import {
   dataOf,
   nextSecond,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
-  type System,
   type WebhookReceiver,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/domain/unsubscribe-links.ts';
 
@@ -22,7 +22,7 @@ jest.setTimeout(60_000);
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
 const GONE = { statusCode: 404, name: 'not_found', message: 'This link is not valid or has expired.' };
 
-let system: System;
+let system: SharedSystem;
 let receiver: WebhookReceiver;
 let signingSecret: string;
 let teamId: string;
@@ -32,12 +32,10 @@ let otherTeamId: string;
 let other: Resend;
 const signer = createUnsubscribeSigner(SECRET_KEY);
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({
-    RATE_LIMIT_PER_SECOND: '1000',
-    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-  });
+  ({ system } = world);
   const team = system.admin('team', 'create', '--name', 'Unsubscribe');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
@@ -52,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;
