@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import type { afterAll as AfterAll, beforeAll as BeforeAll } from '@jest/globals';
+import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import { startDnsServer, type DnsServer } from './dns.ts';
 import { startSinkMx, type SinkMx, type SinkMxOptions } from './mx.ts';
 import { startForwardingDns, type ForwardingDns } from './shared-dns.ts';
@@ -11,7 +12,10 @@ import { adminCommand, startSystem, type System } from './system.ts';
  * What a test file sees of a system it shares with other files: where to call it and how it was
  * configured. It cannot stop, kill or restart a service (a file that needs to keeps a private system).
  */
-export type SharedSystem = Pick<System, 'apiUrl' | 'smtp' | 'env' | 'admin'>;
+export type SharedSystem = Pick<System, 'apiUrl' | 'smtp' | 'env' | 'admin'> & {
+  /** Each service's own HTTP address (for what a test asks a service directly). */
+  services: Record<ServiceName, { url: string }>;
+};
 
 /** The variables a file may ask of its shared system; files asking the same values share one system. */
 export type SharedSystemEnv = {
@@ -22,7 +26,7 @@ export type SharedSystemEnv = {
 /** Where the control channel of the run's shared systems listens; set by jest's global setup. */
 const CONTROL = 'POSTLINE_SHARED_SYSTEMS';
 
-type Described = { apiUrl: string; smtp: System['smtp']; env: NodeJS.ProcessEnv };
+type Described = Omit<SharedSystem, 'admin'> & { mxPort: number };
 
 /**
  * The run's shared systems, in jest's main process (global setup): one per distinct SharedSystemEnv,
@@ -65,9 +69,8 @@ export async function startSharedSystems(): Promise<{ url: string; stop: () => P
         const input = (body ? JSON.parse(body) : {}) as { env?: SharedSystemEnv; address?: string };
         if (req.url === '/system') {
           const system = await systemFor(input.env ?? {});
-          return { apiUrl: system.apiUrl, smtp: system.smtp, env: system.env, mxPort } satisfies Described & {
-            mxPort: number;
-          };
+          const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, { url: system.services[name].url }]));
+          return { apiUrl: system.apiUrl, smtp: system.smtp, env: system.env, services, mxPort };
         }
         if (req.url === '/dns/register' && input.address) return dns.register(input.address);
         if (req.url === '/dns/unregister' && input.address) return dns.unregister(input.address);
@@ -147,15 +150,10 @@ export function useSystem(
   const { beforeAll, afterAll } = globalThis as unknown as { beforeAll: typeof BeforeAll; afterAll: typeof AfterAll };
   const world = {} as FileSystem;
   beforeAll(async () => {
-    const described = await control<Described & { mxPort: number }>('/system', { env: opts.env ?? {} });
-    world.system = {
-      apiUrl: described.apiUrl,
-      smtp: described.smtp,
-      env: described.env,
-      admin: (...args) => adminCommand(described.env, args),
-    };
+    const { mxPort, ...described } = await control<Described>('/system', { env: opts.env ?? {} });
+    world.system = { ...described, admin: (...args) => adminCommand(described.env, args) };
     world.dns = await startDnsServer();
-    world.sink = await startSinkOnOwnAddress(described.mxPort, opts.sink ?? {});
+    world.sink = await startSinkOnOwnAddress(mxPort, opts.sink ?? {});
     world.rcptDomain = opts.rcptDomain ?? uniqueDomain('rcpt');
     world.dns.set(world.rcptDomain, [{ type: 'MX', exchange: `mx1.${world.rcptDomain}`, priority: 10 }]);
     world.dns.set(`mx1.${world.rcptDomain}`, [{ type: 'A', address: world.sink.host }]);

@@ -10,9 +10,6 @@ import {
   createVerifiedDomain,
   defaultSinkBehaviour,
   observeBroker,
-  startDnsServer,
-  startSinkMx,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   nextSecond,
@@ -21,8 +18,10 @@ import {
   type DnsServer,
   type ObservedMessage,
   type SinkMx,
-  type System,
+  type SharedSystem,
   testResend,
+  uniqueDomain,
+  useSystem,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { sql } from 'kysely';
@@ -32,9 +31,9 @@ import type { SenderDb } from '../src/db/schema.ts';
 jest.setTimeout(60_000);
 
 const SCALE = 0.00002;
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -46,9 +45,10 @@ let dkimRecord: string;
 /** recipient local part → how many more times to answer 452 before accepting */
 const softLeft = new Map<string, number>();
 
-beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSinkMx({
+const world = useSystem({
+  rcptDomain: RCPT,
+  env: { POSTLINE_DELAY_SCALE: String(SCALE) },
+  sink: {
     behaviour: (rcpt) => {
       const local = rcpt.split('@')[0] ?? '';
       const left = softLeft.get(local);
@@ -58,18 +58,11 @@ beforeAll(async () => {
       }
       return defaultSinkBehaviour(rcpt);
     },
-  });
-  dns.set(RCPT, [{ type: 'MX', exchange: `mx1.${RCPT}`, priority: 10 }]);
-  dns.set(`mx1.${RCPT}`, [{ type: 'A', address: '127.0.0.1' }]);
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
-    POSTLINE_DELAY_SCALE: String(SCALE),
-    RATE_LIMIT_PER_SECOND: '1000',
-    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    MX_DELIVERY_PORT: String(sink.port),
-  });
+  },
+});
+
+beforeAll(async () => {
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -87,9 +80,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;
@@ -371,7 +361,7 @@ describe('destinations that cannot be reached', () => {
       { type: 'MX', exchange: `a.${two}`, priority: 10 },
     ]);
     dns.set(`a.${two}`, [{ type: 'A', address: '127.0.0.2' }]); // nothing listens there
-    dns.set(`b.${two}`, [{ type: 'A', address: '127.0.0.1' }]);
+    dns.set(`b.${two}`, [{ type: 'A', address: sink.host }]);
     const id = await sendOk({ to: `y@${two}` });
     await eventFor('email.delivered', id);
   });
