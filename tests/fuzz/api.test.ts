@@ -3,25 +3,25 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   createVerifiedDomain,
   observeBroker,
-  startDeliveringSystem,
   type BrokerObserver,
   type DnsServer,
-  type SinkMx,
-  type System,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { checkListsReadable, fuzzApi, seedTeam, type FuzzContext } from './api-fuzz.ts';
 
 const RCPT = 'fuzz-rcpt.example.net';
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
-let sink: SinkMx;
 let events: BrokerObserver;
 let ctx: FuzzContext;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
   // The system delivers what the fuzzer sends to a local sink; every other lookup finds nothing.
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, { LOG_LEVEL: 'error' }));
+  ({ dns, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -35,9 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 const runs = Number(process.env.FUZZ_RUNS ?? 1500);
