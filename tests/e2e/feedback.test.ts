@@ -11,7 +11,6 @@ import {
   createVerifiedDomain,
   dataOf,
   observeBroker,
-  startDeliveringSystem,
   startWebhookReceiver,
   verifyDelivery,
   waitFor,
@@ -19,9 +18,10 @@ import {
   type DnsServer,
   type SinkMessage,
   type SinkMx,
-  type System,
   type WebhookReceiver,
   testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(90_000);
@@ -30,7 +30,7 @@ const RCPT = 'rcpt.test';
 const DOMAIN = 'feedback.example.com';
 const RETURN_PATH = `send.${DOMAIN}`;
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -39,8 +39,10 @@ let signingSecret: string;
 let apiKey: string;
 let resend: Resend;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, { RATE_LIMIT_PER_SECOND: '1000' }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -63,9 +65,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await receiver?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;
