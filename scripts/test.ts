@@ -1,5 +1,5 @@
-// `npm test`: the static checks (types, lint, format) side by side, then the whole jest suite (unit,
-// integration, end-to-end, deploy checks).
+// `npm test`: the static checks (types, lint, format) and the whole jest suite (unit, integration,
+// end-to-end, deploy checks), side by side.
 //
 // For the inner loop, arguments go to jest and skip the static checks:
 //   npm test -- services/sender/test/emails.int.test.ts   one file (any jest path pattern)
@@ -66,9 +66,19 @@ function check(label: string, args: string[]): Promise<{ label: string; code: nu
   });
 }
 
-async function staticChecks(): Promise<void> {
+/**
+ * The static checks side by side; each is reported when it ends (its output whole), so they can run beside
+ * jest, whose tests spend much of their time waiting on the services. Resolves with whether all passed.
+ */
+async function staticChecks(): Promise<boolean> {
   mkdirSync(cache, { recursive: true });
   const started = Date.now();
+  const report = (r: { label: string; code: number; output: string }) => {
+    const took = ((Date.now() - started) / 1000).toFixed(1);
+    log(`${r.label}: ${r.code === 0 ? 'ok' : 'FAILED'} (${took} s)`);
+    if (r.code !== 0 && r.output.trim()) process.stderr.write(r.output);
+    return r.code === 0;
+  };
   const results = await Promise.all([
     check('typecheck', [
       bin('typescript', 'bin/tsc'),
@@ -77,7 +87,7 @@ async function staticChecks(): Promise<void> {
       '--incremental',
       '--tsBuildInfoFile',
       join(cache, 'tsconfig.tsbuildinfo'),
-    ]),
+    ]).then(report),
     check('lint', [
       bin('eslint', 'bin/eslint.js'),
       '--max-warnings',
@@ -88,15 +98,10 @@ async function staticChecks(): Promise<void> {
       '--cache-location',
       join(cache, 'eslint-cache'),
       '.',
-    ]),
-    check('format', [bin('prettier', 'bin/prettier.cjs'), '--check', '--log-level', 'warn', '.']),
+    ]).then(report),
+    check('format', [bin('prettier', 'bin/prettier.cjs'), '--check', '--log-level', 'warn', '.']).then(report),
   ]);
-  for (const r of results) {
-    log(`${r.label}: ${r.code === 0 ? 'ok' : 'failed'}`);
-    if (r.output.trim()) process.stderr.write(r.output);
-  }
-  log(`static checks took ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  if (results.some((r) => r.code !== 0)) process.exit(1);
+  return results.every(Boolean);
 }
 
 /** Whether the jest arguments select the browser test (jest reads positional arguments as path patterns). */
@@ -143,23 +148,30 @@ function ensureChromium(): void {
   env.CHROMIUM_PATH = found;
 }
 
-if (only.length === 0) await staticChecks();
 if (selectsBrowserTest(only)) ensureChromium();
+// The whole run: the static checks beside jest, whose files mostly wait on the services (see maxWorkers in
+// jest.config.js); the inner loop skips them.
+const checks = only.length === 0 ? staticChecks() : Promise.resolve(true);
 
 log('jest');
 // --forceExit: once every test has run and the result is printed, jest exits even if a failed test left a
 // handle open (a server its setup started before failing); otherwise such a run would wait forever.
-const jest = spawnSync(
-  process.execPath,
-  [
-    '--experimental-vm-modules',
-    '--no-warnings=ExperimentalWarning',
-    bin('jest', 'bin/jest.js'),
-    '--ci',
-    '--forceExit',
-    ...only,
-  ],
-  { stdio: 'inherit', cwd: ROOT, env },
-);
-if (jest.status !== 0) log('jest failed');
-process.exit(jest.status ?? 1);
+const jest = await new Promise<number>((resolve) => {
+  const child = spawn(
+    process.execPath,
+    [
+      '--experimental-vm-modules',
+      '--no-warnings=ExperimentalWarning',
+      bin('jest', 'bin/jest.js'),
+      '--ci',
+      '--forceExit',
+      ...only,
+    ],
+    { stdio: 'inherit', cwd: ROOT, env },
+  );
+  child.once('close', (code) => resolve(code ?? 1));
+});
+if (jest !== 0) log('jest failed');
+const checked = await checks;
+if (!checked) log('static checks failed (above)');
+process.exit(jest !== 0 ? jest : checked ? 0 : 1);
