@@ -4,7 +4,8 @@
 // For the inner loop, arguments go to jest and skip the static checks:
 //   npm test -- services/sender/test/emails.int.test.ts   one file (any jest path pattern)
 //   npm test -- --selectProjects unit                     every unit test, no services started
-//   npm test -- --selectProjects unit services/sender     the unit tests under one folder
+//   npm test -- services/sender --selectProjects unit     the unit tests under one folder (the path first:
+//                                                         --selectProjects takes every name after it)
 //
 // Postgres, RabbitMQ and Redis come from DATABASE_URL, AMQP_URL and REDIS_URL; where one is unset and the
 // server answers on its default local port, that is used; otherwise jest's global setup falls back to
