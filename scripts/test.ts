@@ -1,8 +1,20 @@
-// `npm test`: types, lint, then the whole jest suite (unit, integration, end-to-end, deploy checks).
+// `npm test`: the static checks (types, lint, format) and the whole jest suite (unit, integration,
+// end-to-end, deploy checks), side by side.
+//
+// For the inner loop, arguments go to jest and skip the static checks:
+//   npm test -- services/sender/test/emails.int.test.ts   one file (any jest path pattern)
+//   npm test -- --selectProjects unit                     every unit test, no services started
+//   npm test -- services/sender --selectProjects unit     the unit tests under one folder (the path first:
+//                                                         --selectProjects takes every name after it)
+//
 // Postgres, RabbitMQ and Redis come from DATABASE_URL, AMQP_URL and REDIS_URL; where one is unset and the
 // server answers on its default local port, that is used; otherwise jest's global setup falls back to
-// testcontainers.
-import { spawnSync } from 'node:child_process';
+// testcontainers. What the tests need besides (a Chromium for the browser test) is set up here, or the run
+// stops at once naming what is missing and how to install it.
+//
+// tsc and eslint keep their caches under .runtime/, so a developer's second run checks only what changed.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ROOT } from './services.ts';
@@ -12,6 +24,9 @@ const DEFAULTS = {
   AMQP_URL: ['amqp://guest:guest@127.0.0.1:5672', 5672],
   REDIS_URL: ['redis://127.0.0.1:6379', 6379],
 } as const;
+
+/** The one test that drives a browser; it finds Chromium through CHROMIUM_PATH. */
+const BROWSER_TEST = 'services/sender/test/preference-page.int.test.ts';
 
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -28,33 +43,136 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
+function log(message: string): void {
+  process.stderr.write(`[postline] ${message}\n`);
+}
+
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test' };
 for (const [name, [url, port]] of Object.entries(DEFAULTS)) {
   if (!env[name] && (await answers(port))) env[name] = url;
 }
 
-function step(label: string, args: string[]): void {
-  process.stderr.write(`\n[postline] ${label}\n`);
-  const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: ROOT, env });
-  if (r.status !== 0) {
-    process.stderr.write(`[postline] ${label} failed\n`);
-    process.exit(r.status ?? 1);
-  }
+const bin = (pkg: string, file: string) => join(ROOT, 'node_modules', pkg, file);
+const cache = join(ROOT, '.runtime', 'test-cache');
+const only = process.argv.slice(2);
+
+/** Runs one check; resolves with its exit code and its output, printed whole once it ends. */
+function check(label: string, args: string[]): Promise<{ label: string; code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('close', (code) => resolve({ label, code: code ?? 1, output }));
+  });
 }
 
-const bin = (pkg: string, file: string) => join(ROOT, 'node_modules', pkg, file);
-const only = process.argv.slice(2);
-if (only.length === 0) {
-  step('typecheck', [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.json']);
-  step('lint', [bin('eslint', 'bin/eslint.js'), '--max-warnings', '0', '.']);
+/**
+ * The static checks side by side; each is reported when it ends (its output whole), so they can run beside
+ * jest, whose tests spend much of their time waiting on the services. Resolves with whether all passed.
+ */
+async function staticChecks(): Promise<boolean> {
+  mkdirSync(cache, { recursive: true });
+  const started = Date.now();
+  const report = (r: { label: string; code: number; output: string }) => {
+    const took = ((Date.now() - started) / 1000).toFixed(1);
+    log(`${r.label}: ${r.code === 0 ? 'ok' : 'FAILED'} (${took} s)`);
+    if (r.code !== 0 && r.output.trim()) process.stderr.write(r.output);
+    return r.code === 0;
+  };
+  const results = await Promise.all([
+    check('typecheck', [
+      bin('typescript', 'bin/tsc'),
+      '-p',
+      'tsconfig.json',
+      '--incremental',
+      '--tsBuildInfoFile',
+      join(cache, 'tsconfig.tsbuildinfo'),
+    ]).then(report),
+    check('lint', [
+      bin('eslint', 'bin/eslint.js'),
+      '--max-warnings',
+      '0',
+      '--cache',
+      '--cache-strategy',
+      'content',
+      '--cache-location',
+      join(cache, 'eslint-cache'),
+      '.',
+    ]).then(report),
+    check('format', [bin('prettier', 'bin/prettier.cjs'), '--check', '--log-level', 'warn', '.']).then(report),
+  ]);
+  return results.every(Boolean);
 }
+
+/** Whether the jest arguments select the browser test (jest reads positional arguments as path patterns). */
+function selectsBrowserTest(args: string[]): boolean {
+  const project = args.indexOf('--selectProjects');
+  if (project >= 0 && args[project + 1] === 'unit') return false;
+  const patterns = args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--select'));
+  if (patterns.length === 0) return true;
+  return patterns.some((p) => {
+    try {
+      return new RegExp(p).test(join(ROOT, BROWSER_TEST));
+    } catch {
+      return false;
+    }
+  });
+}
+
+function which(name: string): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+/**
+ * A Chromium for the browser test: CHROMIUM_PATH, or `chromium` on PATH, or Debian's package installed
+ * through apt where this runs as root on Debian (as CI does). Anywhere else it stops with one line.
+ */
+function ensureChromium(): void {
+  if (env.CHROMIUM_PATH && existsSync(env.CHROMIUM_PATH)) return;
+  let found = which('chromium');
+  const debianRoot = process.getuid?.() === 0 && existsSync('/etc/debian_version') && which('apt-get');
+  if (!found && debianRoot) {
+    log("installing Debian's chromium for the browser test (apt-get install chromium)");
+    const r = spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium'], { stdio: 'inherit' });
+    if (r.status === 0) found = which('chromium');
+  }
+  if (!found) {
+    const install = existsSync('/etc/debian_version') ? 'sudo apt-get install chromium' : 'install Chromium';
+    log(
+      `Chromium is missing (the preference page's browser test drives it): ${install}, ` +
+        'or set CHROMIUM_PATH to a Chromium or Chrome executable',
+    );
+    process.exit(1);
+  }
+  env.CHROMIUM_PATH = found;
+}
+
+if (selectsBrowserTest(only)) ensureChromium();
+// The whole run: the static checks beside jest, whose files mostly wait on the services (see maxWorkers in
+// jest.config.js); the inner loop skips them.
+const checks = only.length === 0 ? staticChecks() : Promise.resolve(true);
+
+log('jest');
 // --forceExit: once every test has run and the result is printed, jest exits even if a failed test left a
 // handle open (a server its setup started before failing); otherwise such a run would wait forever.
-step('jest', [
-  '--experimental-vm-modules',
-  '--no-warnings=ExperimentalWarning',
-  bin('jest', 'bin/jest.js'),
-  '--ci',
-  '--forceExit',
-  ...only,
-]);
+const jest = await new Promise<number>((resolve) => {
+  const child = spawn(
+    process.execPath,
+    [
+      '--experimental-vm-modules',
+      '--no-warnings=ExperimentalWarning',
+      bin('jest', 'bin/jest.js'),
+      '--ci',
+      '--forceExit',
+      ...only,
+    ],
+    { stdio: 'inherit', cwd: ROOT, env },
+  );
+  child.once('close', (code) => resolve(code ?? 1));
+});
+if (jest !== 0) log('jest failed');
+const checked = await checks;
+if (!checked) log('static checks failed (above)');
+process.exit(jest !== 0 ? jest : checked ? 0 : 1);

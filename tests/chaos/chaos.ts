@@ -10,7 +10,6 @@
 // This file starts and stops the harness and runs the parts in turn: the load (chaos-load.ts), the faults
 // (chaos-faults.ts), then quiescence and the report (chaos-report.ts).
 import pg from 'pg';
-import { Resend } from 'resend';
 import {
   createTestDatabase,
   createVerifiedDomain,
@@ -27,6 +26,7 @@ import {
   type TcpProxy,
   type TestDatabase,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 import { ALL_FAULTS, createFaultSchedule, type FaultName } from './chaos-faults.ts';
 import { RCPT, startStream } from './chaos-load.ts';
@@ -105,7 +105,7 @@ async function startHarnessSteps(
   });
   undo.push(() => events.close());
   const apiKey = String(system.admin('team', 'create', '--name', 'Chaos').api_key);
-  const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  const resend = testResend(apiKey, system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: DOMAIN });
   await events.close();
   const hooks = await startWebhookReceiver();

@@ -3,7 +3,7 @@
 // and through each cut no process exits, readiness says 503, a send is answered 503 within seconds instead
 // of hanging, and within 5 s of the cut's end every service is ready again and mail flows.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import {
   createTestDatabase,
@@ -21,6 +21,7 @@ import {
   type System,
   type TcpProxy,
   type TestDatabase,
+  testResend,
 } from '@postline/testing';
 
 const RCPT = 'outage.test';
@@ -62,7 +63,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   apiKey = String(system.admin('team', 'create', '--name', 'Outage').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: 'outage.example.com' });
   from = `ops@${domain.name}`;
 }, 120_000);

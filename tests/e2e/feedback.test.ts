@@ -6,12 +6,11 @@
 // tag changes nothing; a message sent through the SMTP relay ends the same way. A broadcast's List-Unsubscribe mailto, mailed back, unsubscribes the contact.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   dataOf,
   observeBroker,
-  startDeliveringSystem,
   startWebhookReceiver,
   verifyDelivery,
   waitFor,
@@ -19,8 +18,10 @@ import {
   type DnsServer,
   type SinkMessage,
   type SinkMx,
-  type System,
   type WebhookReceiver,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(90_000);
@@ -29,7 +30,7 @@ const RCPT = 'rcpt.test';
 const DOMAIN = 'feedback.example.com';
 const RETURN_PATH = `send.${DOMAIN}`;
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -38,8 +39,10 @@ let signingSecret: string;
 let apiKey: string;
 let resend: Resend;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, { RATE_LIMIT_PER_SECOND: '1000' }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -50,7 +53,7 @@ beforeAll(async () => {
   });
   const team = system.admin('team', 'create', '--name', 'Feedback');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   await createVerifiedDomain({ resend, dns, events, name: DOMAIN });
   receiver = await startWebhookReceiver();
   const hook = dataOf(
@@ -62,9 +65,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await receiver?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

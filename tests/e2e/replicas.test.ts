@@ -4,7 +4,7 @@
 // timer, one domain check per command.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { SERVICE_NAMES } from '@postline/contracts';
 import {
   createVerifiedDomain,
@@ -18,6 +18,7 @@ import {
   type SinkMx,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 const RCPT = 'replicas-rcpt.example.net';
@@ -53,7 +54,7 @@ beforeAll(async () => {
     ],
   });
   hooks = await startWebhookReceiver();
-  resend = new Resend(String(system.admin('team', 'create', '--name', 'Replicas').api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(system.admin('team', 'create', '--name', 'Replicas').api_key), system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: 'replicas.example.com' });
   from = `Replicas <hello@${domain.name}>`;
   domainId = domain.id;

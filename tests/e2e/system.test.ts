@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Resend } from 'resend';
 import { SERVICE_NAMES } from '@postline/contracts';
-import { startSystem, type System } from '@postline/testing';
+import { startSystem, type System, testResend } from '@postline/testing';
 
 let system: System;
 beforeAll(async () => {
@@ -39,7 +38,7 @@ describe('the whole system', () => {
     const created = system.admin('team', 'create', '--name', 'Acme');
     expect(created.team_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.api_key).toMatch(/^pl_/);
-    const resend = new Resend(created.api_key, { baseUrl: system.apiUrl });
+    const resend = testResend(created.api_key, system.apiUrl);
     const keys = await resend.apiKeys.list();
     expect(keys.error).toBeNull();
     expect(keys.data?.data).toHaveLength(1);

@@ -17,7 +17,7 @@ export { checkListsReadable, fuzzApi } from './api/runner.ts';
  * the fuzzer uses so that routes under an id reach their rules, not only their 404.
  */
 export async function seedTeam(
-  system: System,
+  system: Pick<System, 'admin' | 'apiUrl'>,
   verifyDomain: (apiKey: string) => Promise<string>,
 ): Promise<FuzzContext> {
   const { team_id: teamId, api_key: apiKey } = system.admin('team', 'create', '--name', 'fuzz');

@@ -1,43 +1,40 @@
 // The short run of the API fuzzer (`npm run fuzz` runs 100,000 requests; see README).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Resend } from 'resend';
 import {
   createVerifiedDomain,
   observeBroker,
-  startDeliveringSystem,
   type BrokerObserver,
   type DnsServer,
-  type SinkMx,
-  type System,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { checkListsReadable, fuzzApi, seedTeam, type FuzzContext } from './api-fuzz.ts';
 
 const RCPT = 'fuzz-rcpt.example.net';
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
-let sink: SinkMx;
 let events: BrokerObserver;
 let ctx: FuzzContext;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
   // The system delivers what the fuzzer sends to a local sink; every other lookup finds nothing.
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, { LOG_LEVEL: 'error' }));
+  ({ dns, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   ctx = await seedTeam(system, async (apiKey) => {
-    const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+    const resend = testResend(apiKey, system.apiUrl);
     return (await createVerifiedDomain({ resend, dns, events, name: 'fuzz.example.com' })).name;
   });
 }, 120_000);
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 const runs = Number(process.env.FUZZ_RUNS ?? 1500);

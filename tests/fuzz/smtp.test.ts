@@ -3,7 +3,6 @@
 // SMTP_FUZZ_RUNS sessions per listener; `npm run fuzz` (FUZZ_RUNS=100000) runs FUZZ_RUNS/10 of each.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { Resend } from 'resend';
 import {
   createReceivingDomain,
   createVerifiedDomain,
@@ -14,6 +13,7 @@ import {
   type DnsServer,
   type SinkMx,
   type System,
+  testResend,
 } from '@postline/testing';
 import {
   checkReply,
@@ -78,7 +78,7 @@ beforeAll(async () => {
   const apiKey = String(team.api_key);
   // The fuzzer is not testing the rate limit.
   system.admin('team', 'set-rate-limit', '--team', teamId, '--per-second', '100000');
-  const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  const resend = testResend(apiKey, system.apiUrl);
   await createReceivingDomain({ resend, dns, events, name: IN, mxPort: system.smtp.mx });
   await createVerifiedDomain({ resend, dns, events, name: OUT });
   pool = new pg.Pool({ connectionString: String(system.env.DATABASE_URL), max: 4 });

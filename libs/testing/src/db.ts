@@ -5,8 +5,11 @@ import { infraFromEnv } from './infra.ts';
 
 export type TestDatabase = { url: string; name: string; drop: () => Promise<void> };
 
-/** A fresh, empty database for one test file, dropped afterwards: tests isolate by data, not by servers. */
-export async function createTestDatabase(prefix = 'pltest'): Promise<TestDatabase> {
+/**
+ * A fresh database for one test file, dropped afterwards: tests isolate by data, not by servers. Empty, or
+ * a copy of `template` (a database nobody is connected to).
+ */
+export async function createTestDatabase(prefix = 'pltest', opts: { template?: string } = {}): Promise<TestDatabase> {
   const base = new URL(infraFromEnv().databaseUrl);
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new URL(base);
@@ -14,7 +17,7 @@ export async function createTestDatabase(prefix = 'pltest'): Promise<TestDatabas
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
   try {
-    await client.query(`create database "${name}"`);
+    await client.query(`create database "${name}"${opts.template ? ` template "${opts.template}"` : ''}`);
   } finally {
     await client.end();
   }

@@ -1,13 +1,23 @@
 import { dockerAvailable } from './infra.ts';
+import { sharedSystemsUrl, startSharedSystems } from './shared-system.ts';
 
 type Started = { stop: () => Promise<unknown> };
 const started: Started[] = [];
 
 /**
  * jest globalSetup: when a URL is missing and Docker runs, start that server with testcontainers and
- * export its URL to the test workers (forked after this runs, so they inherit process.env).
+ * export its URL to the test workers (forked after this runs, so they inherit process.env); then open the
+ * control channel of the run's shared systems (started when a file first asks, see `useSystem`).
  */
 export default async function globalSetup(): Promise<void> {
+  await startServers();
+  const shared = await startSharedSystems();
+  started.push(shared);
+  Object.assign(process.env, sharedSystemsUrl(shared.url));
+  (globalThis as { __postlineContainers?: Started[] }).__postlineContainers = started;
+}
+
+async function startServers(): Promise<void> {
   const missing = ['DATABASE_URL', 'AMQP_URL', 'REDIS_URL'].filter((k) => !process.env[k]);
   if (missing.length === 0) return;
   if (!dockerAvailable()) {
@@ -36,5 +46,4 @@ export default async function globalSetup(): Promise<void> {
     started.push(redis);
     process.env.REDIS_URL = `redis://${redis.getHost()}:${redis.getMappedPort(6379)}`;
   }
-  (globalThis as { __postlineContainers?: Started[] }).__postlineContainers = started;
 }

@@ -2,5 +2,6 @@ type Started = { stop: () => Promise<unknown> };
 
 export default async function globalTeardown(): Promise<void> {
   const started = (globalThis as { __postlineContainers?: Started[] }).__postlineContainers ?? [];
-  await Promise.all(started.map((c) => c.stop()));
+  // The shared systems (pushed last) stop before the servers they use.
+  for (const c of [...started].reverse()) await c.stop();
 }

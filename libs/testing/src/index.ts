@@ -12,6 +12,7 @@ export {
 export { waitFor, sleep, nextSecond } from './wait.ts';
 export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
 export { startSystem, freePort, type System, type RunningService } from './system.ts';
+export { useSystem, uniqueDomain, type FileSystem, type SharedSystem, type SharedSystemEnv } from './shared-system.ts';
 export {
   startSinkMx,
   defaultSinkBehaviour,
@@ -21,7 +22,7 @@ export {
   type SinkReply,
 } from './mx.ts';
 export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';
-export { dataOf, mimePartOf } from './sdk.ts';
+export { dataOf, mimePartOf, testResend } from './sdk.ts';
 export { startDeliveringSystem } from './delivering-system.ts';
 export {
   createReceivingDomain,

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
 import { infraFromEnv } from './infra.ts';
+import { migrateSystem, systemTemplate } from './system-template.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -57,13 +58,23 @@ async function reportedQueues(urls: string[], prefix: string): Promise<string[]>
   return [...names];
 }
 
-/** Removes what the services declared under a test prefix: queues (quorum queues are not free), exchanges. */
+/**
+ * Removes what the services declared under a test prefix: queues (quorum queues are not free), exchanges.
+ * A channel waits for each delete's answer before the next, so the queues are spread over a few channels.
+ */
 async function deleteBrokerPrefix(url: string, prefix: string, queues: string[]): Promise<void> {
   const connection = await amqp.connect(url);
   try {
+    const all = [...queues, `${prefix}.unroutable`];
+    const lanes = Math.min(8, all.length);
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        const ch = await connection.createChannel();
+        for (let i = lane; i < all.length; i += lanes) await ch.deleteQueue(all[i] as string);
+        await ch.close();
+      }),
+    );
     const ch = await connection.createChannel();
-    for (const queue of queues) await ch.deleteQueue(queue);
-    await ch.deleteQueue(`${prefix}.unroutable`);
     for (const ex of ['events', 'commands', 'unroutable']) await ch.deleteExchange(`${prefix}.${ex}`);
     await ch.close();
   } finally {
@@ -81,6 +92,16 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Runs the admin CLI against the system of `env`; returns its parsed JSON line. */
+export function adminCommand(env: NodeJS.ProcessEnv, args: string[]): Record<string, string> {
+  const r = spawnSync(process.execPath, [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args], {
+    env,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
 }
 
 /** Waits for /readyz: a started system has every dependency connected, not only its HTTP port open. */
@@ -108,7 +129,6 @@ export async function startSystem(
   opts: { replicas?: Partial<Record<ServiceName, number>> } = {},
 ): Promise<System> {
   const infra = infraFromEnv();
-  const database: TestDatabase = await createTestDatabase('e2e');
   const ports = Object.fromEntries(
     await Promise.all(SERVICE_NAMES.map(async (n) => [n, await freePort()] as const)),
   ) as Record<ServiceName, number>;
@@ -118,7 +138,6 @@ export async function startSystem(
     ...process.env,
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
-    DATABASE_URL: database.url,
     AMQP_URL: infra.amqpUrl,
     REDIS_URL: infra.redisUrl,
     BROKER_PREFIX: uniqueName('e2e'),
@@ -137,15 +156,14 @@ export async function startSystem(
     SHUTDOWN_TIMEOUT_MS: '5000',
     // As the image sets it: a restarted service loads its modules' compiled code instead of compiling again.
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'postline-node-compile-cache'),
-    ...extraEnv,
   };
-  for (const name of SERVICE_NAMES) {
-    const r = spawnSync(process.execPath, [join(ROOT, 'services', name, 'src', 'migrate.ts')], {
-      env,
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`migrate ${name} failed: ${r.stderr}`);
-  }
+  // A system on its own database starts from a copy of the migrated template; one given a DATABASE_URL
+  // (through a proxy, say) is migrated there.
+  const database: TestDatabase = extraEnv.DATABASE_URL
+    ? await createTestDatabase('e2e')
+    : await createTestDatabase('e2e', { template: await systemTemplate(infra.databaseUrl, env) });
+  Object.assign(env, { DATABASE_URL: database.url }, extraEnv);
+  if (extraEnv.DATABASE_URL) await migrateSystem(env);
   const services = {} as Record<ServiceName, RunningService>;
   const spawnProcess = (name: ServiceName, port: number, overrides: NodeJS.ProcessEnv = {}): RunningService => {
     const output: string[] = [];
@@ -218,15 +236,7 @@ export async function startSystem(
     services,
     replicas,
     env,
-    admin: (...args) => {
-      const r = spawnSync(
-        process.execPath,
-        [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args],
-        { env, encoding: 'utf8' },
-      );
-      if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
-      return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
-    },
+    admin: (...args) => adminCommand(env, args),
     terminate,
     async kill(name) {
       const child = services[name].process;
@@ -253,8 +263,7 @@ export async function startSystem(
         });
       }
       await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
-      await database.drop();
-      await deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), [...queues]);
+      await Promise.all([database.drop(), deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), [...queues])]);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Resend } from 'resend';
+import { testResend } from '@postline/testing';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 let gw: Gateway;
@@ -85,7 +85,7 @@ describe('/api-keys', () => {
 
   it('works with the official resend SDK', async () => {
     const team = await gw.createTeam();
-    const resend = new Resend(team.apiKey, { baseUrl: gw.url });
+    const resend = testResend(team.apiKey, gw.url);
     const created = await resend.apiKeys.create({ name: 'sdk key', permission: 'sending_access' });
     expect(created.error).toBeNull();
     expect(created.data?.token).toMatch(/^pl_/);
@@ -96,7 +96,7 @@ describe('/api-keys', () => {
     expect(removed.error).toBeNull();
     const missing = await resend.apiKeys.remove(created.data?.id ?? '');
     expect(missing.error?.name).toBe('not_found');
-    const denied = await new Resend('pl_wrong', { baseUrl: gw.url }).apiKeys.list();
+    const denied = await testResend('pl_wrong', gw.url).apiKeys.list();
     expect(denied.error?.name).toBe('invalid_api_key');
   });
 });

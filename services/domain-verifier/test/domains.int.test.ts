@@ -4,7 +4,7 @@
 // 72 h window to ~13 s, the 6 h re-check of verified domains to ~1 s.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { createSecretBox } from '@postline/platform';
 import {
   observeBroker,
@@ -15,6 +15,7 @@ import {
   type ObservedMessage,
   type System,
   waitFor,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
@@ -53,7 +54,7 @@ beforeAll(async () => {
   const team = system.admin('team', 'create', '--name', 'Domains');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
 }, 90_000);
 
 afterAll(async () => {

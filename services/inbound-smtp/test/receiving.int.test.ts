@@ -4,27 +4,27 @@
 // local DNS server.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { PUBLIC_LINK_GONE } from '@postline/contracts';
 import {
   createReceivingDomain,
   dataOf,
   observeBroker,
   rcptReply,
-  startDnsServer,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   type BrokerObserver,
   type DnsServer,
   type ReceivingDomain,
-  type System,
   type WebhookReceiver,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let events: BrokerObserver;
 let receiver: WebhookReceiver;
@@ -40,14 +40,10 @@ const PNG = Buffer.from(
 );
 const PDF = Buffer.from('%PDF-1.4\n% a tiny document\n%%EOF\n');
 
+const world = useSystem();
+
 beforeAll(async () => {
-  dns = await startDnsServer();
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    RATE_LIMIT_PER_SECOND: '1000',
-  });
+  ({ system, dns } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -56,12 +52,8 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'email.received' },
     ],
   });
-  resend = new Resend(String(system.admin('team', 'create', '--name', 'Receiving').api_key), {
-    baseUrl: system.apiUrl,
-  });
-  stranger = new Resend(String(system.admin('team', 'create', '--name', 'Stranger').api_key), {
-    baseUrl: system.apiUrl,
-  });
+  resend = testResend(String(system.admin('team', 'create', '--name', 'Receiving').api_key), system.apiUrl);
+  stranger = testResend(String(system.admin('team', 'create', '--name', 'Stranger').api_key), system.apiUrl);
   domain = await createReceivingDomain({
     resend,
     dns,
@@ -77,8 +69,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await receiver?.close();
-  await system?.stop();
-  await dns?.close();
 }, 30_000);
 
 const mx = () =>

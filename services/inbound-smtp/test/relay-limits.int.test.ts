@@ -6,17 +6,16 @@ import net from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
 import { createLogger, createMetrics } from '@postline/platform';
 import {
   createVerifiedDomain,
   freePort,
   observeBroker,
-  startDnsServer,
-  startSystem,
   waitFor,
   type DnsServer,
-  type System,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { createInboundMetrics, type InboundMetrics } from '../src/metrics.ts';
 import { createRelayGateway, type RelayGateway } from '../src/gateway/relay-gateway.ts';
@@ -25,16 +24,17 @@ import { selfSignedCertificate } from '../src/tls/tls.ts';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let apiKey: string;
 let domain: string;
 const tls = { ...selfSignedCertificate('relay.postline.test', new Date()), selfSigned: true };
 const logger = createLogger({ service: 'inbound-smtp-test', level: 'silent' });
 
+const world = useSystem();
+
 beforeAll(async () => {
-  dns = await startDnsServer();
-  system = await startSystem({ DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '300', RATE_LIMIT_PER_SECOND: '1000' });
+  ({ system, dns } = world);
   const events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -42,7 +42,7 @@ beforeAll(async () => {
   });
   try {
     apiKey = String(system.admin('team', 'create', '--name', 'Relay limits').api_key);
-    const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+    const resend = testResend(apiKey, system.apiUrl);
     domain = (await createVerifiedDomain({ resend, dns, events, name: `limits${Date.now().toString(36)}.example.com` }))
       .name;
   } finally {
@@ -52,8 +52,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const relay of started) await relay.stop();
-  await system?.stop();
-  await dns?.close();
 }, 30_000);
 
 type Relay = {

@@ -8,28 +8,30 @@ import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import nodemailer from 'nodemailer';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   dataOf,
   nextSecond,
   observeBroker,
-  startDeliveringSystem,
   startWebhookReceiver,
   waitFor,
   type BrokerObserver,
   type DnsServer,
   type SinkMx,
-  type System,
   type WebhookReceiver,
+  testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -38,15 +40,17 @@ let resend: Resend;
 let apiKey: string;
 let domain: string;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, { RATE_LIMIT_PER_SECOND: '1000' }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   apiKey = String(system.admin('team', 'create', '--name', 'Relay').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('relay')}.example.com` })).name;
   receiver = await startWebhookReceiver();
   dataOf(await resend.webhooks.create({ endpoint: receiver.url, events: ['email.sent', 'email.delivered'] }));
@@ -55,9 +59,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await receiver?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;
@@ -296,7 +297,7 @@ describe('AUTH', () => {
     const key = String(team.api_key);
     const own = (
       await createVerifiedDomain({
-        resend: new Resend(key, { baseUrl: system.apiUrl }),
+        resend: testResend(key, system.apiUrl),
         dns,
         events,
         name: `${unique('disabled')}.example.com`,
@@ -395,7 +396,7 @@ describe('what the gateway decides', () => {
   it("answers 421 4.7.0 past the team's rate limit", async () => {
     const team = system.admin('team', 'create', '--name', unique('Limited'));
     const key = String(team.api_key);
-    const limited = new Resend(key, { baseUrl: system.apiUrl });
+    const limited = testResend(key, system.apiUrl);
     const own = (await createVerifiedDomain({ resend: limited, dns, events, name: `${unique('limited')}.example.com` }))
       .name;
     system.admin('team', 'set-rate-limit', '--team', String(team.team_id), '--per-second', '1');

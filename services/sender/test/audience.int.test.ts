@@ -2,20 +2,21 @@
 // subscriptions through the real gateway and sender, with the official resend SDK and plain HTTP for what
 // the SDK lacks; contact.* webhooks received and verified by a local endpoint.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   type ReceivedDelivery,
-  type System,
   type WebhookReceiver,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let receiver: WebhookReceiver;
 let signingSecret: string;
 let resend: Resend;
@@ -23,12 +24,14 @@ let other: Resend;
 let apiKey: string;
 let otherKey: string;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' });
+  ({ system } = world);
   apiKey = String(system.admin('team', 'create', '--name', 'Audience').api_key);
   otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  other = new Resend(otherKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
+  other = testResend(otherKey, system.apiUrl);
   receiver = await startWebhookReceiver();
   const hook = dataOf(
     await resend.webhooks.create({
@@ -41,7 +44,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   createVerifiedDomain,
@@ -18,6 +18,7 @@ import {
   type SinkMx,
   type System,
   startDeliveringSystem,
+  testResend,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -55,8 +56,8 @@ beforeAll(async () => {
   const team = system.admin('team', 'create', '--name', 'Broadcasts');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  other = new Resend(String(system.admin('team', 'create', '--name', 'Other').api_key), { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
+  other = testResend(String(system.admin('team', 'create', '--name', 'Other').api_key), system.apiUrl);
   const verified = await createVerifiedDomain({ resend, dns, events, name: `${unique('b')}.example.com` });
   domain = verified.name;
   dkimRecord = verified.dkimRecord;

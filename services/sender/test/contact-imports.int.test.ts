@@ -3,7 +3,7 @@
 // by the sender's `sender.import-contacts` consumer; a sender killed mid-file resumes the import.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { createDb } from '@postline/platform';
 import {
   dataOf,
@@ -13,6 +13,7 @@ import {
   waitFor,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
@@ -31,8 +32,8 @@ let seats: string;
 beforeAll(async () => {
   system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' });
   apiKey = String(system.admin('team', 'create', '--name', 'Imports').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  other = new Resend(String(system.admin('team', 'create', '--name', 'Other').api_key), { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
+  other = testResend(String(system.admin('team', 'create', '--name', 'Other').api_key), system.apiUrl);
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
   receiver = await startWebhookReceiver();
   dataOf(await resend.webhooks.create({ endpoint: receiver.url, events: ['contact.created', 'contact.updated'] }));

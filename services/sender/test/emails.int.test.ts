@@ -5,14 +5,11 @@
 import { randomBytes, randomUUID as randomUuid } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   defaultSinkBehaviour,
   observeBroker,
-  startDnsServer,
-  startSinkMx,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
   nextSecond,
@@ -21,7 +18,10 @@ import {
   type DnsServer,
   type ObservedMessage,
   type SinkMx,
-  type System,
+  type SharedSystem,
+  testResend,
+  uniqueDomain,
+  useSystem,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { sql } from 'kysely';
@@ -31,9 +31,9 @@ import type { SenderDb } from '../src/db/schema.ts';
 jest.setTimeout(60_000);
 
 const SCALE = 0.00002;
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -45,9 +45,10 @@ let dkimRecord: string;
 /** recipient local part → how many more times to answer 452 before accepting */
 const softLeft = new Map<string, number>();
 
-beforeAll(async () => {
-  dns = await startDnsServer();
-  sink = await startSinkMx({
+const world = useSystem({
+  rcptDomain: RCPT,
+  env: { POSTLINE_DELAY_SCALE: String(SCALE) },
+  sink: {
     behaviour: (rcpt) => {
       const local = rcpt.split('@')[0] ?? '';
       const left = softLeft.get(local);
@@ -57,18 +58,11 @@ beforeAll(async () => {
       }
       return defaultSinkBehaviour(rcpt);
     },
-  });
-  dns.set(RCPT, [{ type: 'MX', exchange: `mx1.${RCPT}`, priority: 10 }]);
-  dns.set(`mx1.${RCPT}`, [{ type: 'A', address: '127.0.0.1' }]);
-  system = await startSystem({
-    DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '300',
-    POSTLINE_DELAY_SCALE: String(SCALE),
-    RATE_LIMIT_PER_SECOND: '1000',
-    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-    MX_DELIVERY_PORT: String(sink.port),
-  });
+  },
+});
+
+beforeAll(async () => {
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -80,15 +74,12 @@ beforeAll(async () => {
   });
   const team = system.admin('team', 'create', '--name', 'Sending');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   ({ domain, domainId, dkimRecord } = await verifiedDomain());
 }, 90_000);
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;
@@ -370,7 +361,7 @@ describe('destinations that cannot be reached', () => {
       { type: 'MX', exchange: `a.${two}`, priority: 10 },
     ]);
     dns.set(`a.${two}`, [{ type: 'A', address: '127.0.0.2' }]); // nothing listens there
-    dns.set(`b.${two}`, [{ type: 'A', address: '127.0.0.1' }]);
+    dns.set(`b.${two}`, [{ type: 'A', address: sink.host }]);
     const id = await sendOk({ to: `y@${two}` });
     await eventFor('email.delivered', id);
   });
@@ -431,7 +422,7 @@ describe('the API', () => {
 
   it('answers each of many concurrent sends from two teams on its own (they are written in groups)', async () => {
     const other = system.admin('team', 'create', '--name', 'Other sender');
-    const otherResend = new Resend(String(other.api_key), { baseUrl: system.apiUrl });
+    const otherResend = testResend(String(other.api_key), system.apiUrl);
     const otherDomain = await createVerifiedDomain({
       resend: otherResend,
       dns,
@@ -650,9 +641,7 @@ describe('attachments and share links of a sent email', () => {
       statusCode: 404,
       name: 'not_found',
     });
-    const other = new Resend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), {
-      baseUrl: system.apiUrl,
-    });
+    const other = testResend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), system.apiUrl);
     expect((await other.emails.attachments.list({ emailId: id })).error).toMatchObject({
       statusCode: 404,
       name: 'not_found',
@@ -753,7 +742,7 @@ describe('attachments and share links of a sent email', () => {
   });
   it("answers HEAD on a download with the size alone, takes at most 10 requests a second per link, and stops serving a disabled team's links", async () => {
     const team = system.admin('team', 'create', '--name', 'Link owner');
-    const owner = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+    const owner = testResend(String(team.api_key), system.apiUrl);
     const own = await createVerifiedDomain({ resend: owner, dns, events, name: `${unique('l')}.example.com` });
     const sent = await owner.emails.send({
       from: `hello@${own.name}`,

@@ -6,28 +6,30 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
-import { Resend } from 'resend';
-import { dataOf, startSystem, type System } from '@postline/testing';
+import type { Resend } from 'resend';
+import { dataOf, testResend, useSystem, type SharedSystem } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/engagement/domain/unsubscribe-links.ts';
 
 jest.setTimeout(60_000);
 
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
 
-let system: System;
+let system: SharedSystem;
 let browser: Browser;
 let teamId: string;
 let apiKey: string;
 let resend: Resend;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000' });
+  ({ system } = world);
   const team = system.admin('team', 'create', '--name', 'Preferences');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  // .ci/run installs Debian's chromium when it is missing.
-  const executablePath = execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
+  resend = testResend(apiKey, system.apiUrl);
+  // npm test finds or installs a Chromium and names it in CHROMIUM_PATH.
+  const executablePath = process.env.CHROMIUM_PATH ?? execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
   browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -38,7 +40,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await system?.stop();
 }, 30_000);
 
 async function createTopic(body: Record<string, unknown>): Promise<string> {

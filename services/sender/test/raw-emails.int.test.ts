@@ -4,11 +4,10 @@
 // recipients' MX, a webhook receiver).
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   createVerifiedDomain,
   observeBroker,
-  startDeliveringSystem,
   startWebhookReceiver,
   verifyDelivery,
   type BrokerObserver,
@@ -16,14 +15,16 @@ import {
   type ObservedMessage,
   type SinkMessage,
   type SinkMx,
-  type System,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
 const RCPT = 'rawrcpt.test';
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -32,11 +33,10 @@ let apiKey: string;
 let domain: string;
 let dkimRecord: string;
 
+const world = useSystem({ rcptDomain: RCPT, env: { POSTLINE_DELAY_SCALE: '0.00002' } });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    POSTLINE_DELAY_SCALE: '0.00002',
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -47,7 +47,7 @@ beforeAll(async () => {
   });
   const team = system.admin('team', 'create', '--name', 'Raw');
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   const verified = await createVerifiedDomain({
     resend,
     dns,
@@ -60,9 +60,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

@@ -1,7 +1,7 @@
 // Templates end to end: the official resend SDK's templates namespace through the real gateway and sender,
 // and sends with `template: {id | alias, variables}` delivered to a local MX (smtp-server) over real sockets.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   createVerifiedDomain,
@@ -10,17 +10,19 @@ import {
   type BrokerObserver,
   type DnsServer,
   type SinkMx,
-  type System,
-  startDeliveringSystem,
+  testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 const MISSING_ID = '0192f1c4-7a3b-7c2d-8e4f-5a6b7c8d9e0f';
 const POSTGRES_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\+00$/;
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -29,10 +31,10 @@ let other: Resend;
 let apiKey: string;
 let domain: string;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -40,16 +42,13 @@ beforeAll(async () => {
   });
   apiKey = String(system.admin('team', 'create', '--name', 'Templates').api_key);
   const otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
-  other = new Resend(otherKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
+  other = testResend(otherKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
 }, 90_000);
 
 afterAll(async () => {
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

@@ -8,7 +8,7 @@ import type { Subscription } from '@postline/contracts';
 import { randomUUID as randomUuid } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Kysely } from 'kysely';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   createVerifiedDomain,
@@ -20,8 +20,10 @@ import {
   type DnsServer,
   type ObservedMessage,
   type SinkMx,
-  type System,
-  startDeliveringSystem,
+  testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -29,9 +31,9 @@ import type { SenderDb } from '../src/db/schema.ts';
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -42,10 +44,10 @@ let domain: string;
 let otherResend: Resend;
 let otherDomain: string;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -58,10 +60,10 @@ beforeAll(async () => {
   db = created.db;
   destroyDb = () => db.destroy();
   const team = system.admin('team', 'create', '--name', 'Topics');
-  resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(team.api_key), system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
   const other = system.admin('team', 'create', '--name', 'Other topics');
-  otherResend = new Resend(String(other.api_key), { baseUrl: system.apiUrl });
+  otherResend = testResend(String(other.api_key), system.apiUrl);
   otherDomain = (await createVerifiedDomain({ resend: otherResend, dns, events, name: `${unique('o')}.example.com` }))
     .name;
 }, 90_000);
@@ -69,9 +71,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await destroyDb?.();
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

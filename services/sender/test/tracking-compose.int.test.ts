@@ -5,7 +5,7 @@
 // With tracking asked for but not verified, or not asked for, the html goes out exactly as sent.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import type { Kysely } from 'kysely';
 import {
   mimePartOf,
@@ -15,9 +15,11 @@ import {
   type BrokerObserver,
   type DnsServer,
   type SinkMx,
-  type System,
   type VerifiedDomain,
-  startDeliveringSystem,
+  testResend,
+  useSystem,
+  type SharedSystem,
+  uniqueDomain,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
 import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
@@ -26,10 +28,10 @@ import { createTrackingCipher, type TrackingCipher } from '../src/engagement/dom
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
+const RCPT = uniqueDomain('rcpt');
 const TRACKING_HOST = 'track.postline.test';
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -39,18 +41,17 @@ let destroyDb: () => Promise<void>;
 let cipher: TrackingCipher;
 let publicBaseUrl: string;
 
+const world = useSystem({ rcptDomain: RCPT, env: { POSTLINE_DELAY_SCALE: '0.00002' } });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    POSTLINE_DELAY_SCALE: '0.00002',
-    RATE_LIMIT_PER_SECOND: '1000',
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   const team = system.admin('team', 'create', '--name', 'Tracking');
-  resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(team.api_key), system.apiUrl);
   const created = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
   db = created.db;
   destroyDb = () => created.db.destroy();
@@ -62,9 +63,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await destroyDb?.();
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;

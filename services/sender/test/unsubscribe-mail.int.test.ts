@@ -5,9 +5,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { createDb } from '@postline/platform';
-import { dataOf, observeBroker, startSystem, waitFor, type BrokerObserver, type System } from '@postline/testing';
+import {
+  dataOf,
+  observeBroker,
+  waitFor,
+  type BrokerObserver,
+  testResend,
+  useSystem,
+  type SharedSystem,
+} from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import type { SenderDb } from '../src/db/schema.ts';
 import { createUnsubscribeSigner } from '../src/engagement/domain/unsubscribe-links.ts';
@@ -17,18 +25,20 @@ jest.setTimeout(60_000);
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
 const signer = createUnsubscribeSigner(SECRET_KEY);
 
-let system: System;
+let system: SharedSystem;
 let events: BrokerObserver;
 let db: Kysely<SenderDb>;
 let teamId: string;
 let otherTeamId: string;
 let resend: Resend;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000' });
+  ({ system } = world);
   const team = system.admin('team', 'create', '--name', 'Mailto');
   teamId = String(team.team_id);
-  resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+  resend = testResend(String(team.api_key), system.apiUrl);
   otherTeamId = String(system.admin('team', 'create', '--name', 'Other').team_id);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
@@ -41,7 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await db?.destroy();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;

@@ -4,15 +4,16 @@
 // Tokens are signed here as the broadcasts sign them, with the system's POSTLINE_SECRET_KEY.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import {
   dataOf,
   nextSecond,
-  startSystem,
   startWebhookReceiver,
   verifyDelivery,
-  type System,
   type WebhookReceiver,
+  testResend,
+  useSystem,
+  type SharedSystem,
 } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/engagement/domain/unsubscribe-links.ts';
 
@@ -21,7 +22,7 @@ jest.setTimeout(60_000);
 const SECRET_KEY = 'e2e-secret-key-not-for-production';
 const GONE = { statusCode: 404, name: 'not_found', message: 'This link is not valid or has expired.' };
 
-let system: System;
+let system: SharedSystem;
 let receiver: WebhookReceiver;
 let signingSecret: string;
 let teamId: string;
@@ -31,19 +32,17 @@ let otherTeamId: string;
 let other: Resend;
 const signer = createUnsubscribeSigner(SECRET_KEY);
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({
-    RATE_LIMIT_PER_SECOND: '1000',
-    PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
-    ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
-  });
+  ({ system } = world);
   const team = system.admin('team', 'create', '--name', 'Unsubscribe');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   const otherTeam = system.admin('team', 'create', '--name', 'Other');
   otherTeamId = String(otherTeam.team_id);
-  other = new Resend(String(otherTeam.api_key), { baseUrl: system.apiUrl });
+  other = testResend(String(otherTeam.api_key), system.apiUrl);
   receiver = await startWebhookReceiver();
   const hook = await resend.webhooks.create({ endpoint: receiver.url, events: ['contact.updated'] });
   signingSecret = hook.data!.signing_secret;
@@ -51,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;
@@ -266,7 +264,7 @@ describe('the gateway', () => {
 
   it("answers 404 to a disabled team's links, and its one-click changes nothing", async () => {
     const team = system.admin('team', 'create', '--name', 'Disabled');
-    const owner = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
+    const owner = testResend(String(team.api_key), system.apiUrl);
     const contactId = await newContact(owner);
     const url = linkOf(contactId, String(team.team_id));
     expect((await fetch(url)).status).toBe(200);

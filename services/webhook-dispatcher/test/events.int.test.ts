@@ -35,23 +35,21 @@ describe('recordScheduledAttempts', () => {
     const scans = () => sequentialScans(one, SCHEMA, ['webhook_events']);
     const retried = async () => {
       const id = msgId('msg');
-      await db
-        .transaction()
-        .execute((trx) =>
-          insertEvents(trx, [
-            {
-              id,
-              endpoint_id: endpointId,
-              team_id: teamId,
-              source_event_id: newId(),
-              type: 'email.sent',
-              body: '{}',
-              status: 'attempting',
-              attempts_made: 1,
-              next_attempt_at: new Date(),
-            },
-          ]),
-        );
+      await db.transaction().execute((trx) =>
+        insertEvents(trx, [
+          {
+            id,
+            endpoint_id: endpointId,
+            team_id: teamId,
+            source_event_id: newId(),
+            type: 'email.sent',
+            body: '{}',
+            status: 'attempting',
+            attempts_made: 1,
+            next_attempt_at: new Date(),
+          },
+        ]),
+      );
       const moved = await recordScheduledAttempts(one, [
         {
           event_id: id,

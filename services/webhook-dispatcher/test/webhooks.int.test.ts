@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import amqp from 'amqplib';
 import { randomUUID } from 'node:crypto';
-import { Resend } from 'resend';
+import type { Resend } from 'resend';
 import { createDb } from '@postline/platform';
 import type { DispatcherDb } from '../src/db/schema.ts';
 import {
@@ -19,6 +19,7 @@ import {
   type ReceivedDelivery,
   type System,
   type WebhookReceiver,
+  testResend,
 } from '@postline/testing';
 
 jest.setTimeout(90_000);
@@ -44,7 +45,7 @@ beforeAll(async () => {
   const team = system.admin('team', 'create', '--name', 'Hooks');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
-  resend = new Resend(apiKey, { baseUrl: system.apiUrl });
+  resend = testResend(apiKey, system.apiUrl);
   connection = await amqp.connect(String(system.env.AMQP_URL));
   channel = await connection.createChannel();
 }, 90_000);

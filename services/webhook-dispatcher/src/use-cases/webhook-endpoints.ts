@@ -100,15 +100,13 @@ export async function rotateSigningSecret(deps: WebhookEndpointsDeps, endpoint: 
 
 /** One extra delivery at once with the same webhook-id; the retry schedule is not touched. */
 export async function replayEvent(deps: Pick<WebhookEndpointsDeps, 'db'>, event: EventRow): Promise<void> {
-  await deps.db
-    .transaction()
-    .execute((trx) =>
-      enqueueCommand(trx, 'webhook-dispatcher.deliver', event.team_id, {
-        event_id: event.id,
-        attempt: null,
-        replay: true,
-      }),
-    );
+  await deps.db.transaction().execute((trx) =>
+    enqueueCommand(trx, 'webhook-dispatcher.deliver', event.team_id, {
+      event_id: event.id,
+      attempt: null,
+      replay: true,
+    }),
+  );
 }
 
 function endpointUrl(raw: string, allowPrivate: boolean): string {
