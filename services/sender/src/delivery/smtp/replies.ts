@@ -42,7 +42,7 @@ export const LOCAL_REPLIES = {
   destinationBusy: { code: 451, enhanced: '4.4.5', text: 'The MX host is busy with our other deliveries' },
   /** A failure of our own (bad envelope, unexpected error): retried, never filed against the recipient. */
   localError: { code: 451, enhanced: '4.3.0', text: 'Local error while delivering' },
-} as const satisfies Record<string, { code: number; enhanced: string; text: string }>;
+} as const satisfies Record<string, SmtpReply>;
 
 export type LocalReply = (typeof LOCAL_REPLIES)[keyof typeof LOCAL_REPLIES];
 

@@ -9,7 +9,6 @@ import {
   rawBodyNeedsSlot,
 } from '@postline/contracts';
 import {
-  ApiError,
   createSlots,
   IDEMPOTENCY_HASH_HEADER,
   IDEMPOTENCY_HEADER,
