@@ -2,10 +2,77 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// ---- Every service's layers, and the libs -------------------------------------------------------------
+// A service's domain/ is pure logic: it imports no database, HTTP, broker or protocol library, none of its
+// service's edges or adapters, and only the platform's pure entry (`@postline/platform/pure`), so that its
+// unit tests load none of express, amqplib or pg. The libs are shared by the services and import none.
+
+/** Folders that are edges or adapters in some service (docs/architecture.md), never imported by domain/. */
+const NOT_DOMAIN_FOLDERS = [
+  'db',
+  'http',
+  'use-cases',
+  'consumers',
+  'jobs',
+  'outbox',
+  'admin',
+  'smtp',
+  'mime',
+  'redis',
+  'owners',
+  'webhook-http',
+  'dns',
+  'crypto',
+  'gateway',
+  'message-parsing',
+  'tls',
+];
+
+/** The import patterns every domain/ folder is held to (the sender's modules add their own). */
+export const PURE_DOMAIN_PATTERNS = [
+  {
+    group: ['kysely', 'kysely/*', 'express', 'express/*', 'amqplib', 'amqplib/*', 'pg', 'pg/*', 'ioredis'],
+    message: 'domain/ is pure: no database, HTTP or broker library.',
+  },
+  {
+    group: ['smtp-server', 'nodemailer', 'nodemailer/*', 'mailparser', 'undici', 'pino', 'prom-client'],
+    message: 'domain/ is pure: protocol clients, servers, logs and metrics belong to edges and adapters.',
+  },
+  {
+    regex: '^@postline/platform$',
+    message: "domain/ imports the platform's pure entry, '@postline/platform/pure', not its runtime entry.",
+  },
+  {
+    regex: `^(\\.\\./)+(${NOT_DOMAIN_FOLDERS.join('|')})/`,
+    message: 'domain/ is pure: it imports no db/, http/, use cases, edges or adapters.',
+  },
+];
+
+const layerBoundaries = [
+  {
+    files: ['services/*/src/domain/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: PURE_DOMAIN_PATTERNS }] },
+  },
+  {
+    files: ['libs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '(^|/)services/', message: 'The libs are shared by the services and import none of them.' },
+          ],
+        },
+      ],
+    },
+  },
+];
+// ---- end of every service's layers ----------------------------------------------------------------------
+
 // ---- The sender's modules ------------------------------------------------------------------------------
 // services/sender/src/<module>/ is one feature laid out like a small service. Another module is entered only
 // through its index.ts, and only along this graph: each module with the modules it may import. It is
-// acyclic (src/module-boundaries.test.ts checks it, and that a crossing fails the lint); to add an edge, add
+// acyclic (tests/lint/boundaries.test.ts checks it, and that a crossing fails the lint); to add an edge, add
 // it here. A module's domain/ is pure: no db/, http/, use cases, edges or adapters, no kysely, express or
 // amqplib.
 
@@ -42,16 +109,7 @@ function senderModuleBoundaries() {
           },
         ];
   };
-  const pureDomain = [
-    {
-      group: ['kysely', 'kysely/*', 'express', 'express/*', 'amqplib', 'amqplib/*'],
-      message: 'domain/ is pure: no database, HTTP or broker library.',
-    },
-    {
-      regex: '^(\\.\\./)+(db|http|use-cases|consumers|jobs|outbox|smtp|mime)/',
-      message: 'domain/ is pure: it imports no db/, http/, use cases, edges or adapters.',
-    },
-  ];
+  const pureDomain = PURE_DOMAIN_PATTERNS;
   return [
     {
       files: [`${src}/*.ts`, `${src}/http/**/*.ts`, `${src}/db/**/*.ts`],
@@ -98,5 +156,6 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  ...layerBoundaries,
   ...senderModuleBoundaries(),
 );

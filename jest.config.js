@@ -26,12 +26,17 @@ export default {
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      // tests/lint holds the lint rules' own tests: pure, like the unit tests beside the code.
+      testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts', '<rootDir>/tests/lint/**/*.test.ts'],
+    },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts', '<rootDir>/tests/**/*.test.ts'],
-      testPathIgnorePatterns: ['/tests/perf/'],
+      testPathIgnorePatterns: ['/tests/perf/', '/tests/lint/'],
     },
   ],
 };

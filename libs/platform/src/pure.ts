@@ -13,13 +13,16 @@ export {
   expiredDeferralSubType,
   type BounceClass,
 } from './mail/bounce-classification.ts';
+export { formatSmtpReply, smtpReply, smtpReplyError, smtpReplyText, type SmtpReply } from './mail/smtp-reply.ts';
 export {
   createLinkSigner,
+  createSignedTokenCodec,
   linkUrl,
   LINK_PATHS,
   type Link,
   type LinkKind,
   type LinkSigner,
+  type SignedTokenCodec,
 } from './crypto/public-links.ts';
 export {
   ApiError,

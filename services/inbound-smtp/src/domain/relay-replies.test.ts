@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { formatSmtpReply, smtpReply, smtpReplyText } from '@postline/platform';
+import { formatSmtpReply, smtpReply, smtpReplyText } from '@postline/platform/pure';
 import { credentialsVerdict, RELAY_REPLIES, submissionReply, type GatewayAnswer } from './relay-replies.ts';
 
 const answered = (status: number, body: unknown): GatewayAnswer => ({

@@ -2,7 +2,7 @@
 // contract: GET /relay/credentials at AUTH, POST /emails message/rfc822 at DATA) into them. Each reply is
 // the platform's SmtpReply, with its enhanced status code by the platform's policy (smtp-server's automatic
 // ones are off). A message is answered 250 only when the gateway answered 200.
-import type { SmtpReply } from '@postline/platform';
+import type { SmtpReply } from '@postline/platform/pure';
 
 /** How a transaction ended, for the `messages` metric: a 2xx, a 5xx the client must not retry, a 4xx. */
 export type RelayOutcome = 'accepted' | 'rejected' | 'deferred';

@@ -1,5 +1,5 @@
 import type { PropertyType, Subscription } from '@postline/contracts';
-import { isUuid } from '@postline/platform';
+import { isUuid } from '@postline/platform/pure';
 import { parseMailbox, type Refusal } from '../../message/index.ts';
 
 // The rules of a contact's fields and property values, shared by the contact routes and CSV imports.

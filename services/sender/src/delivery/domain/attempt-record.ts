@@ -2,7 +2,7 @@
 // recipients the record reached (their events, the positions to retry, the bounces that may suppress an
 // address). Values only: the use case writes them.
 import type { BounceSubType, BounceType, EmailBounced, EmailSent, PublicEventData } from '@postline/contracts';
-import { expiredDeferralSubType, type BounceClass } from '@postline/platform';
+import { expiredDeferralSubType, type BounceClass } from '@postline/platform/pure';
 import type { RecipientResult } from './recipient-result.ts';
 import { SANDBOX_DOMAIN } from './sandbox.ts';
 

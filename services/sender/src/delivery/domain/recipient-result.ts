@@ -1,5 +1,5 @@
 import type { SuppressionOrigin } from '@postline/contracts';
-import type { BounceClass } from '@postline/platform';
+import type { BounceClass } from '@postline/platform/pure';
 
 /** What happened to one recipient in one delivery attempt: what the attempt records for it. */
 export type RecipientResult =

@@ -6,7 +6,7 @@
 // host is bound to the token as authenticated data: a token opens only on the host it was made for, so one
 // team's link cannot be served from another team's branded host.
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
-import { uuidFromBytes, uuidToBytes } from '@postline/platform';
+import { uuidFromBytes, uuidToBytes } from '@postline/platform/pure';
 
 export type TrackingKind = 'open' | 'click';
 

@@ -3,7 +3,7 @@
 // contact's subscriptions without an API key, so it is a signed token naming the team, the contact and the
 // broadcast, HMAC-tagged by the platform's signed-token codec with a key of its own purpose (not the share
 // links'). It does not expire: an unsubscribe link must keep working for as long as the email is read.
-import { createSignedTokenCodec, uuidFromBytes, uuidToBytes } from '@postline/platform';
+import { createSignedTokenCodec, uuidFromBytes, uuidToBytes } from '@postline/platform/pure';
 
 export type UnsubscribeLink = { teamId: string; contactId: string; broadcastId: string };
 

@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { isUuid } from '@postline/platform';
+import { isUuid } from '@postline/platform/pure';
 import { CONTROL, parseMailbox, type Mailbox } from './address.ts';
 import type { Refusal } from './refusal.ts';
 import { parseScheduledAt } from './scheduled-at.ts';

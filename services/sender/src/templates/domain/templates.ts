@@ -1,7 +1,7 @@
 // The rules of templates (API-REFERENCE.md §7): their fields, their declared variables, and what a send
 // with `template: {id, variables}` becomes: a plain POST /emails body with the template's content rendered.
 import type { TemplateVariable, VariableType } from '@postline/contracts';
-import { isUuid, newId } from '@postline/platform';
+import { isUuid, newId } from '@postline/platform/pure';
 import { MAX_RECIPIENTS_PER_FIELD, parseMailbox, type TemplateReference, type Refusal } from '../../message/index.ts';
 import { renderPlaceholders, type PlaceholderValue } from './placeholders.ts';
 
