@@ -18,9 +18,9 @@ export default {
   ...common,
   // Jest 30 reads testTimeout only at the top level, not per project.
   testTimeout: 60000,
-  // One worker, jest's default on the 2-core machine. Measured with two: the files ran side by side, but
-  // two private systems beside the two shared ones exhausted the servers (Postgres connections, RabbitMQ's
-  // file handles): private systems' setups timed out (dead letters, replicas) and a stop hung (webhooks).
+  // One worker, jest's default on the 2-core machine. Measured with two: two private systems beside the two
+  // shared ones did not start in time (dead letters', replicas' setups timed out; a stop hung), most likely
+  // the servers' limits (Postgres's 100 connections, RabbitMQ's ~927 file handles) rather than the cores.
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [
