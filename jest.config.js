@@ -18,11 +18,9 @@ export default {
   ...common,
   // Jest 30 reads testTimeout only at the top level, not per project.
   testTimeout: 60000,
-  // Two workers on the 2-core machine. With jest's default there (one worker, files one after another) the
-  // integration files used under one core on average (measured: 108 CPU seconds, services included, in
-  // 115 s for eleven files): they mostly wait on the services. Each worker may hold one private system
-  // beside the two shared ones, within RabbitMQ's file handles (four systems' quorum queues).
-  maxWorkers: 2,
+  // One worker, jest's default on the 2-core machine. Measured with two: two private systems beside the two
+  // shared ones did not start in time (dead letters', replicas' setups timed out; a stop hung), most likely
+  // the servers' limits (Postgres's 100 connections, RabbitMQ's ~927 file handles) rather than the cores.
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [
