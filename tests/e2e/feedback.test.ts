@@ -1,9 +1,9 @@
-// The feedback loop end to end (MAIL-NOTES.md §2): emails sent with the resend SDK reach a sink MX as the
-// recipients' server; that server's later reports come back to the system's own MX as a remote MTA sends
-// them, with nodemailer: a DSN (null reverse-path) to the VERP address its MAIL FROM was, and an ARF
-// complaint to the return path's abuse mailbox naming that VERP address inside. The customer's webhook
-// receiver gets email.bounced / email.complained, and the suppression list has the address; a forged VERP
-// tag changes nothing; a message sent through the SMTP relay ends the same way. A broadcast's List-Unsubscribe mailto, mailed back, unsubscribes the contact.
+// The feedback loop end to end (DSN bounces, RFC 3464; ARF complaints, RFC 5965): emails sent with the resend SDK reach
+// a sink MX as the recipients' server; that server's later reports come back to the system's own MX as a remote MTA
+// sends them, with nodemailer: a DSN (null reverse-path) to the VERP address its MAIL FROM was, and an ARF complaint to
+// the return path's abuse mailbox naming that VERP address inside. The customer's webhook receiver gets email.bounced /
+// email.complained, and the suppression list has the address; a forged VERP tag changes nothing; a message sent through
+// the SMTP relay ends the same way. A broadcast's List-Unsubscribe mailto, mailed back, unsubscribes the contact.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
 import type { Resend } from 'resend';

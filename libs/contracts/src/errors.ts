@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Every error name the API answers with (API-REFERENCE.md §10). Clients switch on these. */
+/** Every error name the API answers with (Resend's API reference, "Errors"). Clients switch on these. */
 export const ErrorName = z.enum([
   'invalid_idempotency_key',
   'validation_error',

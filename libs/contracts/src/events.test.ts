@@ -10,7 +10,7 @@ import {
   publicEvents,
 } from './events.ts';
 
-// The bounce example of Resend's docs (API-REFERENCE.md §12), offset timestamp and all.
+// The bounce example of Resend's webhook docs, offset timestamp and all.
 const bounce = {
   broadcast_id: '8b146471-e88e-4322-86af-016cd36fd216',
   created_at: '2024-11-22T23:41:11.894719+00:00',
@@ -37,7 +37,7 @@ const sent = {
 };
 
 describe('public event payloads', () => {
-  it('has exactly the 19 public event types, in the SPEC order, each with a schema', () => {
+  it('has exactly the 19 public event types, email events first, each with a schema', () => {
     expect(PUBLIC_EVENT_TYPES).toHaveLength(19);
     expect(PUBLIC_EVENT_TYPES[0]).toBe('email.scheduled');
     expect(PUBLIC_EVENT_TYPES[18]).toBe('suppression.removed');

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 /**
- * The `data` payloads of the 19 public events, exactly as webhook endpoints receive them
- * (API-REFERENCE.md §2, §12; SPEC.md §2.5, §6). Wire field names are Resend's, camelCase included.
+ * The `data` payloads of the 19 public events, exactly as webhook endpoints receive them (as in Resend's API reference:
+ * the received-email fields and the webhook payloads). Wire field names are Resend's, camelCase included.
  */
 
 /** Timestamps inside `data`: ISO 8601; an offset is allowed because Resend's own payloads carry `+00:00`. */
@@ -214,7 +214,7 @@ export type SuppressionAdded = z.infer<typeof SuppressionAdded>;
 export const SuppressionRemoved = SuppressionData;
 export type SuppressionRemoved = z.infer<typeof SuppressionRemoved>;
 
-/** The 19 public event names, in the order of SPEC.md §6. */
+/** The 19 public event names: email events, then contact, domain and suppression events. */
 export const PublicEventType = z.enum([
   'email.scheduled',
   'email.sent',
@@ -268,7 +268,7 @@ export type PublicEventData<K extends PublicEventType> = z.infer<(typeof publicE
 const envelope = <K extends PublicEventType>(type: K) =>
   z.object({ type: z.literal(type), created_at: z.iso.datetime({ precision: 3 }), data: publicEvents[type] });
 
-/** The body of every webhook delivery (SPEC.md §2.5): `created_at` is UTC with milliseconds. */
+/** The body of every webhook delivery, `{ type, created_at, data }`: `created_at` is UTC with milliseconds. */
 export const PublicEventEnvelope = z.discriminatedUnion('type', [
   envelope('email.scheduled'),
   envelope('email.sent'),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BounceSubType, BounceType, DomainCapabilities, DomainStatus } from './events.ts';
 
 /**
- * Envelope of every broker message (ARCHITECTURE.md "Messaging"). `type` is the routing key;
+ * Envelope of every broker message (docs/configuration.md, "Names on the wire"). `type` is the routing key;
  * `data` is validated against the catalog separately (see `parseMessage`).
  */
 export const MessageEnvelope = z.object({

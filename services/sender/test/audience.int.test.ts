@@ -438,7 +438,7 @@ describe('segments', () => {
       statusCode: 404,
       message: 'Audience not found',
     });
-    // Deleting what is not there still answers deleted (API-REFERENCE.md §0).
+    // Deleting what is not there still answers deleted, as Resend does.
     expect(dataOf(await resend.segments.remove(created.id))).toEqual({
       object: 'segment',
       id: created.id,
@@ -748,7 +748,7 @@ describe('another team', () => {
     expect(
       (await other.contacts.create({ email: address('x'), topics: [{ id: topic, subscription: 'opt_in' }] })).error,
     ).toMatchObject({ statusCode: 404 });
-    // Deleting a segment that is not the team's answers as for any missing segment (§0), and deletes nothing.
+    // Deleting a segment that is not the team's answers as for any missing segment (200, deleted: true), and deletes nothing.
     expect(dataOf(await other.segments.remove(segment))).toMatchObject({ deleted: true });
     expect((await other.topics.get(topic)).error).toMatchObject({ statusCode: 404 });
     expect((await other.topics.update({ id: topic, name: 'Theirs' })).error).toMatchObject({ statusCode: 404 });

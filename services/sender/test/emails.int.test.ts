@@ -647,7 +647,7 @@ describe('attachments and share links of a sent email', () => {
       name: 'not_found',
     });
     expect((await other.emails.share(id)).error).toMatchObject({ statusCode: 404, name: 'not_found' });
-    // Email metrics are out of scope (API-REFERENCE.md §9), and say so rather than "Email not found".
+    // Email metrics are not served, and say so rather than "Email not found".
     expect((await resend.emails.metrics()).error).toMatchObject({
       statusCode: 404,
       message: 'Email metrics are not available yet.',

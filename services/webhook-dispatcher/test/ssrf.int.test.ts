@@ -1,6 +1,6 @@
-// SSRF matrix (MAIL-NOTES §7.2, §12 item 15): every spelling of an internal target is refused by the
-// save-time URL check where it can be seen in the URL, and by the delivery client on its own, without
-// a request (or, for pre-dial checks, even a TCP connection) reaching the local receivers. The same
+// SSRF matrix (loopback, private, link-local, CGNAT, ULA, IPv4-mapped, decimal and short forms): every spelling of an
+// internal target is refused by the save-time URL check where it can be seen in the URL, and by the delivery client on
+// its own, without a request (or, for pre-dial checks, even a TCP connection) reaching the local receivers. The same
 // receivers are reachable with allowPrivate, which shows the refusals come from the guard.
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';

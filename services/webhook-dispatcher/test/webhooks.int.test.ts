@@ -275,7 +275,7 @@ describe('delivery', () => {
     expect(log.body.data).toEqual([expect.objectContaining({ http_status_code: 200, response: 'ok\uFFFDdone' })]);
   });
 
-  it('retries on the SPEC schedule until the endpoint succeeds, signing each attempt afresh with the same webhook-id', async () => {
+  it('retries on the schedule of docs/behaviour.md until the endpoint succeeds, signing each attempt afresh with the same webhook-id', async () => {
     const r = await receiver();
     r.reply((_d, n) => (n <= 3 ? { status: 500, body: 'boom' } : { status: 204 }));
     const hook = await subscribe(r.url);

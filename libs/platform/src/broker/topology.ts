@@ -65,7 +65,7 @@ function checkPart(what: string, value: string): void {
 }
 
 // Quorum queues keep dead letters until the target confirms only with this strategy, which in turn needs
-// reject-publish overflow (MAIL-NOTES §8.3); without it a dead-lettered message can be lost.
+// reject-publish overflow (RabbitMQ's dead-lettering guide); without it a dead-lettered message can be lost.
 const SAFE_DEAD_LETTERING = { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' };
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * VERP return paths (MAIL-NOTES.md §2.2): `b.<email id hex>.<recipient index | x>.<tag>@<return path>`, where
+ * VERP (variable envelope return paths): `b.<email id hex>.<recipient index | x>.<tag>@<return path>`, where
  * the tag is an HMAC over the rest, so a forged or edited bounce address is refused and cannot suppress
  * arbitrary recipients. All lower case (MTAs may change the case of a local part) and at most 48 octets of
  * local part for indexes below 1000 (RFC 5321 allows 64).

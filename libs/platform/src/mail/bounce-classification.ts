@@ -1,6 +1,6 @@
-// How a refused recipient is filed (MAIL-NOTES.md §1.8): from the reply code, its RFC 3463 enhanced status
-// and, for servers that send none, its text. The sender files its own MTA's replies with it, and the
-// inbound MX the Status and Diagnostic-Code of the DSNs that come back, so both are filed alike.
+// How a refused recipient is filed (bounce types and subtypes as Amazon SES publishes them): from the reply code, its
+// RFC 3463 enhanced status and, for servers that send none, its text. The sender files its own MTA's replies with it,
+// and the inbound MX the Status and Diagnostic-Code of the DSNs that come back, so both are filed alike.
 import type { BounceSubType, BounceType } from '@postline/contracts';
 
 /** How a refused recipient is filed and whether the address joins the suppression list. */
@@ -15,9 +15,9 @@ export function parseEnhancedCode(text: string): string | null {
 }
 
 /**
- * Files a refused recipient per MAIL-NOTES.md §1.8. The reply code decides permanent vs transient (a 4xx is
- * never permanent, whatever its enhanced code says); the enhanced code decides the subtype. Only replies
- * about the address itself suppress it:
+ * Files a refused recipient as Permanent, Transient or Undetermined, with SES's subtypes. The reply code decides
+ * permanent vs transient (a 4xx is never permanent, whatever its enhanced code says); the enhanced code decides the
+ * subtype. Only replies about the address itself suppress it:
  *
  * | reply                                   | type/subType                       | suppress |
  * |-----------------------------------------|------------------------------------|----------|

@@ -9,8 +9,8 @@
  *   picks them from the basic code alone (550 → 5.1.1 "bad destination mailbox" whatever the cause).
  * - **The class is the basic code's first digit** (2 success, 4 transient, 5 permanent); `smtpReply`
  *   refuses a reply whose two disagree.
- * - **The subject says what failed, as the receiving side will act on it** (MAIL-NOTES §1.5, §1.8: a
- *   sending MTA suppresses an address on 5.1.x, and not on 5.7.x):
+ * - **The subject says what failed, as the receiving side will act on it** (RFC 3463 subjects: a
+ *   sending MTA suppresses an address on 5.1.x, addressing, and not on 5.7.x, security or policy):
  *   - `2.0.0` every success (a 250 after DATA among them).
  *   - `x.1.x` only what is certain about the address itself: `5.1.1` no such mailbox at a domain we
  *     serve, `5.1.3` an address we cannot take as written, `5.1.2` a recipient domain that does not exist

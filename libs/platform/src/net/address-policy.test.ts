@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { checkTargetAddress, isPublicAddress } from './address-policy.ts';
 
-// MAIL-NOTES §7.2: every range ipaddr.js labels other than `unicast` is refused.
+// Every range ipaddr.js labels other than `unicast` is refused (an IPv4-mapped address is judged as its IPv4).
 const internal: [string, string][] = [
   ['127.0.0.1', 'loopback'],
   ['127.255.255.254', 'loopback'],

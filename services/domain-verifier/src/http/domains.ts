@@ -51,7 +51,7 @@ const UpdateDomain = z.object({
   capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
 });
 
-/** `/domains` as in API-REFERENCE.md §3: the team comes from the gateway's header. */
+/** `/domains` as in Resend's API reference: the team comes from the gateway's header. */
 export function domainRoutes(deps: DomainRouteDeps): Router {
   const router = Router();
   route(router, '/domains', {

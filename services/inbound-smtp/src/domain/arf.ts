@@ -1,5 +1,6 @@
-// Abuse feedback reports (ARF, RFC 5965; MAIL-NOTES.md §2.3): the fields of a message/feedback-report part,
-// as Yahoo's and Microsoft's (JMRP) feedback loops send them, and which feedback types are complaints.
+// Abuse feedback reports (ARF, RFC 5965; feedback types in the IANA MARF registry): the fields of a
+// message/feedback-report part, as Yahoo's and Microsoft's (JMRP) feedback loops send them, and which feedback types
+// are complaints.
 import { headerValue, headerValues, parseHeaderBlock } from './multipart-report.ts';
 
 export type FeedbackReport = {

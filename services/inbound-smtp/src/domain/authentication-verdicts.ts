@@ -1,4 +1,4 @@
-// A received email's `authentication` (API-REFERENCE.md §2: pass|fail|gray|processing_failed|unknown) from
+// A received email's `authentication` (Resend's received-email field: pass|fail|gray|processing_failed|unknown) from
 // the result keywords of the SPF, DKIM and DMARC checks (RFC 8601 §2.7). The mapping:
 //
 //   pass                           → pass

@@ -1,6 +1,6 @@
-// Delivery status notifications (RFC 3464, MAIL-NOTES.md §2.1): the fields of a message/delivery-status
+// Delivery status notifications (RFC 3464, in an RFC 6522 multipart/report): the fields of a message/delivery-status
 // part, and how a failed recipient's Status and Diagnostic-Code are filed, with the same classification as
-// our own MTA's replies (MAIL-NOTES.md §1.8), so a bounce that comes back later is filed as one at RCPT.
+// our own MTA's replies (`classifyReply`), so a bounce that comes back later is filed as one at RCPT.
 import type { EmailFeedback } from '@postline/contracts';
 import { classifyReply, type BounceClass } from '@postline/platform/pure';
 import { headerValue, parseHeaderBlock, type MimeHeader } from './multipart-report.ts';

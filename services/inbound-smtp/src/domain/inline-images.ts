@@ -1,5 +1,5 @@
 // A received email's html with its inline images (`<img src="cid:…">`) as data: URIs of the parts they name
-// (API-REFERENCE.md §2: `html_format=data_uri`, the default); `cid` keeps the references as they are.
+// (the reference's `html_format=data_uri`, the default); `cid` keeps the references as they are.
 
 export type InlinePart = { contentId: string | null; contentType: string; content: Buffer };
 

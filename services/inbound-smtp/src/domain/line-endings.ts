@@ -1,8 +1,7 @@
-// SMTP smuggling (MAIL-NOTES.md §9): two mail systems that disagree on where a message ends let an attacker
-// slip a second, spoofed message through. smtp-server ends DATA only at <CRLF>.<CRLF>, but passes a bare CR
-// or LF through; whatever we store, relay or sign must not keep one that a later hop could read as a line
-// end. Every CR or LF that is not part of a CRLF becomes CRLF, as Postfix's `smtpd_forbid_bare_newline =
-// normalize` does.
+// SMTP smuggling (CERT VU#302671, CVE-2023-51764): two mail systems that disagree on where a message ends let an
+// attacker slip a second, spoofed message through. smtp-server ends DATA only at <CRLF>.<CRLF>, but passes a bare CR or
+// LF through; whatever we store, relay or sign must not keep one that a later hop could read as a line end. Every CR or
+// LF that is not part of a CRLF becomes CRLF, as Postfix's `smtpd_forbid_bare_newline = normalize` does.
 
 const CR = 0x0d;
 const LF = 0x0a;

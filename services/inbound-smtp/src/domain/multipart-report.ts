@@ -1,6 +1,6 @@
 // A small MIME walker for the reports that come back to return-path domains (RFC 6522 multipart/report:
 // RFC 3464 delivery status, RFC 5965 feedback reports). mailparser folds message/delivery-status into the
-// text (MAIL-NOTES.md §2.3), so the tree is walked here: boundaries, part headers, quoted-printable and
+// text (as of mailparser 3.9), so the tree is walked here: boundaries, part headers, quoted-printable and
 // base64 bodies, multipart/mixed wrappers around the report, message/rfc822 and text/rfc822-headers
 // originals. Lenient like the MTAs it reads (LF or CRLF, missing closing boundaries), bounded like
 // anything that reads what a stranger sent (depth, part count).

@@ -1,4 +1,4 @@
-// A received message's fields as the API shows them (API-REFERENCE.md §2), from what the MIME parser made
+// A received message's fields as the API shows them (Resend's received-email fields), from what the MIME parser made
 // of it. Pure: the parser's output comes in as plain values.
 
 /** The SMTP session's facts about a message: never taken from the message's own Received headers. */

@@ -1,4 +1,4 @@
-// Where the MX takes a recipient (MAIL-NOTES.md §9: only hosted domains and the return-path domains; the MX
+// Where the MX takes a recipient (only hosted domains and the return-path domains; the MX
 // is never a relay): to a team's received emails, to the return-path mail of a team's domain (bounces,
 // complaints, unsubscribe requests), or nowhere (550 5.1.1 with the reason).
 import { acceptsReturnPathLocalPart } from './return-path-address.ts';

@@ -1,4 +1,4 @@
-// AUTH failures per client (MAIL-NOTES §9: limit AUTH failures per IP, with a lockout). The password is an
+// AUTH failures per client (limited per IP, with a lockout, against password guessing). The password is an
 // API key, so a client that keeps guessing is refused for a while once it has failed `maxFailures` times
 // within `windowMs`, without the gateway being asked. A success does not clear earlier failures: a client
 // holding one valid key could otherwise interleave it to keep guessing others. IPv6 clients are counted

@@ -1,7 +1,8 @@
-// The mailboxes of a return-path domain (`send.example.com`): the VERP addresses our MTA sends as
-// (MAIL-NOTES.md §2.2), where bounces and complaints come back; `unsubscribe`, the mailto of broadcasts'
-// List-Unsubscribe (RFC 2369); and `abuse` and `postmaster` (RFC 2142, RFC 5321 §4.5.1), the addresses a
-// feedback loop (Yahoo, Microsoft JMRP) is enrolled with, whose reports name the VERP address inside.
+// The mailboxes of a return-path domain (`send.example.com`): the VERP addresses (variable envelope return
+// paths, one per recipient) our MTA sends as, where bounces and complaints come back; `unsubscribe`, the
+// mailto of broadcasts' List-Unsubscribe (RFC 2369); and `abuse` and `postmaster` (RFC 2142, RFC 5321
+// §4.5.1), the addresses a feedback loop (Yahoo, Microsoft JMRP) is enrolled with, whose reports name the
+// VERP address inside.
 
 /** The List-Unsubscribe mailbox. */
 export const UNSUBSCRIBE_LOCAL_PART = 'unsubscribe';

@@ -1,4 +1,4 @@
-// What a message to a return-path domain is and what it causes (MAIL-NOTES.md §2): a DSN's failed
+// What a message to a return-path domain is and what it causes (RFC 3464 DSNs, RFC 5965 ARF): a DSN's failed
 // recipients become bounces, an ARF complaint a complaint, a List-Unsubscribe mail an unsubscribe request;
 // each only once the VERP address that names the email verifies (its HMAC, and its domain a return path
 // of the team whose domain received the mail). A forged or missing VERP address causes nothing.

@@ -1,4 +1,4 @@
-// Bounces that are not RFC 3464 reports (MAIL-NOTES.md §2.1): qmail's QSBMF, some Exchange and hosted
+// Bounces that are not RFC 3464 reports: qmail's QSBMF, some Exchange and hosted
 // forms, plain-text "Mail delivery failed" messages. The VERP address they were sent to still names the
 // email (and the recipient, when it has its position); this reads what the text tells on top: whether it
 // is a bounce at all (not an auto-reply), the recipients qmail lists, and an SMTP reply to classify.

@@ -21,7 +21,7 @@ const GetQuery = z.object({
 
 /**
  * The team's received emails (`GET /emails/receiving[/{id}]`) and their attachments with signed download
- * links (`/emails/receiving/{id}/attachments[/{attachment_id}]`), shaped as API-REFERENCE.md §2; the team
+ * links (`/emails/receiving/{id}/attachments[/{attachment_id}]`), shaped as Resend's API reference; the team
  * comes from the gateway.
  */
 export function receivedEmailRoutes(deps: ReceivedEmailDeps): Router {

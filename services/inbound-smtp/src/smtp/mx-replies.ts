@@ -11,7 +11,7 @@ export const MX_REPLIES = {
   /**
    * A domain the MX does not serve: 550 5.7.1, relaying denied, not 5.1.x. The address may well exist
    * elsewhere (our MX named by mistake, or a stale record): a 5.1.x ("bad destination mailbox/system")
-   * would have the sending MTA suppress it, a 5.7.1 does not (MAIL-NOTES §1.5, §9: Postfix answers
+   * would have the sending MTA suppress it, a 5.7.1 does not (RFC 3463: x.1 is addressing, x.7 policy; Postfix answers
    * "554 5.7.1 Relay access denied" the same way).
    */
   noSuchDomain: (address: string, host: string, mx: string) =>

@@ -1,7 +1,7 @@
 // The inbound MX (SMTP_MX_PORT; port 25 in production): smtp-server with the policy in its hooks. No AUTH
 // (it takes mail only for our domains, so it is never a relay), STARTTLS offered, SIZE announced and
 // enforced, a cap on recipients, idle and whole-session time limits, a cap on sessions per client address.
-// A message is answered 250 only once everything it causes is committed (MAIL-NOTES.md §8.4, §9).
+// A message is answered 250 only once everything it causes is committed (RFC 5321 §6.1: a 250 accepts responsibility).
 import { domainToASCII } from 'node:url';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { smtpReplyError, smtpReplyText, type Logger } from '@postline/platform';

@@ -3,7 +3,7 @@
 // LOGIN only over TLS (smtp-server answers 538 before STARTTLS), username `postline` or `resend`, the
 // password an API key the gateway checks; without AUTH, MAIL, RCPT and DATA get 530, so it is never an
 // open relay. Each message goes to the gateway as POST /emails (message/rfc822) and the client gets the
-// gateway's verdict: 250 only when the gateway answered 200 (MAIL-NOTES.md §8.4, §9).
+// gateway's verdict: 250 only when the gateway answered 200 (RFC 5321 §6.1: a 250 accepts responsibility).
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { smtpReplyError, smtpReplyText, type Logger, type SmtpReply } from '@postline/platform';
 import { RAW_EMAIL_BODY } from '@postline/contracts';

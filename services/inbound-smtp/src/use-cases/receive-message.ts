@@ -1,5 +1,5 @@
 // What the MX does with a message once DATA is in: one transaction holding everything it causes, so that the
-// 250 the MX answers after the commit means nothing can be lost (MAIL-NOTES.md §8.4).
+// 250 the MX answers after the commit means nothing can be lost (RFC 5321 §6.1: a 250 accepts responsibility).
 import type { Kysely } from 'kysely';
 import { newId, outboxRows, type Logger, type OutboxMessage } from '@postline/platform';
 import type { AuthVerdicts } from '../domain/authentication-verdicts.ts';

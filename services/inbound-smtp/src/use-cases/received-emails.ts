@@ -1,4 +1,4 @@
-// Reading the team's received emails (API-REFERENCE.md §2), with key-less, expiring download links of their
+// Reading the team's received emails (Resend's `/emails/receiving`), with key-less, expiring download links of their
 // raw message and attachments, and opening such a link (the token alone names what may be read).
 import type { Kysely } from 'kysely';
 import { PUBLIC_LINK_GONE, type PaginationQuery } from '@postline/contracts';

@@ -1,4 +1,4 @@
-// Mail to return-path domains (MAIL-NOTES.md §2): bounces (DSN) and complaints (ARF) become the
+// Mail to return-path domains: bounces (DSN, RFC 3464) and complaints (ARF, RFC 5965) become the
 // `internal.email.feedback` the sender turns into email.bounced / email.complained and suppressions; a
 // List-Unsubscribe mail becomes `internal.contact.unsubscribe-mail`. Everything commits in the MX's
 // transaction, with a row per message and RCPT that makes the MX's redelivery of a message harmless.

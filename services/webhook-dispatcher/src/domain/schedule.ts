@@ -1,4 +1,4 @@
-/** Waits before attempts 2–8 (SPEC.md §6): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/** Waits before attempts 2–8 (docs/behaviour.md, "Webhooks"): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const RETRY_WAITS_S = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 export const MAX_ATTEMPTS = RETRY_WAITS_S.length + 1;
 /** Each wait varies by up to this fraction either way. */

@@ -40,7 +40,7 @@ function forwardPage(prefix: 'msg' | 'atmpt') {
 const EventPage = forwardPage('msg');
 const AttemptPage = forwardPage('atmpt');
 
-/** `/webhooks` as in API-REFERENCE.md §8 and SPEC.md §6. */
+/** `/webhooks` as in Resend's API reference: endpoints, their subscribed events and their signing secrets. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
   const router = Router();
 

@@ -1,7 +1,7 @@
 import type { Subscription } from '@postline/contracts';
 import type { Refusal } from '../../message/index.ts';
 
-/** Topic names are at most 50 characters, descriptions at most 200 (API-REFERENCE.md §5). */
+/** Topic names are at most 50 characters, descriptions at most 200 (as Resend's). */
 export const TOPIC_NAME_MAX = 50;
 export const TOPIC_DESCRIPTION_MAX = 200;
 

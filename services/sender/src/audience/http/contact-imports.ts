@@ -79,7 +79,7 @@ const UploadFields = z.object({
 });
 const ListQuery = z.object({ status: ImportStatus.optional() });
 
-/** `/contacts/imports` as in API-REFERENCE.md §5: CSV uploads run in the background, their list and records. */
+/** `/contacts/imports` as in Resend's API reference: CSV uploads run in the background, their list and records. */
 export function contactImportRoutes(deps: ContactImportRouteDeps): Router {
   const router = Router();
   const uploads = createSlots(CONCURRENT_UPLOADS);

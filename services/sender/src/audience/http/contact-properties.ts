@@ -25,7 +25,7 @@ const UpdateBody = z.object({
   fallback_value: FallbackValue,
 });
 
-/** `/contact-properties` as in API-REFERENCE.md §5: the keys and types of a team's contact properties. */
+/** `/contact-properties` as in Resend's API reference: the keys and types of a team's contact properties. */
 export function contactPropertyRoutes(deps: ContactPropertyRouteDeps): Router {
   const router = Router();
   route(router, '/contact-properties', {

@@ -40,7 +40,7 @@ const UpdateBody = z.object({ email: z.string().nullish(), ...Fields });
 const ListQuery = z.object({ segment_id: z.string().optional() });
 
 /**
- * `/contacts` as in API-REFERENCE.md §5 (a contact named by id or by email), a segment's contacts
+ * `/contacts` as in Resend's API reference (a contact named by id or by email), a segment's contacts
  * (`/segments/{id}/contacts`) and the legacy audience-scoped contacts (`/audiences/{id}/contacts`). The
  * imports (`/contacts/imports`) are mounted before this router, so `imports` is never read as an email.
  */

@@ -24,7 +24,7 @@ const CreateBody = z
 const RenameBody = z.object({ name: Name });
 
 /**
- * `/segments` as in API-REFERENCE.md §5, the same records under their legacy name `/audiences` (with
+ * `/segments` as in Resend's API reference, the same records under their legacy name `/audiences` (with
  * `object: "audience"`), and a contact's segments (`/contacts/{id_or_email}/segments`).
  */
 export function segmentRoutes(deps: SegmentRouteDeps): Router {

@@ -39,7 +39,7 @@ const UpdateBody = z.object({
 const Choices = z.array(z.object({ id: z.string(), subscription: Subscription }));
 const ChoicesObject = z.object({ topics: Choices });
 
-/** `/topics` as in API-REFERENCE.md §5, and a contact's subscriptions (`/contacts/{id_or_email}/topics`). */
+/** `/topics` as in Resend's API reference, and a contact's subscriptions (`/contacts/{id_or_email}/topics`). */
 export function topicRoutes(deps: TopicRouteDeps): Router {
   const router = Router();
   route(router, '/topics', {

@@ -1,6 +1,6 @@
 // Contacts: one per email per team, named by id or by email. Every change to a contact — its fields, its
 // properties, its segments, its topic choices — publishes contact.created, contact.updated or
-// contact.deleted in the same transaction (SPEC.md: "a field, property, topic or subscription changed").
+// contact.deleted in the same transaction (contact.updated: "a field, property, topic or subscription changed").
 // A request that changes nothing publishes nothing. Imports (another module) publish nothing per row.
 import type { Kysely, Transaction } from 'kysely';
 import type { ContactCreated, PaginationQuery, PropertyType, Subscription } from '@postline/contracts';
@@ -367,7 +367,7 @@ async function publishContactChange(trx: Trx, now: Date, teamId: string, contact
 }
 
 /**
- * The `data` of the contact events (API-REFERENCE.md §12). `audience_id`, the legacy name of a segment, is
+ * The `data` of the contact events (as Resend's webhooks carry it). `audience_id`, the legacy name of a segment, is
  * the audience the request named, else the contact's oldest segment (ids are UUIDv7); absent with none.
  */
 function contactData(contact: ContactRow, segmentIds: readonly string[], audienceId?: string): ContactCreated {

@@ -51,7 +51,7 @@ export async function renameTeamSegment(
 
 /**
  * Deletes the team's segment; its contacts stay (no contact.updated for each of them: a segment may hold
- * millions). A segment that is not there answers the same (API-REFERENCE.md §0: deleted:true).
+ * millions). A segment that is not there answers the same (deleted:true, as Resend does).
  */
 export async function deleteTeamSegment(deps: SegmentDeps, teamId: string, id: string): Promise<void> {
   if (isUuid(id)) await deleteSegment(deps.db, teamId, id.toLowerCase());

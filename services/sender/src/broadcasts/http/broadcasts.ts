@@ -56,7 +56,7 @@ const RecipientsQuery = z.object({
   bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional(),
 });
 
-/** `/broadcasts` as in API-REFERENCE.md §6. */
+/** `/broadcasts` as in Resend's API reference. */
 export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   const router = Router();
   route(router, '/broadcasts', {

@@ -1,4 +1,4 @@
-// Broadcasts (API-REFERENCE.md §6): a draft is created, edited, sent now or scheduled, canceled, deleted.
+// Broadcasts (as in Resend's API reference): a draft is created, edited, sent now or scheduled, canceled, deleted.
 // Sending checks the message as POST /emails would and the team's right to send from its domain, marks
 // the broadcast queued and puts the fan-out's first command in the outbox in the same transaction
 // (use-cases/broadcast-fan-out.ts makes the emails, page by page); scheduling sets a scheduler timer

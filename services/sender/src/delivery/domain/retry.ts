@@ -1,8 +1,8 @@
 const MINUTE = 60_000;
 
 /**
- * Waits after a 4xx, by attempt (MAIL-NOTES.md §1.6: Postfix starts at 5 min and doubles up to ~67 min;
- * RFC 5321 asks for at least 30 min between retries of one destination in steady state).
+ * Waits after a 4xx, by attempt (Postfix's qmgr(8) backoff starts at 5 min and doubles up to ~67 min;
+ * RFC 5321 §4.5.4.1 asks for at least 30 min between retries of one destination in steady state).
  */
 const BACKOFF_MS = [5, 10, 20, 40, 67].map((m) => m * MINUTE);
 

@@ -7,14 +7,14 @@ import { toCrlf } from '../../message/index.ts';
 
 export type DkimKey = { domain: string; selector: string; privateKeyPem: string };
 
-/** Signing failed: the message must not be sent (MAIL-NOTES.md §0.1, §12.12: fail closed, never unsigned). */
+/** Signing failed: the message must not be sent (fail closed, never unsigned). */
 export class DkimSigningError extends Error {
   override name = 'DkimSigningError';
 }
 
 /**
  * Headers signed when present. mailauth's default list lacks List-Unsubscribe-Post, which RFC 8058 requires
- * to be signed together with List-Unsubscribe (MAIL-NOTES.md §0.2).
+ * to be signed together with List-Unsubscribe (RFC 8058 §4).
  */
 export const SIGNED_HEADERS = [
   'From',

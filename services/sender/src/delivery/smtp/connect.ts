@@ -97,7 +97,7 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
       ignoreTLS: mode === 'none',
       requireTLS: mode === 'required',
       opportunisticTLS: mode === 'opportunistic',
-      // No MTA-STS yet: opportunistic TLS does not verify certificates (MAIL-NOTES.md §1.3).
+      // No MTA-STS yet: opportunistic TLS does not verify certificates (RFC 7435; Postfix's `may`).
       tls: { rejectUnauthorized: false, servername: mx },
       // Covers greeting, EHLO and STARTTLS; the greeting alone gets greetingTimeout.
       connectionTimeout: 2 * settings.greetingTimeoutMs,

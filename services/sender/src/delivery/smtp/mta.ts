@@ -66,7 +66,7 @@ type AddressTry = { kind: 'done'; outcomes: Map<string, RecipientOutcome> } | { 
 const UNSENDABLE = /[\s<>]/;
 
 /**
- * The outbound MTA over nodemailer's SMTPConnection (MAIL-NOTES.md §1). We resolve MX hosts ourselves and
+ * The outbound MTA over nodemailer's SMTPConnection (RFC 5321). We resolve MX hosts ourselves and
  * dial IP addresses, so nodemailer never does DNS (and never falls back to localhost); the MX name is the
  * SNI name and the EHLO goes out as `heloName`. Every address is checked before dialing and again once
  * connected. Sessions are reused per MX address and port with at most `maxConnectionsPerDestination`
@@ -201,7 +201,7 @@ export function createMta(options: MtaOptions): Mta {
 
   /**
    * A server that takes only so many recipients a transaction answers the rest `452 4.5.3 Too many
-   * recipients`: they go in a new transaction to the same address at once (MAIL-NOTES.md §1.5), as long as
+   * recipients`: they go in a new transaction to the same address at once (RFC 5321 §4.5.3.1.10), as long as
    * each transaction gets some recipients through; what is left when none does stays deferred.
    */
   async function sendRest(

@@ -30,7 +30,7 @@ export type MxResolverOptions = {
 type Lookup<T> = { ok: true; value: T } | { ok: false; reason: 'nodata' | 'nxdomain' | 'temporary' };
 
 /**
- * MX resolution per RFC 5321 §5.1 and RFC 7505 (MAIL-NOTES.md §1.1, §1.2, §0.4, §0.7):
+ * MX resolution per RFC 5321 §5.1 and RFC 7505 (null MX):
  * - MX hosts sorted by preference, equal preferences shuffled; each host's A then AAAA addresses.
  * - Null MX (`0 .`) → 556 5.1.10 at once, without looking anything else up.
  * - NXDOMAIN → 550 5.1.2; no MX records (NODATA) → implicit MX, the domain's own A/AAAA.

@@ -15,7 +15,7 @@ import { getEmail } from '../use-cases/read-emails.ts';
 
 /**
  * A sent email's attachments (`GET /emails/{id}/attachments[/{attachment_id}]`) with signed download links,
- * and share links (`POST /emails/{id}/share`), as in API-REFERENCE.md §1; the team comes from the gateway.
+ * and share links (`POST /emails/{id}/share`), as in Resend's API reference; the team comes from the gateway.
  */
 export function emailLinkRoutes(deps: EmailLinkDeps): Router {
   const router = Router();

@@ -41,7 +41,7 @@ export type EmailRouteDeps = {
 };
 
 /**
- * `/emails` as in API-REFERENCE.md §1; the team comes from the gateway's header. POST /emails takes a JSON
+ * `/emails` as in Resend's API reference; the team comes from the gateway's header. POST /emails takes a JSON
  * body, or with `Content-Type: message/rfc822` a raw email and its envelope headers (the SMTP relay's).
  */
 export function emailRoutes(deps: EmailRouteDeps): Router {
@@ -104,7 +104,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     },
   });
 
-  // Out of scope (API-REFERENCE.md §9); without this route it would read as an email id.
+  // Email metrics are not served; without this route it would read as an email id.
   route(router, '/emails/metrics', {
     get: () => {
       throw notFound('Email metrics are not available yet.');

@@ -1,4 +1,4 @@
-// The `data` of the email events (API-REFERENCE.md §12) built from a stored email, and the outbox rows that
+// The `data` of the email events (as Resend's webhooks carry it) built from a stored email, and the outbox rows that
 // carry them.
 import type { EmailSent, PublicEventData } from '@postline/contracts';
 import type { OutboxMessage } from '@postline/platform';

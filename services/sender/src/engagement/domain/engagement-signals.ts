@@ -98,8 +98,8 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
     name: 'apple-mpp-user-agent',
     kind: 'open',
     evidence:
-      'MPP fetches carry a bare `Mozilla/5.0` with no platform tokens, unlike any mail client or browser (MAIL-NOTES §6, ' +
-      '"How vendors flag machine opens")',
+      'MPP fetches carry a bare `Mozilla/5.0` with no platform tokens, unlike any mail client or browser ' +
+      '(help.socketlabs.com/docs/identifying-apple-mpp-opens-in-notification-api-events)',
     matches: (e) => /^Mozilla\/5\.0\s*$/.test(e.userAgent),
   },
   {
@@ -113,7 +113,9 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
   {
     name: 'yahoo-mail-proxy',
     kind: 'open',
-    evidence: 'Yahoo Mail fetches images through its proxy with a YahooMailProxy user agent (MAIL-NOTES §6)',
+    evidence:
+      'Yahoo Mail fetches images through its proxy with a YahooMailProxy user agent, which names ' +
+      'help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html',
     matches: (e) => /YahooMailProxy/i.test(e.userAgent),
   },
   {
@@ -121,7 +123,8 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
     kind: 'open',
     evidence:
       'A mail client shows an image with GET; a HEAD on the pixel is a link checker or prefetcher asking whether ' +
-      'it exists (the same signal as a HEAD on a link: MAIL-NOTES §6, click scanners)',
+      'it exists (the same signal as a HEAD on a link: ' +
+      'check.live-direct-marketing.online/blog/bot-clicks-security-scanners-detect)',
     matches: (e) => e.method === 'HEAD',
   },
   {
@@ -129,7 +132,8 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
     kind: 'open',
     evidence:
       'Opens within seconds of delivery from a data-centre address are prefetches by proxies and scanners, not ' +
-      'readers (MAIL-NOTES §6: "opens within seconds of delivery"; SocketLabs saw downloads right after sync)',
+      'readers (SocketLabs saw downloads right after sync: ' +
+      'help.socketlabs.com/docs/identifying-apple-mpp-opens-in-notification-api-events)',
     matches: (e) => within(e, OPEN_PREFETCH_WINDOW_MS) && inRanges(e.ip, DATA_CENTRE_RANGES),
   },
   {
@@ -137,7 +141,7 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
     kind: 'click',
     evidence:
       'A browser following a link sends GET; HEAD is a link checker or a security gateway probing the target ' +
-      "(MAIL-NOTES §6, click scanners' heuristics; check.live-direct-marketing.online/blog/bot-clicks-security-scanners-detect)",
+      "(click scanners' heuristics: check.live-direct-marketing.online/blog/bot-clicks-security-scanners-detect)",
     matches: (e) => e.method === 'HEAD',
   },
   {
@@ -145,7 +149,7 @@ export const SIGNAL_RULES: readonly SignalRule[] = [
     kind: 'click',
     evidence:
       'Security gateways name themselves in the user agent: Microsoft Safe Links, Proofpoint URL Defense, Mimecast, ' +
-      'Barracuda, Cisco, Trend Micro (MAIL-NOTES §6, "Click scanners")',
+      'Barracuda, Cisco, Trend Micro (check.live-direct-marketing.online/blog/bot-clicks-security-scanners-detect)',
     matches: (e) => SCANNER_AGENTS.test(e.userAgent),
   },
   {

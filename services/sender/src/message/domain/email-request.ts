@@ -4,7 +4,7 @@ import { CONTROL, parseMailbox, type Mailbox } from './address.ts';
 import type { Refusal } from './refusal.ts';
 import { parseScheduledAt } from './scheduled-at.ts';
 
-/** A POST /emails body (one item of a batch), checked and normalised (API-REFERENCE.md §1). */
+/** A POST /emails body (one item of a batch), checked and normalised (the fields of Resend's POST /emails). */
 export type EmailRequest = {
   from: Mailbox;
   /** Lower-case, IDNs in punycode: the domain that must be verified and that signs. */
@@ -63,9 +63,9 @@ const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;.*)?$`);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
- * Headers the API may not set through `headers`: the ones we write ourselves from other fields or while
- * composing and signing (a second copy of a singleton is what lets a forged header pass DKIM, MAIL-NOTES
- * §3.3), and authentication results a receiver might trust.
+ * Headers the API may not set through `headers`: the ones we write ourselves from other fields or while composing and
+ * signing (a second copy of a singleton is what lets a forged header pass DKIM, RFC 6376 §5.4.2), and authentication
+ * results a receiver might trust.
  */
 const RESERVED_HEADERS = new Map<string, string>([
   ['from', 'from'],
@@ -370,7 +370,7 @@ function parseAttachment(item: unknown, index: number): EmailAttachment | Refuse
   return { filename, contentType, contentId, content };
 }
 
-/** The three shapes SDKs send (API-REFERENCE.md §1 wire note); null when the value is none of them. */
+/** The three shapes Resend's SDKs send an attachment's `content` in; null when the value is none of them. */
 function attachmentContent(value: unknown): Buffer | null {
   if (typeof value === 'string') {
     const compact = value.replace(/\s+/g, '');

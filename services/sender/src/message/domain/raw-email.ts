@@ -49,7 +49,7 @@ export type ParsedRawEmail = { ok: true; email: RawEmailRequest } | { ok: false;
 /**
  * Header fields RFC 5322 §3.6 allows once. A second copy is refused: DKIM verifiers read the bottom-most
  * instance while many readers show the top one, so a duplicate From or Subject is how a forged header
- * passes a signature (MAIL-NOTES.md §3.3).
+ * passes a signature (RFC 6376 §5.4.2).
  */
 export const SINGLETON_HEADERS = [
   'From',

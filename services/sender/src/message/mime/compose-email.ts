@@ -56,7 +56,7 @@ export function composeInputOf(email: EmailRow, attachments: readonly StoredAtta
   };
 }
 
-/** Headers RFC 5322 §3.6 (and MIME) allow at most once; a second copy can slip past DKIM (MAIL-NOTES §3.3). */
+/** Headers RFC 5322 §3.6 (and MIME) allow at most once; a second copy can slip past DKIM (RFC 6376 §5.4.2). */
 const SINGLETON_HEADERS = [
   'from',
   'sender',
@@ -177,7 +177,7 @@ const generatedText = new Map<string, string>();
 
 /**
  * Every line break as LF; nodemailer's `newline: 'win'` then writes CRLF. A bare CR would otherwise
- * pass through a 7bit part untouched (MAIL-NOTES §0 item 3).
+ * pass through a 7bit part untouched, and a later hop could read it as a line end.
  */
 function lf(value: string): string {
   return value.replace(/\r\n?/g, '\n');

@@ -35,7 +35,7 @@ const BatchRemoveBody = z
   .refine((body) => (body.emails ? 1 : 0) + (body.ids ? 1 : 0) === 1, 'Give either `emails` or `ids`.');
 const ListQuery = z.object({ origin: SuppressionOrigin.optional() });
 
-/** `/suppressions` as in API-REFERENCE.md §5: the team's account-level suppression list. */
+/** `/suppressions` as in Resend's API reference: the team's account-level suppression list. */
 export function suppressionRoutes(deps: SuppressionRouteDeps): Router {
   const router = Router();
   route(router, '/suppressions', {

@@ -1,4 +1,4 @@
-// The rules of templates (API-REFERENCE.md §7): their fields, their declared variables, and what a send
+// The rules of templates (as in Resend's API reference): their fields, their declared variables, and what a send
 // with `template: {id, variables}` becomes: a plain POST /emails body with the template's content rendered.
 import type { TemplateVariable, VariableType } from '@postline/contracts';
 import { isUuid, newId } from '@postline/platform/pure';
@@ -22,12 +22,12 @@ export const MAX_TEMPLATE_VARIABLES = 50;
 export const TEMPLATE_NAME_MAX = 255;
 /** Variable keys: letters, digits and underscores, 1 to 50, case-sensitive. */
 export const VARIABLE_KEY = /^[A-Za-z0-9_]{1,50}$/;
-/** A string variable's value (given or fallback) is at most 2,000 characters (API-REFERENCE.md §1). */
+/** A string variable's value (given or fallback) is at most 2,000 characters (as Resend's). */
 export const MAX_VARIABLE_STRING = 2000;
 /**
- * Keys a template may not declare: what broadcasts fill in per recipient (API-REFERENCE.md §7, plus our
- * own POSTLINE_UNSUBSCRIBE_URL). Compared case-sensitively, as the reference lists them: `first_name` is
- * an ordinary key, `FIRST_NAME` is reserved.
+ * Keys a template may not declare: what broadcasts fill in per recipient (Resend's reserved template variables, plus
+ * our own POSTLINE_UNSUBSCRIBE_URL). Compared case-sensitively, as the reference lists them: `first_name` is an
+ * ordinary key, `FIRST_NAME` is reserved.
  */
 export const RESERVED_VARIABLE_KEYS: readonly string[] = [
   'FIRST_NAME',

@@ -55,7 +55,7 @@ const UpdateBody = z.object({
   variables: Variables.nullish(),
 });
 
-/** `/templates` as in API-REFERENCE.md §7; a template is named by its id or its alias. */
+/** `/templates` as in Resend's API reference; a template is named by its id or its alias. */
 export function templateRoutes(deps: TemplateRouteDeps): Router {
   const router = Router();
   route(router, '/templates', {

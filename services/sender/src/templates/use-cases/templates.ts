@@ -1,4 +1,4 @@
-// Templates (API-REFERENCE.md §7), and what a send with `template` becomes. A template points at its current
+// Templates (as in Resend's API reference), and what a send with `template` becomes. A template points at its current
 // version (what GET shows, what PATCH edits) and its published one (what sends use). PATCH edits the current
 // version in place while it is unpublished; once it is the published one, PATCH starts a new current version
 // from it, so the published content keeps sending unchanged until the next publish.
