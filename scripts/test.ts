@@ -125,9 +125,37 @@ function which(name: string): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
+/** Where playwright-core (a dependency of the sender's tests) keeps its own Chromium build. */
+const PLAYWRIGHT = join(ROOT, 'services', 'sender', 'node_modules', 'playwright-core');
+
+/**
+ * Off Debian: the Chromium build Playwright downloads (`playwright-core install chromium`, into its cache
+ * in the user's home), or undefined when the download fails (no network to Playwright's host).
+ */
+function playwrightChromium(): string | undefined {
+  const executable = () => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { chromium } from '${PLAYWRIGHT}/index.mjs'; console.log(chromium.executablePath());`,
+      ],
+      { encoding: 'utf8' },
+    );
+    const path = r.status === 0 ? r.stdout.trim() : '';
+    return path && existsSync(path) ? path : undefined;
+  };
+  if (executable()) return executable();
+  log("installing Playwright's Chromium for the browser test (playwright-core install chromium)");
+  const r = spawnSync(process.execPath, [join(PLAYWRIGHT, 'cli.js'), 'install', 'chromium'], { stdio: 'inherit' });
+  return r.status === 0 ? executable() : undefined;
+}
+
 /**
  * A Chromium for the browser test: CHROMIUM_PATH, or `chromium` on PATH, or Debian's package installed
- * through apt where this runs as root on Debian (as CI does). Anywhere else it stops with one line.
+ * through apt where this runs as root on Debian (as CI does), or off Debian the build Playwright installs.
+ * Where none can be had it stops with one line naming the command that installs one.
  */
 function ensureChromium(): void {
   if (env.CHROMIUM_PATH && existsSync(env.CHROMIUM_PATH)) return;
@@ -138,6 +166,7 @@ function ensureChromium(): void {
     const r = spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium'], { stdio: 'inherit' });
     if (r.status === 0) found = which('chromium');
   }
+  if (!found && !existsSync('/etc/debian_version')) found = playwrightChromium();
   if (!found) {
     const install = existsSync('/etc/debian_version') ? 'sudo apt-get install chromium' : 'install Chromium';
     log(
