@@ -48,7 +48,8 @@ describe('a scheduler whose broker does not answer', () => {
     });
     child.stdout.on('data', (d: Buffer) => output.push(d.toString()));
     child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': the exit can be reported before the last lines written to stdout are read.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     type Entry = { level: string; msg: string; err?: unknown; dependency?: string; address?: string };
     // Whole lines only; anything that is not a log entry (a stack trace printed raw) counts as an error.
     const entries = () =>

@@ -40,6 +40,8 @@ export function createLogger(opts: { service: string; level?: string; destinatio
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    opts.destination,
+    // Written synchronously: an asynchronous write still in flight at the exit would be printed after the
+    // lines queued behind it (the last "shutting down" after "stopped"), and a crash would lose the lines queued.
+    opts.destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }
