@@ -1,4 +1,4 @@
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { destination, pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -30,6 +30,10 @@ export const REDACT_PATHS = [
   'POSTLINE_SECRET_KEY',
 ];
 
+/** pino's types name sonic-boom's stream, which ships no types: it is typed here by what pino needs of it. */
+const syncStdout = () =>
+  (destination as (opts: { dest: number; sync: boolean }) => DestinationStream)({ dest: 1, sync: true });
+
 /** Structured JSON logs on stdout, one object a line, with the service name on every line. */
 export function createLogger(opts: { service: string; level?: string; destination?: DestinationStream }): Logger {
   return pino(
@@ -42,6 +46,6 @@ export function createLogger(opts: { service: string; level?: string; destinatio
     },
     // Written synchronously: an asynchronous write still in flight at the exit would be printed after the
     // lines queued behind it (the last "shutting down" after "stopped"), and a crash would lose the lines queued.
-    opts.destination ?? pino.destination({ dest: 1, sync: true }),
+    opts.destination ?? syncStdout(),
   );
 }
