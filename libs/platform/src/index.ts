@@ -1,7 +1,7 @@
 // The platform's runtime entry: everything, including the parts that load express, amqplib and pg. Pure
-// code (domain/) imports '@postline/platform/pure' instead, which loads none of them.
-export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
-export { formatTimestamp } from './time/time.ts';
+// code (domain/) imports '@postline/platform/pure' instead, which loads none of them; this entry
+// re-exports all of it.
+export * from './pure.ts';
 export { createLogger, REDACT_PATHS, type Logger } from './logger/logger.ts';
 export { createDb, PREPARED, pingDb, isDatabaseUnavailable, reportDatabaseOutage, type DbOptions } from './db/db.ts';
 export { outageLog, addressOf, type OutageLog, type Dependency } from './logger/outage-log.ts';
@@ -15,37 +15,8 @@ export {
 export { paginate, type Page } from './db/pagination.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
-export { newId, isUuid, uuidv7Time, uuidToBytes, uuidFromBytes } from './ids/ids.ts';
-export { sha256Hex, safeEqual, randomToken, createSecretBox, type SecretBox } from './crypto/crypto.ts';
-export { verpAddress, parseVerp, verpKeyOf, type VerpInput, type VerpToken } from './crypto/verp.ts';
-export {
-  classifyReply,
-  parseEnhancedCode,
-  expiredDeferralSubType,
-  type BounceClass,
-} from './mail/bounce-classification.ts';
-export { formatSmtpReply, smtpReply, smtpReplyError, smtpReplyText, type SmtpReply } from './mail/smtp-reply.ts';
-export {
-  createLinkSigner,
-  createSignedTokenCodec,
-  linkUrl,
-  LINK_PATHS,
-  type Link,
-  type LinkKind,
-  type LinkSigner,
-  type SignedTokenCodec,
-} from './crypto/public-links.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
 export { declaresTooLarge, rawBodyTooLarge, readRawBody, type RawBodyLimit } from './http/raw-body.ts';
-export {
-  ApiError,
-  notFound,
-  validationError,
-  missingField,
-  invalidParameter,
-  pgCode,
-  PG_UNIQUE_VIOLATION,
-} from './errors/errors.ts';
 export {
   createHttpApp,
   route,
@@ -123,17 +94,5 @@ export {
   type InboxTable,
 } from './outbox/tables.ts';
 export { enqueue, enqueueEvent, enqueueCommand, outboxSource } from './outbox/enqueue.ts';
-export {
-  exchangeFor,
-  timerMessage,
-  outboxRows,
-  type OutboxRow,
-  type OutboxMessage,
-  type EventKey,
-  type CommandKey,
-} from './outbox/messages.ts';
 export { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from './outbox/relay.ts';
 export { createServiceRuntime, type BrokerConfig, type ServiceRuntime, type RuntimeConfig } from './service/runtime.ts';
-export { isPublicAddress, checkTargetAddress, type AddressCheck } from './net/address-policy.ts';
-// Moved to @postline/contracts; re-exported until every service imports it from there.
-export { SEND_EMAIL_BODY } from '@postline/contracts';

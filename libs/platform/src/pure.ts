@@ -1,6 +1,6 @@
 // The platform's pure entry, '@postline/platform/pure': the helpers that do no I/O and load no runtime
-// library (no express, amqplib, pg, kysely, pino or prom-client), for domain/ code and its unit tests. Each
-// name here is also exported by the runtime entry, '@postline/platform'; a module added here must import
+// library (no express, amqplib, pg, kysely, pino or prom-client), for domain/ code and its unit tests. The
+// runtime entry, '@postline/platform', re-exports all of it; a module added here must import
 // nothing that loads a runtime library (a type-only import is fine).
 export { parseEnv, bool, port, positiveNumber, commaList, BaseEnv, BrokerEnv, ConfigError } from './config/config.ts';
 export { formatTimestamp } from './time/time.ts';
