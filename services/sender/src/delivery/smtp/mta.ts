@@ -60,6 +60,11 @@ type Envelope = { from: string; to: string[]; size: number; accepted?: string[];
  * What trying one MX address (or one transaction on it) gave: an outcome for every recipient, or nothing
  * sent and the next address to be tried.
  */
+/** One outcome per recipient, for what happened to the transaction as a whole (no MX, no answer, busy). */
+function eachRecipient(recipients: string[], outcome: (r: string) => RecipientOutcome): Map<string, RecipientOutcome> {
+  return new Map(recipients.map((r) => [r, outcome(r)]));
+}
+
 type AddressTry = { kind: 'done'; outcomes: Map<string, RecipientOutcome> } | { kind: 'next'; failure: AddressFailure };
 
 /** Characters that cannot appear in RCPT TO: nodemailer would refuse the whole envelope for them. */
@@ -124,35 +129,26 @@ export function createMta(options: MtaOptions): Mta {
     switch (mx.kind) {
       case 'permanent': {
         const bounce = { type: 'Permanent' as const, subType: mx.subType, suppress: mx.subType === 'NoEmail' };
-        return new Map(
-          recipients.map((r) => [
-            r,
-            {
-              status: 'bounced',
-              recipient: r,
-              code: mx.code,
-              enhanced: mx.enhanced,
-              response: formatSmtpReply(mx),
-              mx: null,
-              bounce,
-            },
-          ]),
-        );
+        const response = formatSmtpReply(mx);
+        return eachRecipient(recipients, (r) => ({
+          status: 'bounced',
+          recipient: r,
+          code: mx.code,
+          enhanced: mx.enhanced,
+          response,
+          mx: null,
+          bounce,
+        }));
       }
       case 'temporary':
-        return new Map(
-          recipients.map((r) => [
-            r,
-            {
-              status: 'deferred',
-              recipient: r,
-              code: mx.code,
-              enhanced: mx.enhanced,
-              response: formatSmtpReply(mx),
-              mx: null,
-            },
-          ]),
-        );
+        return eachRecipient(recipients, (r) => ({
+          status: 'deferred',
+          recipient: r,
+          code: mx.code,
+          enhanced: mx.enhanced,
+          response: formatSmtpReply(mx),
+          mx: null,
+        }));
       case 'hosts':
         return tryHosts(mx.hosts, request, recipients);
     }
@@ -184,19 +180,14 @@ export function createMta(options: MtaOptions): Mta {
           response: `${formatSmtpReply(LOCAL_REPLIES.tlsRequired)}: ${tlsFailure.response}`,
         }
       : (failures.at(-1) ?? { mx: null, ...localReply(LOCAL_REPLIES.noAnswer) });
-    return new Map(
-      recipients.map((r) => [
-        r,
-        {
-          status: 'deferred',
-          recipient: r,
-          code: reported.code,
-          enhanced: reported.enhanced,
-          response: reported.response,
-          mx: reported.mx,
-        },
-      ]),
-    );
+    return eachRecipient(recipients, (r) => ({
+      status: 'deferred',
+      recipient: r,
+      code: reported.code,
+      enhanced: reported.enhanced,
+      response: reported.response,
+      mx: reported.mx,
+    }));
   }
 
   /**
@@ -245,7 +236,7 @@ export function createMta(options: MtaOptions): Mta {
       const detail = `${ip}: no session free within ${slotWaitMs} ms`;
       return {
         kind: 'done',
-        outcomes: new Map(recipients.map((r) => [r, localOutcome(r, LOCAL_REPLIES.destinationBusy, null, detail)])),
+        outcomes: eachRecipient(recipients, (r) => localOutcome(r, LOCAL_REPLIES.destinationBusy, null, detail)),
       };
     }
     try {
