@@ -8,6 +8,7 @@ import {
   startWebhookReceiver,
   testResend,
   useSystem,
+  waitFor,
   type SharedSystem,
   type WebhookReceiver,
 } from '@postline/testing';
@@ -51,10 +52,14 @@ describe('GET /webhooks/{id}/events and its attempts', () => {
         dataOf(await resend.contacts.create({ email: `page-${Date.now().toString(36)}-${i}@example.com` }));
       }
       await receiver.waitFor('three contact.created', (ds) => ds.length >= 3);
-      const all = await call(`/webhooks/${hook.id}/events`);
-      expect(all.status).toBe(200);
-      const ids: string[] = all.body.data.map((event) => event.id);
-      expect(ids).toHaveLength(3);
+      // Each event is recorded with its first attempt, which may come after the delivery.
+      let ids: string[] = [];
+      await waitFor('three events recorded', async () => {
+        const all = await call(`/webhooks/${hook.id}/events`);
+        expect(all.status).toBe(200);
+        ids = all.body.data.map((event) => event.id);
+        return ids.length === 3;
+      });
       const [newest, middle, oldest] = ids as [string, string, string];
 
       expect((await call(`/webhooks/${hook.id}/events?after=${newest}&limit=1`)).body).toMatchObject({
