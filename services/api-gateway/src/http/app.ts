@@ -11,7 +11,7 @@ import type { GatewayMetrics } from '../metrics.ts';
 import { createWindowCounter } from '../redis/window-counter.ts';
 import { authenticate } from './auth.ts';
 import { forwardPublic } from './forward.ts';
-import { rateLimit } from './rate-limit.ts';
+import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
 import { requestLogger } from './request-log.ts';
 import { mountRoutes } from './routes.ts';
 
@@ -74,6 +74,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         }),
       );
       app.use(requestLogger(deps.requestLogs));
+      app.use(defaultRateLimitHeaders(deps.rateLimitPerSecond));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(
         rateLimit({
