@@ -17,6 +17,7 @@ import {
   type ObservedMessage,
   type System,
   waitFor,
+  nudgeUntil,
   testResend,
 } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
@@ -348,24 +349,15 @@ describe('verification', () => {
     );
     expect((await get(missing.id)).status).not.toBe('failed');
     // Past it, they fail (a check in flight writes back the start it read, so the start is moved until then).
-    const bothFailed = Promise.all([
-      domainEvent('domain.updated', missing.id, (d) => d.status === 'failed'),
-      domainEvent('domain.updated', flaky.id, (d) => (d.records as Records)[0]?.status === 'failed'),
-    ]);
-    let settled = false;
-    void bothFailed.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
-    await waitFor(
+    const [failed] = await nudgeUntil(
       'both domains past their window',
-      async () => {
-        await moveWindows([missing.id, flaky.id], WINDOW_MS + 3_600_000);
-        return settled;
-      },
+      Promise.all([
+        domainEvent('domain.updated', missing.id, (d) => d.status === 'failed'),
+        domainEvent('domain.updated', flaky.id, (d) => (d.records as Records)[0]?.status === 'failed'),
+      ]),
+      () => moveWindows([missing.id, flaky.id], WINDOW_MS + 3_600_000),
       30_000,
     );
-    const [failed] = await bothFailed;
     expect((failed.envelope.data.records as Records).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
     // The timing-out domain is past its window too: its missing DKIM record fails, the domain only
     // temporarily fails.

@@ -15,6 +15,8 @@ import {
   verifyDelivery,
   nextSecond,
   waitFor,
+  makeTimerDue,
+  nudgeUntil,
   type BrokerObserver,
   type DnsServer,
   type ObservedMessage,
@@ -134,22 +136,14 @@ function eventFor(
  * without waiting it out. Moved again on each check, since an attempt in flight writes back the time it read.
  */
 async function afterLifetime(type: string, emailId: string): Promise<ObservedMessage> {
-  const final = eventFor(type, emailId, () => true, 30_000);
-  let done = false;
-  void final.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await waitFor(
+  return nudgeUntil(
     `${type} once the lifetime has passed`,
-    async () => {
-      await sql`update recipients set first_deferred_at = now() - interval '6 days'
-        where email_id = ${emailId}::uuid and first_deferred_at is not null`.execute(db);
-      return done;
-    },
+    eventFor(type, emailId, () => true, 30_000),
+    () =>
+      sql`update recipients set first_deferred_at = now() - interval '6 days'
+      where email_id = ${emailId}::uuid and first_deferred_at is not null`.execute(db),
     30_000,
   );
-  return final;
 }
 
 const eventsOf = (emailId: string) =>
@@ -345,15 +339,12 @@ describe('repeated transient bounces', () => {
     expect(Number(entry?.lasts_ms)).toBeGreaterThan(3 * 86_400_000 * SCALE * 0.9);
     expect(Number(entry?.lasts_ms)).toBeLessThan(3 * 86_400_000 * SCALE * 1.1);
     await sql`update suppressions set expires_at = now() where id = ${id}::uuid`.execute(db);
-    const expired = () =>
-      events.messages.some((m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === id);
-    await waitFor(
+    await nudgeUntil(
       'expiry',
-      async () => {
-        await sql`update scheduler.timers set due_at = now()
-          where key = ${`suppression-expire:${id}`} and state = 'pending'`.execute(db);
-        return expired();
-      },
+      events.waitFor('expiry', (m) => m.routingKey === 'suppression.removed' && m.envelope.data.id === id, {
+        timeoutMs: 20_000,
+      }),
+      () => makeTimerDue(db, `suppression-expire:${id}`),
       20_000,
     );
     const after = await sendOk({ to: full });
@@ -1036,7 +1027,7 @@ describe('a domain that loses verification', () => {
       to: 'delivered@postline.test',
       subject: 'later',
       html: '<p>x</p>',
-      scheduledAt: new Date(Date.now() + 3000).toISOString(),
+      scheduledAt: 'in 1 hour',
     });
     const id = String(data?.id);
     for (const name of lost.names) dns.remove(name);
@@ -1048,7 +1039,10 @@ describe('a domain that loses verification', () => {
         m.envelope.data.domain_id === lost.domainId &&
         m.envelope.data.sending_verified === false,
     );
-    const failed = await eventFor('email.failed', id);
+    // Its time is moved to now rather than waited for.
+    const failed = await nudgeUntil('its time', eventFor('email.failed', id), () =>
+      makeTimerDue(db, `email-send:${id}`),
+    );
     expect(failed.envelope.data).toMatchObject({ failed: { reason: 'domain_not_verified' } });
   });
 });
