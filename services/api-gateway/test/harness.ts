@@ -21,6 +21,8 @@ export type Gateway = {
   flush: () => Promise<void>;
   /** Requests whose client went away before the answer was sent, as the gateway's server saw them. */
   abandonedRequests: () => number;
+  /** The one-time setup link the gateway logged at start (a fresh database has no user). */
+  setupLink: () => string | undefined;
   stop: () => Promise<void>;
 };
 
@@ -31,6 +33,8 @@ export async function startGateway(
     publicLinkPerSecond?: number;
     owners?: Partial<Record<string, string>>;
     redisUrl?: string;
+    /** More of the gateway's environment. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
@@ -52,6 +56,7 @@ export async function startGateway(
     INBOUND_SMTP_URL: opts.owners?.['inbound-smtp'] ?? NOWHERE,
     WEBHOOK_DISPATCHER_URL: opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
     DOMAIN_VERIFIER_URL: opts.owners?.['domain-verifier'] ?? NOWHERE,
+    ...opts.env,
   });
   const redis = new Redis(config.REDIS_URL, {
     commandTimeout: 250,
@@ -88,6 +93,7 @@ export async function startGateway(
     },
     flush: gateway.flush,
     abandonedRequests: () => abandoned,
+    setupLink: gateway.setupLink,
     async stop() {
       await gateway.stop();
       await database.drop();

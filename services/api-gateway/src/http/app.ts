@@ -10,6 +10,10 @@ import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { createWindowCounter } from '../redis/window-counter.ts';
 import { authenticate } from './auth.ts';
+import { dashboardRoutes } from './dashboard.ts';
+import { authenticateSession, type SessionDeps } from './session-auth.ts';
+import type { SignInLimit } from '../redis/sign-in-limit.ts';
+import { DASHBOARD_PREFIX } from '../domain/session.ts';
 import { forwardPublic } from './forward.ts';
 import { rateLimit } from './rate-limit.ts';
 import { requestLogger } from './request-log.ts';
@@ -33,6 +37,8 @@ export type GatewayDeps = {
   /** Whether a team's access is enabled, kept current by the key-change notifications. */
   teamAccess: KeyCache<boolean>;
   now: () => Date;
+  /** Dashboard sessions: the site they are used from, their idle and absolute lifetimes, the sign-in limits. */
+  sessions: Pick<SessionDeps, 'publicBaseUrl' | 'idleMs'> & { maxAgeMs: number; signIn: SignInLimit };
 };
 
 /** What the service runtime's HTTP app takes from the gateway (createHttpApp's options of the same names). */
@@ -44,7 +50,8 @@ export type GatewayHttp = {
 };
 
 /**
- * The public API: public link routes (no key, a rate limit per link) → auth → rate limit → body → idempotency → gateway-owned
+ * The public API: public link routes (no key, a rate limit per link) → the dashboard's own routes
+ * (/dashboard-api) → auth (a dashboard session, else a bearer key) → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
  * health routes and its readiness check of Postgres.
  */
@@ -73,7 +80,10 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
           teamActive: async (teamId) => (await deps.teamAccess.find(teamId)) === true,
         }),
       );
+      const sessionDeps = { db: deps.db, now: deps.now, ...deps.sessions };
+      app.use(DASHBOARD_PREFIX, dashboardRoutes({ ...sessionDeps, maxAgeMs: deps.sessions.maxAgeMs }));
       app.use(requestLogger(deps.requestLogs));
+      app.use(authenticateSession(sessionDeps));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(
         rateLimit({
