@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sha256Hex } from '@postline/platform';
 import { setTeamAccess } from '../src/db/teams.ts';
@@ -60,6 +62,48 @@ describe('the first account', () => {
     expect((await call(gw, 'GET', `/dashboard-api/setup?token=${token}`)).status).toBe(404);
     // The owner signs in with any case of the address.
     await signIn(gw, 'owner@example.com', 'long enough password');
+  });
+});
+
+describe('the admin CLI', () => {
+  const cli = (...args: string[]) =>
+    promisify(execFile)(process.execPath, [new URL('../src/admin/cli.ts', import.meta.url).pathname, ...args], {
+      env: { ...process.env, DATABASE_URL: gw.databaseUrl, LOG_LEVEL: 'silent' },
+    });
+
+  it('creates a user for an existing team, with a password shown once', async () => {
+    const team = await gw.createTeam();
+    const other = await gw.createTeam();
+    const email = 'cli-user@example.com';
+    const { stdout } = await cli(
+      'user',
+      'create',
+      '--team',
+      team.teamId,
+      '--email',
+      email,
+      '--name',
+      'Cli',
+      '--role',
+      'member',
+    );
+    const line = JSON.parse(stdout) as Record<string, string>;
+    expect(line).toMatchObject({ team_id: team.teamId, email, role: 'member' });
+    const s = await signIn(gw, email, line.password);
+    expect(s.body.team).toMatchObject({ id: team.teamId, role: 'member' });
+    // An existing user joins another team and keeps their password.
+    const joined = await cli('user', 'create', '--team', other.teamId, '--email', email);
+    expect(JSON.parse(joined.stdout)).toEqual({ user_id: line.user_id, team_id: other.teamId, email, role: 'admin' });
+    await signIn(gw, email, line.password, other.teamId);
+    await expect(cli('user', 'create', '--team', other.teamId, '--email', email)).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('already a member'),
+    });
+    await expect(
+      cli('user', 'create', '--team', team.teamId, '--email', 'x@example.com', '--role', 'owner'),
+    ).rejects.toMatchObject({
+      code: 2,
+    });
   });
 });
 

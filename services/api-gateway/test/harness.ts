@@ -13,6 +13,8 @@ import { issueApiKey } from '../src/use-cases/api-keys.ts';
 export type Gateway = {
   url: string;
   db: Kysely<GatewayDb>;
+  /** The gateway's database, for a command run beside it (the admin CLI). */
+  databaseUrl: string;
   createTeam: (opts?: { rateLimit?: number }) => Promise<{ teamId: string; apiKey: string; keyId: string }>;
   createKey: (
     teamId: string,
@@ -83,6 +85,7 @@ export async function startGateway(
   return {
     url: `http://127.0.0.1:${server.port}`,
     db,
+    databaseUrl: database.url,
     createKey,
     async createTeam(o = {}) {
       const team = await insertTeam(db, { id: newId(), name: 'team' });
