@@ -98,6 +98,22 @@ export type SetupTokensTable = {
   used_at: Date | null;
 };
 
+export type AuditLogTable = {
+  id: string;
+  team_id: string;
+  actor_type: 'user' | 'api_key';
+  actor_id: string;
+  /** `<family>.<verb>`, e.g. `api-keys.created`, `domains.verify` (domain/audit.ts). */
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  method: string;
+  endpoint: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: CreatedAt;
+};
+
 /** Only the gateway's own tables: another service's tables cannot be typed here. */
 export type GatewayDb = {
   teams: TeamsTable;
@@ -108,6 +124,7 @@ export type GatewayDb = {
   team_members: TeamMembersTable;
   sessions: SessionsTable;
   setup_tokens: SetupTokensTable;
+  audit_log: AuditLogTable;
 };
 
 export type Team = Selectable<TeamsTable>;
@@ -116,3 +133,4 @@ export type NewRequestLog = Insertable<RequestLogsTable>;
 export type IdempotencyRecord = Selectable<IdempotencyKeysTable>;
 export type User = Selectable<UsersTable>;
 export type Session = Selectable<SessionsTable>;
+export type NewAuditEntry = Insertable<AuditLogTable>;

@@ -9,6 +9,7 @@ import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
 import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
 import type { GatewayMetrics } from '../metrics.ts';
 import { createWindowCounter } from '../redis/window-counter.ts';
+import { auditLog } from './audit.ts';
 import { authenticate } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { authenticateSession, type SessionDeps } from './session-auth.ts';
@@ -83,6 +84,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
       const sessionDeps = { db: deps.db, now: deps.now, ...deps.sessions };
       app.use(DASHBOARD_PREFIX, dashboardRoutes({ ...sessionDeps, maxAgeMs: deps.sessions.maxAgeMs }));
       app.use(requestLogger(deps.requestLogs));
+      app.use(auditLog({ db: deps.db, logger: deps.logger }));
       app.use(authenticateSession(sessionDeps));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(

@@ -1,6 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { PaginationQuery } from '@postline/contracts';
 import {
   ApiError,
   formatTimestamp,
@@ -30,6 +31,7 @@ import {
   useSetupToken,
   type Membership,
 } from '../db/accounts.ts';
+import { listAuditLog } from '../db/audit.ts';
 import type { GatewayDb, Session } from '../db/schema.ts';
 import { insertTeam } from '../db/teams.ts';
 import { csrfTokenOf, sessionCookie, sessionLive } from '../domain/session.ts';
@@ -39,6 +41,7 @@ import {
   checkOrigin,
   loadSession,
   sessionTokenOf,
+  teamAccessOf,
   type CurrentSession,
   type SessionDeps,
 } from './session-auth.ts';
@@ -60,6 +63,11 @@ const Password = Text(200).refine((v) => v.length >= 10, 'The password must be a
 const Name = Text(100).pipe(z.string().trim().min(1, 'Must not be empty.'));
 
 const SignIn = z.object({ email: Text(254), password: Text(200), team_id: z.string().optional() });
+const AuditFilter = z.object({
+  action: Text(100).optional(),
+  actor_id: z.string().optional(),
+  target_id: Text(200).optional(),
+});
 const SwitchTeam = z.object({ team_id: z.string() });
 const ChangePassword = z.object({ current_password: Text(200), new_password: Password });
 const Setup = z.object({ token: Text(100), email: Email, name: Name, password: Password, team_name: Name });
@@ -206,6 +214,40 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
       if (!created)
         throw notFound('This setup link is not valid: it was used, it expired, or an account exists already.');
       await start(req, res, created.userId, created.teamId);
+    },
+  });
+
+  route(router, '/audit-log', {
+    get: async (req, res) => {
+      const current = await session(req, { csrf: true });
+      teamAccessOf(current);
+      const { limit, after, before, ...rest } = req.query;
+      const filter = parseInput(AuditFilter, rest);
+      const page = parseInput(PaginationQuery, { limit, after, before });
+      // An id that is not a uuid matches no actor.
+      if (filter.actor_id !== undefined && !isUuid(filter.actor_id)) {
+        res.json({ object: 'list', has_more: false, data: [] });
+        return;
+      }
+      const entries = await listAuditLog(deps.db, current.team_id, filter, page);
+      res.json({
+        ...entries,
+        data: entries.data.map((e) => ({
+          object: 'audit_log_entry',
+          id: e.id,
+          action: e.action,
+          actor:
+            e.actor_type === 'user'
+              ? { type: 'user', id: e.actor_id, email: e.user_email }
+              : { type: 'api_key', id: e.actor_id, name: e.key_name },
+          target: { type: e.target_type, id: e.target_id },
+          method: e.method,
+          endpoint: e.endpoint,
+          ip: e.ip,
+          user_agent: e.user_agent,
+          created_at: formatTimestamp(e.created_at),
+        })),
+      });
     },
   });
 
