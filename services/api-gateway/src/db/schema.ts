@@ -114,6 +114,28 @@ export type AuditLogTable = {
   created_at: CreatedAt;
 };
 
+export type InvitesTable = {
+  id: string;
+  team_id: string;
+  email: string;
+  role: Role;
+  token_hash: string;
+  invited_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  accepted_at: Date | null;
+  revoked_at: Date | null;
+};
+
+export type PasswordResetsTable = {
+  token_hash: string;
+  user_id: string;
+  created_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+};
+
 /** Only the gateway's own tables: another service's tables cannot be typed here. */
 export type GatewayDb = {
   teams: TeamsTable;
@@ -125,6 +147,8 @@ export type GatewayDb = {
   sessions: SessionsTable;
   setup_tokens: SetupTokensTable;
   audit_log: AuditLogTable;
+  invites: InvitesTable;
+  password_resets: PasswordResetsTable;
 };
 
 export type Team = Selectable<TeamsTable>;

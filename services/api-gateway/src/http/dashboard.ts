@@ -32,6 +32,7 @@ import {
   type Membership,
 } from '../db/accounts.ts';
 import { listAuditLog } from '../db/audit.ts';
+import { mountTeamRoutes } from './dashboard-team.ts';
 import type { GatewayDb, Session } from '../db/schema.ts';
 import { insertTeam } from '../db/teams.ts';
 import { csrfTokenOf, sessionCookie, sessionLive } from '../domain/session.ts';
@@ -250,6 +251,8 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
       });
     },
   });
+
+  mountTeamRoutes(router, { ...deps, session, start, Text, Email, Password, Name });
 
   router.use(() => {
     throw notFound('Not found');
