@@ -137,7 +137,13 @@ export function createGateway(
           idempotencyPrune,
         ],
       });
-      setupLink = await announceSetup({ db, logger, publicBaseUrl: config.PUBLIC_BASE_URL, now });
+      // A database that cannot answer yet is no reason not to serve API keys: the link waits for the next start.
+      setupLink = await announceSetup({ db, logger, publicBaseUrl: config.PUBLIC_BASE_URL, now }).catch(
+        (err: unknown) => {
+          logger.error({ err }, 'could not check for a first account; no setup link this time');
+          return undefined;
+        },
+      );
       return listening;
     },
     stop: () => runtime.lifecycle.shutdown('stop'),
