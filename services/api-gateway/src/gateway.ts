@@ -16,6 +16,7 @@ import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
 import { createGatewayMetrics } from './metrics.ts';
+import { createDashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
 import { announceSetup } from './accounts/setup.ts';
 import { createSignInLimit } from './redis/sign-in-limit.ts';
@@ -113,6 +114,12 @@ export function createGateway(
         logger,
         attemptsPerAddress: config.SIGN_IN_ATTEMPTS_PER_ADDRESS,
         failuresPerAccount: config.SIGN_IN_FAILURES_PER_ACCOUNT,
+      }),
+      mail: createDashboardMail({
+        senderUrl: config.SENDER_URL,
+        from: config.DASHBOARD_MAIL_FROM,
+        teamId: config.DASHBOARD_MAIL_TEAM_ID,
+        logger,
       }),
     },
   });

@@ -14,6 +14,7 @@ import { authenticate } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { authenticateSession, type SessionDeps } from './session-auth.ts';
 import type { SignInLimit } from '../redis/sign-in-limit.ts';
+import type { DashboardMail } from '../owners/dashboard-mail.ts';
 import { DASHBOARD_PREFIX } from '../domain/session.ts';
 import { forwardPublic } from './forward.ts';
 import { rateLimit } from './rate-limit.ts';
@@ -39,7 +40,11 @@ export type GatewayDeps = {
   teamAccess: KeyCache<boolean>;
   now: () => Date;
   /** Dashboard sessions: the site they are used from, their idle and absolute lifetimes, the sign-in limits. */
-  sessions: Pick<SessionDeps, 'publicBaseUrl' | 'idleMs'> & { maxAgeMs: number; signIn: SignInLimit };
+  sessions: Pick<SessionDeps, 'publicBaseUrl' | 'idleMs'> & {
+    maxAgeMs: number;
+    signIn: SignInLimit;
+    mail: DashboardMail | undefined;
+  };
 };
 
 /** What the service runtime's HTTP app takes from the gateway (createHttpApp's options of the same names). */
@@ -82,7 +87,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         }),
       );
       const sessionDeps = { db: deps.db, now: deps.now, ...deps.sessions };
-      app.use(DASHBOARD_PREFIX, dashboardRoutes({ ...sessionDeps, maxAgeMs: deps.sessions.maxAgeMs }));
+      app.use(DASHBOARD_PREFIX, dashboardRoutes(sessionDeps));
       app.use(requestLogger(deps.requestLogs));
       app.use(auditLog({ db: deps.db, logger: deps.logger }));
       app.use(authenticateSession(sessionDeps));

@@ -36,6 +36,7 @@ import {
   usePasswordReset,
 } from '../db/members.ts';
 import type { GatewayDb } from '../db/schema.ts';
+import type { DashboardMail } from '../owners/dashboard-mail.ts';
 import { teamAccessOf, type CurrentSession } from './session-auth.ts';
 
 /** How long an invite link and a password-reset link stay usable. */
@@ -50,6 +51,8 @@ export type TeamRouteDeps = {
   session: (req: Request, opts: { csrf: boolean }) => Promise<CurrentSession>;
   /** Signs the user in on that team: the cookie and the 201 session body. */
   start: (req: Request, res: Response, userId: string, teamId: string) => Promise<void>;
+  /** Sends invites and reset links by email through Postline, when the operator configured it. */
+  mail: DashboardMail | undefined;
   Text: (max: number) => z.ZodType<string>;
   Email: z.ZodType<string>;
   Password: z.ZodType<string>;
@@ -97,6 +100,8 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
       ip: req.ip ?? null,
       user_agent: req.header('user-agent')?.slice(0, 500) ?? null,
     });
+  const deliver = async (to: string, subject: string, lines: string[]) =>
+    deps.mail ? deps.mail({ to, subject, text: `${lines.join('\n\n')}\n` }) : false;
   const link = (path: string, token: string) => {
     const url = new URL(path, deps.publicBaseUrl);
     url.searchParams.set('token', token);
@@ -188,14 +193,23 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
         });
         return created;
       });
+      const url = link('/dashboard-api/invites/accept', token);
+      const teamName = (await membershipsOf(deps.db, current.user_id)).find(
+        (t) => t.team_id === current.team_id,
+      )?.team_name;
+      const sent = await deliver(invite.email, `You are invited to ${teamName ?? 'a team'} on Postline`, [
+        `You are invited to join ${teamName ?? 'a team'} on Postline as ${role}.`,
+        `Accept within 7 days: ${url}`,
+      ]);
       res.status(201).json({
         object: 'invite',
         id: invite.id,
         email: invite.email,
         role,
         expires_at: formatTimestamp(expiresAt),
-        // Shown to the admin to copy: the token is not stored and cannot be shown again.
-        url: link('/dashboard-api/invites/accept', token),
+        email_sent: sent,
+        // Without an email, shown to the admin to copy: the token is not stored and cannot be shown again.
+        ...(sent ? {} : { url }),
       });
     },
   });
@@ -282,11 +296,20 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
           id: user_id,
         });
       });
+      const url = link('/dashboard-api/password-resets/complete', token);
+      const email = (await listMembers(deps.db, current.team_id)).find((m) => m.id === user_id)?.email;
+      const sent = email
+        ? await deliver(email, 'Reset your Postline password', [
+            'An admin of your team made this link to set a new Postline password.',
+            `Use it within an hour: ${url}`,
+          ])
+        : false;
       res.status(201).json({
         object: 'password_reset',
         user_id,
         expires_at: formatTimestamp(expiresAt),
-        url: link('/dashboard-api/password-resets/complete', token),
+        email_sent: sent,
+        ...(sent ? {} : { url }),
       });
     },
   });

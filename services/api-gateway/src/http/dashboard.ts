@@ -36,6 +36,7 @@ import { mountTeamRoutes } from './dashboard-team.ts';
 import type { GatewayDb, Session } from '../db/schema.ts';
 import { insertTeam } from '../db/teams.ts';
 import { csrfTokenOf, sessionCookie, sessionLive } from '../domain/session.ts';
+import type { DashboardMail } from '../owners/dashboard-mail.ts';
 import type { SignInLimit } from '../redis/sign-in-limit.ts';
 import {
   checkCsrf,
@@ -51,6 +52,7 @@ export type DashboardDeps = SessionDeps & {
   db: Kysely<GatewayDb>;
   maxAgeMs: number;
   signIn: SignInLimit;
+  mail: DashboardMail | undefined;
 };
 
 // Postgres refuses NUL and unpaired surrogates in text: a 422 here, never a 500 there.
