@@ -18,9 +18,12 @@ export default {
   ...common,
   // Jest 30 reads testTimeout only at the top level, not per project.
   testTimeout: 60000,
-  // One worker, jest's default on the 2-core machine. Measured with two: two private systems beside the two
-  // shared ones did not start in time (dead letters', replicas' setups timed out; a stop hung), most likely
-  // the servers' limits (Postgres's 100 connections, RabbitMQ's ~927 file handles) rather than the cores.
+  // Two workers on the 2-core machine (jest's default there is one): most files spend their time waiting on
+  // the services, so two files side by side use the cores the one left idle. A file that kills or restarts
+  // services keeps a private system; the others share the run's systems (libs/testing/src/shared-system.ts),
+  // so at most two private systems and the shared ones run at once, within Postgres's 100 connections and
+  // RabbitMQ's ~927 file handles.
+  maxWorkers: 2,
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [

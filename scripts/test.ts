@@ -179,9 +179,8 @@ function ensureChromium(): void {
 }
 
 if (selectsBrowserTest(only)) ensureChromium();
-// The whole run: the static checks beside jest, whose one worker's files mostly wait on the services (on
-// the 2-core machine they used under one core: 108 CPU seconds, services included, in 115 s for eleven
-// files); the inner loop skips them.
+// The whole run: the static checks beside jest, whose two workers' files mostly wait on the services; the
+// inner loop skips them.
 const checks = only.length === 0 ? staticChecks() : Promise.resolve(true);
 
 log('jest');

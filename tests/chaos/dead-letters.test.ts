@@ -2,7 +2,7 @@
 // running system and a real RabbitMQ. A message that fails validation lands in its consumer's dead-letter
 // queue, is counted by list and in the owning service's /metrics, is shown with the reason it died without
 // being removed, and a redrive puts it back once, where a fixed consumer handles it.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -224,20 +224,26 @@ describe('dead-letters admin commands', () => {
     await db.destroy();
   });
 
-  it('answers a usage error with exit code 2', () => {
-    for (const args of [
-      ['dead-letters', 'show'],
-      ['dead-letters', 'redrive', '--queue', 'sender.deliver', '--limit', '0'],
-      ['dead-letters', 'purge'],
-    ]) {
-      const r = spawnSync(process.execPath, [CLI, ...args], { env: system.env, encoding: 'utf8' });
-      expect({ args, status: r.status }).toEqual({ args, status: 2 });
-    }
-    const missing = spawnSync(process.execPath, [CLI, 'dead-letters', 'show', '--queue', 'no-such.queue'], {
-      env: system.env,
-      encoding: 'utf8',
-    });
-    expect(missing.status).toBe(2);
-    expect(missing.stderr).toMatch(/no queue/);
+  it('answers a usage error with exit code 2', async () => {
+    // The four runs side by side (each a process of its own).
+    const run = (args: string[]) =>
+      new Promise<{ args: string[]; status: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, ...args], { env: system.env, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.once('error', reject);
+        child.once('close', (status) => resolve({ args, status, stderr }));
+      });
+    const [missing, ...usage] = await Promise.all([
+      run(['dead-letters', 'show', '--queue', 'no-such.queue']),
+      ...[
+        ['dead-letters', 'show'],
+        ['dead-letters', 'redrive', '--queue', 'sender.deliver', '--limit', '0'],
+        ['dead-letters', 'purge'],
+      ].map(run),
+    ]);
+    for (const { args, status } of usage) expect({ args, status }).toEqual({ args, status: 2 });
+    expect(missing?.status).toBe(2);
+    expect(missing?.stderr).toMatch(/no queue/);
   });
 });

@@ -3,12 +3,16 @@
 // Postgres must still have one effect: one delivery per recipient, one webhook per event, one firing per
 // timer, one domain check per command.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Resend } from 'resend';
 import { SERVICE_NAMES } from '@postline/contracts';
+import { createDb } from '@postline/platform';
 import {
   createVerifiedDomain,
   dataOf,
+  makeTimerDue,
+  nudgeUntil,
   observeBroker,
   startDeliveringSystem,
   startWebhookReceiver,
@@ -31,6 +35,8 @@ let commands: BrokerObserver;
 let resend: Resend;
 let from: string;
 let domainId: string;
+/** The system's database, for makeTimerDue. */
+let db: Kysely<unknown>;
 
 beforeAll(async () => {
   ({ dns, sink, system } = await startDeliveringSystem(
@@ -53,6 +59,8 @@ beforeAll(async () => {
       { exchange: 'commands', pattern: 'sender.send-scheduled' },
     ],
   });
+  // One connection: twelve services' pools beside the run's shared systems come close to Postgres's limit.
+  db = createDb<unknown>({ url: String(system.env.DATABASE_URL), schema: 'scheduler', max: 1 }).db;
   hooks = await startWebhookReceiver();
   resend = testResend(String(system.admin('team', 'create', '--name', 'Replicas').api_key), system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: 'replicas.example.com' });
@@ -67,6 +75,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await db?.destroy();
   await events?.close();
   await commands?.close();
   await system?.stop();
@@ -108,8 +117,9 @@ describe('two replicas of every service', () => {
       );
       for (const { id } of batch.data) ids.add(id);
     }
-    // 10 scheduled a few seconds ahead: each fires once, from whichever scheduler replica holds its timer.
-    const at = new Date(Date.now() + 4_000).toISOString();
+    // 10 scheduled an hour ahead, their timers made due below: each fires once, from whichever scheduler
+    // replica claims it.
+    const at = 'in 1 hour';
     const scheduled = new Set<string>();
     for (let i = 0; i < 10; i++) {
       const { id } = dataOf(
@@ -127,6 +137,18 @@ describe('two replicas of every service', () => {
     // Two manual checks of the domain, while its scheduled checks go on.
     dataOf(await resend.domains.verify(domainId));
     dataOf(await resend.domains.verify(domainId));
+    const firedIds = () =>
+      new Set(
+        commands.messages.filter((m) => m.routingKey === 'sender.send-scheduled').map((m) => m.envelope.data.email_id),
+      );
+    await nudgeUntil(
+      'every scheduled email fired',
+      commands.waitFor('the last scheduled email fired', () => [...scheduled].every((id) => firedIds().has(id)), {
+        timeoutMs: 30_000,
+      }),
+      () => makeTimerDue(db, ...[...scheduled].map((id) => `email-send:${id}`)),
+      30_000,
+    );
 
     await sink.waitForMessages(recipients.length, 90_000);
     // Only this stream's emails (the domain's verification probe mails a sandbox address too).
@@ -172,8 +194,8 @@ describe('two replicas of every service', () => {
     // One scheduled domain check per check command, whichever replica took it (the two manual checks run
     // inside their requests). Commands keep coming on the re-check schedule: a double effect shows as more
     // rows than commands, which never catches up; one effect each meets the count.
-    const db = new pg.Client({ connectionString: String(system.env.DATABASE_URL) });
-    await db.connect();
+    const client = new pg.Client({ connectionString: String(system.env.DATABASE_URL) });
+    await client.connect();
     try {
       const checkCommands = () =>
         commands.messages.filter(
@@ -182,13 +204,13 @@ describe('two replicas of every service', () => {
       expect(checkCommands()).toBeGreaterThan(0);
       await waitFor(
         'one scheduled check per command',
-        async () => (await checkRows(db, domainId, 'scheduled')) === checkCommands(),
+        async () => (await checkRows(client, domainId, 'scheduled')) === checkCommands(),
         20_000,
       );
       // createVerifiedDomain's own check, then the two above.
-      expect(await checkRows(db, domainId, 'manual')).toBe(3);
+      expect(await checkRows(client, domainId, 'manual')).toBe(3);
     } finally {
-      await db.end();
+      await client.end();
     }
   }, 240_000);
 });

@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { SERVICE_NAMES } from '@postline/contracts';
-import { startSystem, type System, testResend } from '@postline/testing';
+import { type SharedSystem, testResend, useSystem } from '@postline/testing';
 
-let system: System;
-beforeAll(async () => {
-  system = await startSystem();
-}, 90_000);
-afterAll(async () => {
-  await system.stop();
-}, 30_000);
+// The run's shared system (tests/e2e/restarts.test.ts stops a service of a system of its own).
+let system: SharedSystem;
+const world = useSystem();
+beforeAll(() => {
+  ({ system } = world);
+});
 
 async function call(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
   const r = await fetch(`${system.apiUrl}${path}`, {
@@ -110,9 +109,5 @@ describe('the whole system', () => {
     const tooLong = await call('POST', '/emails', String(key), body, { 'idempotency-key': 'k'.repeat(257) });
     expect(tooLong.status).toBe(400);
     expect(JSON.parse(tooLong.text)).toMatchObject({ name: 'invalid_idempotency_key' });
-  });
-
-  it('stops a service gracefully on SIGTERM', async () => {
-    expect(await system.terminate('scheduler')).toBe(0);
   });
 });

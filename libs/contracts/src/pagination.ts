@@ -4,7 +4,7 @@ import { z } from 'zod';
 const Cursor = z.string().uuid({ message: 'The cursor must be a valid id.' });
 
 /**
- * Query parameters every list accepts. `limit` 1–100 (default 20 where the list is always paginated);
+ * Query parameters every list accepts. `limit` 1–100 (default 20 everywhere);
  * `after` and `before` are ids; both together are refused.
  */
 export const PaginationQuery = z

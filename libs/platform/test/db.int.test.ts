@@ -68,8 +68,12 @@ describe('db', () => {
     expect(last).toEqual({ object: 'list', has_more: false, data: [{ id: ids[0] }] });
     const back = await paginate(q(), { limit: 2, before: ids[2] });
     expect(back.data.map((r) => r.id)).toEqual([ids[4], ids[3]]);
-    expect((await paginate(q(), {}, { optional: true })).data).toHaveLength(5);
     expect((await paginate(q(), {})).data).toHaveLength(5);
+    // Without a limit, a page holds 20.
+    for (let i = 0; i < 16; i++) await a.insertInto('items').values({ id: newId(), team_id: team }).execute();
+    const defaultPage = await paginate(q(), {});
+    expect(defaultPage.data).toHaveLength(20);
+    expect(defaultPage.has_more).toBe(true);
   });
 
   it('runs a statement marked PREPARED as a named prepared statement, planned once per connection', async () => {

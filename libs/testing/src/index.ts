@@ -1,5 +1,6 @@
 export { infraFromEnv, dockerAvailable, type Infra } from './infra.ts';
 export { createTestDatabase, sequentialScans, uniqueName, type TestDatabase } from './db.ts';
+export { makeTimerDue } from './timers.ts';
 export { startDnsServer, type DnsServer, type DnsRecord, type DnsFailure } from './dns.ts';
 export { observeBroker, type BrokerObserver, type ObservedMessage } from './observe.ts';
 export {
@@ -9,7 +10,7 @@ export {
   type ReceivedDelivery,
   type Reply,
 } from './webhook-receiver.ts';
-export { waitFor, sleep, nextSecond } from './wait.ts';
+export { waitFor, sleep, nextSecond, nudgeUntil } from './wait.ts';
 export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
 export { startSystem, freePort, type System, type RunningService } from './system.ts';
 export { useSystem, uniqueDomain, type FileSystem, type SharedSystem, type SharedSystemEnv } from './shared-system.ts';

@@ -12,6 +12,31 @@ export async function waitFor(
 }
 
 /**
+ * Resolves as `outcome` does, calling `nudge` every 20 ms until then: for a test that moves a time back in
+ * the database (a window's start, a timer) instead of waiting it out, which the system may still write over
+ * or not have stored yet. Throws naming `what` when `outcome` has not settled after `timeoutMs`.
+ */
+export async function nudgeUntil<T>(
+  what: string,
+  outcome: Promise<T>,
+  nudge: () => Promise<unknown>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  let settled = false;
+  const done = () => (settled = true);
+  outcome.then(done, done);
+  await waitFor(
+    what,
+    async () => {
+      if (!settled) await nudge();
+      return settled;
+    },
+    timeoutMs,
+  );
+  return outcome;
+}
+
+/**
  * Waits until the clock has crossed the next whole second (and 20 ms more): a burst started then lands in
  * one window of a per-second rate limit (Redis's clock, close to ours on one machine).
  */

@@ -76,3 +76,29 @@ describe('rate limiting per team per second', () => {
     expect((await call(gw, 'GET', '/api-keys', { key: team.apiKey })).status).toBe(200);
   });
 });
+
+describe('rate-limit headers on refusals by authentication', () => {
+  it('shows the default limit, whole, on 401 and 403 answers, which are counted against no team', async () => {
+    const team = await gw.createTeam();
+    const sendingOnly = await gw.createKey(team.teamId, 'sending_access');
+    await nextSecond();
+    const refused = [
+      await call(gw, 'GET', '/api-keys'),
+      await call(gw, 'GET', '/api-keys', { key: 're_unknown_key' }),
+      await call(gw, 'GET', '/api-keys', { key: sendingOnly.apiKey }),
+    ];
+    expect(refused.map((r) => [r.status, r.body.name])).toEqual([
+      [401, 'missing_api_key'],
+      [403, 'invalid_api_key'],
+      [401, 'restricted_api_key'],
+    ]);
+    for (const r of refused) {
+      expect(r.headers.get('ratelimit-limit')).toBe('5');
+      expect(r.headers.get('ratelimit-remaining')).toBe('5');
+      expect(r.headers.get('ratelimit-reset')).toBe('1');
+      expect(r.headers.get('ratelimit-policy')).toBe('5;w=1');
+    }
+    const listed = await call(gw, 'GET', '/api-keys', { key: team.apiKey });
+    expect(listed.headers.get('ratelimit-remaining')).toBe('4');
+  });
+});

@@ -12,12 +12,14 @@ import {
   createVerifiedDomain,
   observeBroker,
   waitFor,
+  makeTimerDue,
   type BrokerObserver,
   type DnsServer,
   type SinkMessage,
   type SinkMx,
-  type System,
-  startDeliveringSystem,
+  type SharedSystem,
+  uniqueDomain,
+  useSystem,
   testResend,
 } from '@postline/testing';
 import { createDb } from '@postline/platform';
@@ -26,11 +28,10 @@ import type { SenderDb } from '../src/db/schema.ts';
 
 jest.setTimeout(60_000);
 
-const RCPT = 'rcpt.test';
-const PUBLIC_BASE_URL = 'https://api.postline.test';
+const RCPT = uniqueDomain('rcpt');
 const MISSING_ID = '0192f1c4-7a3b-7c2d-8e4f-5a6b7c8d9e0f';
 
-let system: System;
+let system: SharedSystem;
 let dns: DnsServer;
 let sink: SinkMx;
 let events: BrokerObserver;
@@ -42,11 +43,10 @@ let domain: string;
 let dkimRecord: string;
 let apiKey: string;
 
+const world = useSystem({ rcptDomain: RCPT });
+
 beforeAll(async () => {
-  ({ dns, sink, system } = await startDeliveringSystem(RCPT, {
-    RATE_LIMIT_PER_SECOND: '1000',
-    PUBLIC_BASE_URL,
-  }));
+  ({ dns, sink, system } = world);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -66,9 +66,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.destroy();
   await events?.close();
-  await system?.stop();
-  await sink?.close();
-  await dns?.close();
 }, 30_000);
 
 let counter = 0;
@@ -202,8 +199,9 @@ describe('a broadcast to a segment through a real MX', () => {
     expect(anonymousRaw).toContain('Hi there , plan free.');
 
     const listUnsubscribe = header(message, 'List-Unsubscribe') ?? '';
-    const link = /<(https:[^>]+)>/.exec(listUnsubscribe)?.[1] ?? '';
-    expect(link).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/unsubscribe/[A-Za-z0-9_-]{64}\\.[A-Za-z0-9_-]{22}$`));
+    const link = /<(https?:[^>]+)>/.exec(listUnsubscribe)?.[1] ?? '';
+    const publicBaseUrl = String(system.env.PUBLIC_BASE_URL).replaceAll('.', '\\.');
+    expect(link).toMatch(new RegExp(`^${publicBaseUrl}/unsubscribe/[A-Za-z0-9_-]{64}\\.[A-Za-z0-9_-]{22}$`));
     expect(listUnsubscribe).toMatch(
       new RegExp(`<mailto:unsubscribe@send\\.${domain.replaceAll('.', '\\.')}\\?subject=`),
     );
@@ -387,8 +385,7 @@ describe('a broadcast that can no longer be sent', () => {
     const segment = dataOf(await resend.segments.create({ name: unique('moved') })).id;
     dataOf(await resend.contacts.create({ email: to, segments: [{ id: segment }] }));
     // Scheduled from the verified domain (checked at send), then moved while scheduled.
-    const at = new Date(Date.now() + 3000).toISOString();
-    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segment), send: true, scheduledAt: at }));
+    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segment), send: true, scheduledAt: 'in 1 hour' }));
     expect(await call('PATCH', `/broadcasts/${id}`, {})).toMatchObject({
       status: 200,
       body: { id, object: 'broadcast' },
@@ -397,7 +394,15 @@ describe('a broadcast that can no longer be sent', () => {
       status: 200,
     });
     expect(await status(id)).toBe('scheduled');
-    await waitFor('the broadcast canceled when its time came', async () => (await status(id)) === 'canceled', 30_000);
+    // Its time is moved to now rather than waited for.
+    await waitFor(
+      'the broadcast canceled when its time came',
+      async () => {
+        await makeTimerDue(db, `broadcast-send:${id}`);
+        return (await status(id)) === 'canceled';
+      },
+      30_000,
+    );
     expect(await sentTo(id)).toBe(0);
     expect(sink.messages.some((m) => m.to.includes(to))).toBe(false);
   });
@@ -423,38 +428,4 @@ describe('a large fan-out', () => {
     // The pages' commands still in flight find the broadcast canceled and write nothing more.
     await waitFor('no page after the cancel', async () => (await sentTo(id)) === atCancel, 5_000);
   }, 90_000);
-
-  it('resumes after the sender is killed mid-fan-out: every contact gets exactly one email', async () => {
-    const count = 20_000;
-    const { segmentId, tag } = await bigSegment(count, '', RCPT);
-    let before = sink.messages.length;
-    const { id } = dataOf(await resend.broadcasts.create({ ...draft(segmentId), send: true }));
-    await waitFor('a first page', async () => (await sentTo(id)) > 0, 30_000);
-    await system.kill('sender');
-    expect(await sentTo(id)).toBeLessThan(count);
-    await system.restart('sender');
-    await waitFor('the broadcast sent', async () => (await status(id)) === 'sent', 90_000);
-    expect(await sentTo(id)).toBe(count);
-    const { rows } = await sql<{ emails: string; addresses: string }>`select count(*) as emails,
-        count(distinct lower(e.to_addresses[1])) as addresses
-      from broadcast_recipients br join emails e on e.id = br.email_id where br.broadcast_id = ${id}::uuid`.execute(db);
-    expect(rows[0]).toEqual({ emails: String(count), addresses: String(count) });
-    // Each address's messages at the sink, by Message-ID. The kill may also cut SMTP transactions whose 250
-    // was not recorded: those are sent again after the restart (RFC 1047, docs/operations.md) as copies of
-    // the same email, with the same Message-ID. What must hold is one email per contact.
-    const messageIds = new Map<string, Set<string>>();
-    const receivedAddresses = () => {
-      for (const message of sink.messages.slice(before)) {
-        const to = message.to.find((address) => address.includes(tag));
-        if (to === undefined) continue;
-        const ids = messageIds.get(to) ?? new Set<string>();
-        ids.add(header(message, 'Message-ID') ?? '');
-        messageIds.set(to, ids);
-      }
-      before = sink.messages.length;
-      return messageIds.size;
-    };
-    await waitFor('a message at the sink for every contact', () => receivedAddresses() === count, 120_000);
-    expect([...messageIds.values()].filter((ids) => ids.size !== 1)).toEqual([]);
-  }, 240_000);
 });

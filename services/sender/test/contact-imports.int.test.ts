@@ -1,17 +1,17 @@
 // Contact imports end to end: CSV uploads through the real gateway (multipart, streamed to the sender) with
 // the official resend SDK (contacts.imports) and plain fetch where it cannot go, processed in the background
-// by the sender's `sender.import-contacts` consumer; a sender killed mid-file resumes the import.
+// by the sender's `sender.import-contacts` consumer (tests/e2e/restarts.test.ts: a sender killed or stopped
+// mid-file resumes the import).
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Resend } from 'resend';
 import { createDb } from '@postline/platform';
 import {
   dataOf,
-  observeBroker,
-  startSystem,
+  useSystem,
   startWebhookReceiver,
   waitFor,
-  type System,
+  type SharedSystem,
   type WebhookReceiver,
   testResend,
 } from '@postline/testing';
@@ -20,7 +20,7 @@ import type { SenderDb } from '../src/db/schema.ts';
 
 jest.setTimeout(60_000);
 
-let system: System;
+let system: SharedSystem;
 let receiver: WebhookReceiver;
 let db: Kysely<SenderDb>;
 let resend: Resend;
@@ -29,8 +29,10 @@ let apiKey: string;
 let plan: string;
 let seats: string;
 
+const world = useSystem();
+
 beforeAll(async () => {
-  system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000', ALLOW_PRIVATE_NETWORK_TARGETS: 'true' });
+  ({ system } = world);
   apiKey = String(system.admin('team', 'create', '--name', 'Imports').api_key);
   resend = testResend(apiKey, system.apiUrl);
   other = testResend(String(system.admin('team', 'create', '--name', 'Other').api_key), system.apiUrl);
@@ -46,7 +48,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.destroy();
   await receiver?.close();
-  await system?.stop();
 }, 30_000);
 
 let counter = 0;
@@ -400,90 +401,4 @@ describe('GET /contacts/imports', () => {
       name: 'not_found',
     });
   });
-});
-
-describe('a sender restart mid-import', () => {
-  /** Waits until the import has committed more than `rows` rows and is not finished; returns what it committed. */
-  async function partWay(id: string, rows: number): Promise<number> {
-    let seen: ImportRecord | undefined;
-    await waitFor(
-      `the import past ${rows} rows`,
-      async () => {
-        seen = await record(id);
-        return seen.counts.total > rows;
-      },
-      30_000,
-    );
-    expect(seen?.status).toBe('in_progress');
-    return (seen as ImportRecord).counts.total;
-  }
-
-  async function committedRows(id: string): Promise<number> {
-    return (await db.selectFrom('contact_imports').select('total').where('id', '=', id).executeTakeFirstOrThrow())
-      .total;
-  }
-
-  it('resumes from the last committed chunk after a crash and after a shutdown: exact counts, no contact written twice', async () => {
-    const rows = 80_000;
-    const tag = unique('r');
-    const segment = dataOf(await resend.segments.create({ name: unique('resumed') })).id;
-    const lines = Array.from(
-      { length: rows },
-      (_, i) => `r${i}.${tag}@example.com,"First ${i}\nline two",${i % 2 === 0 ? 'pro' : 'free'},${i}`,
-    );
-    const commands = await observeBroker({
-      amqpUrl: String(system.env.AMQP_URL),
-      prefix: String(system.env.BROKER_PREFIX),
-      bindings: [{ exchange: 'commands', pattern: 'sender.import-contacts' }],
-    });
-    const id = await importCsv(`email,first_name,${plan},${seats}\n${lines.join('\n')}\n`, {
-      segments: [{ id: segment }],
-    });
-    const commandsOf = () => commands.messages.filter((m) => m.envelope.data.import_id === id).length;
-
-    // Killed (nothing of its shutdown runs) once some chunks are committed and before the last.
-    await partWay(id, 0);
-    await system.kill('sender');
-    const atCrash = await committedRows(id);
-    expect(atCrash).toBeGreaterThan(0);
-    expect(atCrash).toBeLessThan(rows);
-    // The crashed run's command is redelivered: no new one.
-    expect(commandsOf()).toBe(1);
-    await system.restart('sender');
-
-    // Stopped (SIGTERM) further on: the run hands the rest over to a new command before the process exits.
-    await partWay(id, atCrash);
-    expect(await system.terminate('sender')).toBe(0);
-    const atShutdown = await committedRows(id);
-    expect(atShutdown).toBeLessThan(rows);
-    await system.restart('sender');
-    await commands.waitFor(
-      'the command handing the rest over',
-      (m) => m.envelope.data.import_id === id && commandsOf() === 2,
-    );
-
-    const done = await finished(id, 60_000);
-    await commands.close();
-    expect(done).toMatchObject({
-      status: 'completed',
-      counts: { total: rows, created: rows, updated: 0, skipped: 0, failed: 0 },
-      errors: [],
-    });
-    const { rows: written } = await sql<{ contacts: string; addresses: string; members: string }>`
-      select count(*) as contacts, count(distinct email_key) as addresses,
-        (select count(*) from contact_segments where segment_id = ${segment}) as members
-      from contacts where email like ${`%.${tag}@example.com`}`.execute(db);
-    expect(written[0]).toEqual({ contacts: String(rows), addresses: String(rows), members: String(rows) });
-    // A large import leaves the planner fresh statistics of what it wrote.
-    await waitFor('the contacts to be analyzed', async () => {
-      const { rows: stats } = await sql<{ analyzed: boolean }>`select last_analyze is not null as analyzed
-        from pg_stat_user_tables where schemaname = 'sender' and relname = 'contacts'`.execute(db);
-      return stats[0]?.analyzed === true;
-    });
-    const last = dataOf(await resend.contacts.get({ email: `r${rows - 1}.${tag}@example.com` }));
-    expect(last).toMatchObject({
-      first_name: `First ${rows - 1}\nline two`,
-      properties: { [plan]: { value: 'free', type: 'string' }, [seats]: { value: rows - 1, type: 'number' } },
-    });
-  }, 120_000);
 });

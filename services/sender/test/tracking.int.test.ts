@@ -396,6 +396,62 @@ async function trackingVerifiedDomain(): Promise<VerifiedDomain> {
   return verified;
 }
 
+describe("a broadcast's clicked links", () => {
+  it('page 20 at a time without a limit, with after and before on their ids, never both', async () => {
+    const segment = dataOf(await resend.segments.create({ name: unique('links') })).id;
+    const clicker = `${unique('many')}@${RCPT}`;
+    dataOf(await resend.contacts.create({ email: clicker, segments: [{ id: segment }] }));
+    const { id } = dataOf(
+      await resend.broadcasts.create({
+        segmentId: segment,
+        from: `Acme <news@${domain}>`,
+        subject: 'Links',
+        html: '<p><a href="https://example.org/">Home</a></p>',
+        send: true,
+      }),
+    );
+    await waitFor(
+      'the broadcast delivered',
+      async () => dataOf(await resend.broadcasts.recipients(id, { type: 'delivered' })).data.length === 1,
+      30_000,
+    );
+    const [row] = await db
+      .selectFrom('broadcast_recipients')
+      .select('email_id')
+      .where('broadcast_id', '=', id)
+      .execute();
+    const emailId = String(row?.email_id);
+    // 21 links, the first clicked most: the order is by clicks, then by URL.
+    const urls = Array.from({ length: 21 }, (_, i) => `https://example.org/${String(i).padStart(2, '0')}`);
+    for (const url of [urls[0]!, ...urls]) {
+      expect((await hit('GET', pathOf('click', emailId, url), CHROME)).status).toBe(302);
+    }
+    await waitForDeliveries('email.clicked', emailId, 22);
+
+    type LinkPage = { status: number; body: { has_more: boolean; data: { id: string; url: string }[] } };
+    const page = async (query: string): Promise<LinkPage> => {
+      const res = await fetch(`${system.apiUrl}/broadcasts/${id}/clicked-links${query}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      return { status: res.status, body: (await res.json()) as LinkPage['body'] };
+    };
+    const first = await page('');
+    expect(first.status).toBe(200);
+    expect(first.body.has_more).toBe(true);
+    expect(first.body.data.map((link) => link.url)).toEqual(urls.slice(0, 20));
+    const ids = first.body.data.map((link) => link.id);
+    expect((await page(`?after=${ids[19]}`)).body).toMatchObject({ has_more: false, data: [{ url: urls[20] }] });
+    expect((await page(`?after=${ids[0]}&limit=2`)).body).toMatchObject({
+      has_more: true,
+      data: [{ url: urls[1] }, { url: urls[2] }],
+    });
+    expect((await page(`?before=${ids[2]}&limit=1`)).body).toMatchObject({ has_more: true, data: [{ url: urls[1] }] });
+    const both = await page(`?after=${ids[0]}&before=${ids[2]}`);
+    expect(both.status).toBe(422);
+    expect((await page('?after=not-a-link-id')).status).toBe(422);
+  });
+});
+
 describe('a sent email followed by a mail client, a scanner and a reader', () => {
   it("its received pixel and link give a reader's open, a scanner's clicks and then a reader's click", async () => {
     const tracked = await trackingVerifiedDomain();

@@ -38,22 +38,37 @@ export function problemOf(req: FuzzRequest, answer: FuzzAnswer): string | undefi
   return undefined;
 }
 
-/** Runs `runs` random requests (fast-check shrinks a failure to the smallest request that still breaks). */
+/**
+ * Runs `runs` random requests (fast-check shrinks a failure to the smallest request that still breaks), in
+ * `lanes` independent runs side by side (each its share of `runs`; with `seed`, lane i from seed + i), so
+ * that the services answer several at a time as they would in use.
+ */
 export async function fuzzApi(
   ctx: FuzzContext,
   runs: number,
-  seed?: number,
+  opts: { seed?: number; lanes?: number } = {},
 ): Promise<{ statuses: Map<number, number> }> {
   const statuses = new Map<number, number>();
-  await fc.assert(
-    fc.asyncProperty(fuzzRequest(ctx), async (req) => {
-      const answer = await send(ctx.apiUrl, req);
-      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-      const problem = problemOf(req, answer);
-      if (problem) throw new Error(`${req.method} ${req.path} → ${problem}`);
-    }),
-    { numRuns: runs, ...(seed === undefined ? {} : { seed }), endOnFailure: false },
+  const lanes = Math.max(1, Math.min(opts.lanes ?? 1, runs));
+  const results = await Promise.allSettled(
+    Array.from({ length: lanes }, (_, lane) =>
+      fc.assert(
+        fc.asyncProperty(fuzzRequest(ctx), async (req) => {
+          const answer = await send(ctx.apiUrl, req);
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          const problem = problemOf(req, answer);
+          if (problem) throw new Error(`${req.method} ${req.path} → ${problem}`);
+        }),
+        {
+          numRuns: Math.floor(runs / lanes) + (lane < runs % lanes ? 1 : 0),
+          ...(opts.seed === undefined ? {} : { seed: opts.seed + lane }),
+          endOnFailure: false,
+        },
+      ),
+    ),
   );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   return { statuses };
 }
 

@@ -54,7 +54,6 @@ export async function listApiKeys(
       .where('team_id', '=', teamId)
       .where('revoked_at', 'is', null),
     query,
-    { optional: true },
   );
 }
 

@@ -8,18 +8,18 @@ import type { GatewayDb } from '../db/schema.ts';
 import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
 import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import { DASHBOARD_PREFIX } from '../domain/session.ts';
+import type { DashboardMail } from '../owners/dashboard-mail.ts';
+import type { SignInLimit } from '../redis/sign-in-limit.ts';
 import { createWindowCounter } from '../redis/window-counter.ts';
 import { auditLog } from './audit.ts';
 import { authenticate } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
-import { authenticateSession, type SessionDeps } from './session-auth.ts';
-import type { SignInLimit } from '../redis/sign-in-limit.ts';
-import type { DashboardMail } from '../owners/dashboard-mail.ts';
-import { DASHBOARD_PREFIX } from '../domain/session.ts';
 import { forwardPublic } from './forward.ts';
-import { rateLimit } from './rate-limit.ts';
+import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
 import { requestLogger } from './request-log.ts';
 import { mountRoutes } from './routes.ts';
+import { authenticateSession, type SessionDeps } from './session-auth.ts';
 
 export type GatewayDeps = {
   db: Kysely<GatewayDb>;
@@ -89,6 +89,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
       const sessionDeps = { db: deps.db, now: deps.now, ...deps.sessions };
       app.use(DASHBOARD_PREFIX, dashboardRoutes(sessionDeps));
       app.use(requestLogger(deps.requestLogs));
+      app.use(defaultRateLimitHeaders(deps.rateLimitPerSecond));
       app.use(auditLog({ db: deps.db, logger: deps.logger }));
       app.use(authenticateSession(sessionDeps));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));

@@ -62,7 +62,7 @@ export async function lockDomain(
 }
 
 export async function listDomains(db: Db, teamId: string, query: PaginationQuery): Promise<Page<DomainRow>> {
-  return paginate(db.selectFrom('domains').selectAll().where('team_id', '=', teamId), query, { optional: true });
+  return paginate(db.selectFrom('domains').selectAll().where('team_id', '=', teamId), query);
 }
 
 export async function recordStates(db: Db, domainId: string): Promise<RecordStates> {

@@ -57,12 +57,48 @@ export type DomainChecksTable = {
   checked_at: Generated<Date>;
 };
 
+export type DomainClaimStatus =
+  | 'pending'
+  | 'verified'
+  | 'completed'
+  | 'blocked'
+  | 'expired'
+  | 'superseded'
+  | 'canceled'
+  | 'failed';
+
+/** A team's claim of a domain another team registered (POST /domains/claim). */
+export type DomainClaimsTable = {
+  id: string;
+  /** The claiming team. */
+  team_id: string;
+  /** The id the domain gets under the claiming team when the claim completes. */
+  domain_id: string;
+  /** Lower-case ASCII, as domains.name. */
+  name: string;
+  zone: string;
+  region: string;
+  custom_return_path: string;
+  open_tracking: boolean;
+  click_tracking: boolean;
+  tracking_subdomain: string | null;
+  /** The secret part of the TXT record's value. */
+  token: string;
+  status: DomainClaimStatus;
+  failure_reason: string | null;
+  created_at: Date;
+  expires_at: Date;
+  updated_at: Date;
+};
+
 /** Only the domain-verifier's own tables (domains, DNS records, DKIM keys and check history); another service's tables cannot be typed here. */
 export type DomainsDb = MessagingTables & {
   domains: DomainsTable;
   domain_records: DomainRecordsTable;
   domain_checks: DomainChecksTable;
+  domain_claims: DomainClaimsTable;
 };
 
 export type DomainRow = Selectable<DomainsTable>;
 export type DomainRecordRow = Selectable<DomainRecordsTable>;
+export type DomainClaimRow = Selectable<DomainClaimsTable>;

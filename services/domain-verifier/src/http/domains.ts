@@ -7,12 +7,14 @@ import type { DomainRow } from '../db/schema.ts';
 import { checkDomainName, isSubdomainLabel } from '../domain/names.ts';
 import { apiRecord, capabilitiesOf, recordSpecsOf } from '../domain/records.ts';
 import { checkDomainNow, type CheckDeps } from '../use-cases/check-domain.ts';
+import { claimBody, CLAIM_NOT_FOUND, createClaim, readClaim, verifyClaim } from '../use-cases/claims.ts';
 import {
   createDomain,
   patchDomain,
   removeDomain,
   type DomainPatch,
   type ManageDomainsDeps,
+  type NewDomain,
 } from '../use-cases/domains.ts';
 
 export type DomainRouteDeps = ManageDomainsDeps & CheckDeps;
@@ -43,6 +45,16 @@ const CreateDomain = z.object({
   capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
 });
 
+/** The body of POST /domains/claim: the create body's name and settings (Resend's CreateDomainClaimRequest). */
+const ClaimDomain = CreateDomain.pick({
+  name: true,
+  region: true,
+  custom_return_path: true,
+  open_tracking: true,
+  click_tracking: true,
+  tracking_subdomain: true,
+});
+
 const UpdateDomain = z.object({
   open_tracking: z.boolean().nullish(),
   click_tracking: z.boolean().nullish(),
@@ -51,40 +63,32 @@ const UpdateDomain = z.object({
   capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
 });
 
-/** `/domains` as in Resend's API reference: the team comes from the gateway's header. */
+/** `/domains` and its claims as in Resend's API reference: the team comes from the gateway's header. */
 export function domainRoutes(deps: DomainRouteDeps): Router {
   const router = Router();
+  route(router, '/domains/claim', {
+    post: async (req, res) => {
+      const input = newDomainInput(parseInput(ClaimDomain, req.body));
+      const { claim, created } = await createClaim(deps, teamOf(res), input);
+      res.status(created ? 201 : 200).json(claimBody(claim, formatTimestamp));
+    },
+  });
+  route(router, '/domains/:id/claim', {
+    get: async (req, res) => {
+      const claim = await readClaim(deps, teamOf(res), claimDomainId(req.params.id));
+      res.json(claimBody(claim, formatTimestamp));
+    },
+  });
+  route(router, '/domains/:id/claim/verify', {
+    post: async (req, res) => {
+      const claim = await verifyClaim(deps, teamOf(res), claimDomainId(req.params.id));
+      res.json(claimBody(claim, formatTimestamp));
+    },
+  });
   route(router, '/domains', {
     post: async (req, res) => {
       const teamId = teamOf(res);
-      const body = parseInput(CreateDomain, req.body);
-      const checked = checkDomainName(body.name);
-      if (!checked.ok) throw new ApiError(422, 'validation_error', checked.message);
-      const region = body.region ?? 'us-east-1';
-      if (!(REGIONS as readonly string[]).includes(region)) {
-        throw new ApiError(422, 'invalid_region', `Region must be one of: ${REGIONS.join(', ')}.`);
-      }
-      const sending = (body.capabilities?.sending ?? 'enabled') === 'enabled';
-      const receiving = (body.capabilities?.receiving ?? 'disabled') === 'enabled';
-      if (!sending && !receiving) {
-        throw new ApiError(
-          422,
-          'validation_error',
-          'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.',
-        );
-      }
-      const { domain, states } = await createDomain(deps, teamId, {
-        name: checked.domain.name,
-        zone: checked.domain.zone,
-        region,
-        customReturnPath: (body.custom_return_path ?? 'send').toLowerCase(),
-        openTracking: body.open_tracking ?? false,
-        clickTracking: body.click_tracking ?? false,
-        trackingSubdomain: body.tracking_subdomain ? body.tracking_subdomain.toLowerCase() : null,
-        tls: body.tls ?? 'opportunistic',
-        sending,
-        receiving,
-      });
+      const { domain, states } = await createDomain(deps, teamId, newDomainInput(parseInput(CreateDomain, req.body)));
       const { object: _object, ...created } = domainBody(deps, domain, states);
       res.status(201).json(created);
     },
@@ -133,6 +137,43 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
     },
   });
   return router;
+}
+
+/** A create (or claim) body checked: the name, the region, the capabilities; what createDomain takes. */
+function newDomainInput(body: z.infer<typeof CreateDomain>): NewDomain {
+  const checked = checkDomainName(body.name);
+  if (!checked.ok) throw new ApiError(422, 'validation_error', checked.message);
+  const region = body.region ?? 'us-east-1';
+  if (!(REGIONS as readonly string[]).includes(region)) {
+    throw new ApiError(422, 'invalid_region', `Region must be one of: ${REGIONS.join(', ')}.`);
+  }
+  const sending = (body.capabilities?.sending ?? 'enabled') === 'enabled';
+  const receiving = (body.capabilities?.receiving ?? 'disabled') === 'enabled';
+  if (!sending && !receiving) {
+    throw new ApiError(
+      422,
+      'validation_error',
+      'At least one of `capabilities.sending` and `capabilities.receiving` must be enabled.',
+    );
+  }
+  return {
+    name: checked.domain.name,
+    zone: checked.domain.zone,
+    region,
+    customReturnPath: (body.custom_return_path ?? 'send').toLowerCase(),
+    openTracking: body.open_tracking ?? false,
+    clickTracking: body.click_tracking ?? false,
+    trackingSubdomain: body.tracking_subdomain ? body.tracking_subdomain.toLowerCase() : null,
+    tls: body.tls ?? 'opportunistic',
+    sending,
+    receiving,
+  };
+}
+
+/** A claim's domain id: another team's and a malformed one look the same, not found. */
+function claimDomainId(id: string | undefined): string {
+  if (!id || !isUuid(id)) throw notFound(CLAIM_NOT_FOUND);
+  return id;
 }
 
 // Another team's domain and a malformed id look the same: not found.

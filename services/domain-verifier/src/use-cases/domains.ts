@@ -1,7 +1,7 @@
 // Domain use cases behind /domains: each change commits with its events and timer (outbox).
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { ApiError, newId, pgCode, PG_UNIQUE_VIOLATION, type SecretBox } from '@postline/platform';
-import { generateDkimKey } from '../crypto/dkim-key.ts';
+import { generateDkimKey, type DkimKey } from '../crypto/dkim-key.ts';
 import {
   deleteDomain,
   domainNameTaken,
@@ -50,41 +50,54 @@ export async function createDomain(deps: ManageDomainsDeps, teamId: string, inpu
   if (await domainNameTaken(deps.db, input.name)) throw alreadyRegistered(input.name);
   const key = await generateDkimKey();
   const now = deps.now?.() ?? new Date();
-  const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
   try {
-    return await deps.db.transaction().execute(async (trx) => {
-      const domain = await insertDomain(trx, {
-        id: newId(),
-        team_id: teamId,
-        name: input.name,
-        zone: input.zone,
-        region: input.region,
-        status: 'not_started',
-        custom_return_path: input.customReturnPath,
-        open_tracking: input.openTracking,
-        click_tracking: input.clickTracking,
-        tracking_subdomain: input.trackingSubdomain,
-        tls: input.tls,
-        sending: input.sending,
-        receiving: input.receiving,
-        dkim_selector: key.selector,
-        dkim_public_key: key.publicKey,
-        dkim_private_key_encrypted: deps.box.seal(key.privateKeyPem),
-        window_started_at: now,
-        next_check_at: firstCheck,
-        created_at: now,
-      });
-      const states = await recordStates(trx, domain.id);
-      await publishEvent(trx, 'domain.created', domain, states, deps.infra);
-      await publishState(trx, domain);
-      await scheduleCheck(trx, domain, firstCheck);
-      return { domain, states };
-    });
+    return await deps.db
+      .transaction()
+      .execute(async (trx) => insertNewDomain(trx, deps, { id: newId(), teamId, input, key, now }));
   } catch (err) {
     // Two creates of one name at once: the unique index decides, the loser gets the same answer.
     if (pgCode(err) === PG_UNIQUE_VIOLATION) throw alreadyRegistered(input.name);
     throw err;
   }
+}
+
+/**
+ * Writes a new domain (records not started) with its domain.created, its state for the read models and its
+ * first check ~60 s (scaled) later, in the caller's transaction: a creation, or a claim that completes.
+ */
+export async function insertNewDomain(
+  trx: Transaction<DomainsDb>,
+  deps: ManageDomainsDeps,
+  domain: { id: string; teamId: string; input: NewDomain; key: DkimKey; now: Date },
+): Promise<DomainView> {
+  const { input, key, now } = domain;
+  const firstCheck = new Date(now.getTime() + FIRST_CHECK_DELAY_S * deps.scale * 1000);
+  const row = await insertDomain(trx, {
+    id: domain.id,
+    team_id: domain.teamId,
+    name: input.name,
+    zone: input.zone,
+    region: input.region,
+    status: 'not_started',
+    custom_return_path: input.customReturnPath,
+    open_tracking: input.openTracking,
+    click_tracking: input.clickTracking,
+    tracking_subdomain: input.trackingSubdomain,
+    tls: input.tls,
+    sending: input.sending,
+    receiving: input.receiving,
+    dkim_selector: key.selector,
+    dkim_public_key: key.publicKey,
+    dkim_private_key_encrypted: deps.box.seal(key.privateKeyPem),
+    window_started_at: now,
+    next_check_at: firstCheck,
+    created_at: now,
+  });
+  const states = await recordStates(trx, row.id);
+  await publishEvent(trx, 'domain.created', row, states, deps.infra);
+  await publishState(trx, row);
+  await scheduleCheck(trx, row, firstCheck);
+  return { domain: row, states };
 }
 
 export type DomainPatch = {
@@ -184,11 +197,20 @@ export async function removeDomain(deps: ManageDomainsDeps, teamId: string, id: 
   return deps.db.transaction().execute(async (trx) => {
     const domain = await lockDomain(trx, teamId, id);
     if (!domain) return false;
-    const states = await recordStates(trx, id);
-    await deleteDomain(trx, id);
-    await publishEvent(trx, 'domain.deleted', domain, states, deps.infra);
-    await publishState(trx, domain, true);
-    await cancelCheck(trx, domain);
+    await deleteLockedDomain(trx, deps, domain);
     return true;
   });
+}
+
+/** Deletes a domain locked by the caller, with its domain.deleted, its state's removal and its timer's. */
+export async function deleteLockedDomain(
+  trx: Transaction<DomainsDb>,
+  deps: Pick<ManageDomainsDeps, 'infra'>,
+  domain: DomainRow,
+): Promise<void> {
+  const states = await recordStates(trx, domain.id);
+  await deleteDomain(trx, domain.id);
+  await publishEvent(trx, 'domain.deleted', domain, states, deps.infra);
+  await publishState(trx, domain, true);
+  await cancelCheck(trx, domain);
 }

@@ -102,7 +102,6 @@ export async function listReceivedEmails(
       ])
       .where('team_id', '=', teamId),
     query,
-    { optional: true },
   );
 }
 
@@ -141,13 +140,7 @@ export async function pageOfAttachments(
   emailId: string,
   query: PaginationQuery,
 ): Promise<Page<AttachmentMeta>> {
-  return paginate(
-    db.selectFrom('received_attachments').select(ATTACHMENT_META).where('email_id', '=', emailId),
-    query,
-    {
-      optional: true,
-    },
-  );
+  return paginate(db.selectFrom('received_attachments').select(ATTACHMENT_META).where('email_id', '=', emailId), query);
 }
 
 /** One attachment of an email (found first, so of the team), or undefined. */

@@ -82,6 +82,12 @@ export type EmailsTable = {
   last_event: LastEvent;
   scheduled_at: Date | null;
   created_at: CreatedAt;
+  /** The broadcast that made the email (its events' `broadcast_id`). */
+  broadcast_id: string | null;
+  /** The template the email was sent with (its events' `template_id`). */
+  template_id: string | null;
+  /** The topic the email was sent under (`topic_id` of GET /emails/{id}). */
+  topic_id: string | null;
 };
 
 export type EmailAttachmentsTable = {

@@ -29,9 +29,7 @@ export async function lockEndpoint(trx: Transaction<DispatcherDb>, id: string): 
 }
 
 export async function listEndpoints(db: Db, teamId: string, query: PaginationQuery): Promise<Page<EndpointRow>> {
-  return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query, {
-    optional: true,
-  });
+  return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query);
 }
 
 /** The enabled endpoints of these teams (the caller picks those subscribed to each event's type). */

@@ -181,7 +181,7 @@ export async function lockEvent(trx: Transaction<DispatcherDb>, id: string): Pro
 export async function listEvents(
   db: Db,
   endpointId: string,
-  query: { limit?: number; after?: string },
+  query: { limit?: number; after?: string; before?: string },
 ): Promise<Page<EventRow>> {
   return paginate(db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId), query);
 }
@@ -202,7 +202,7 @@ export async function insertAttempt(db: Db, row: Insertable<WebhookAttemptsTable
 export async function listAttempts(
   db: Db,
   eventId: string,
-  query: { limit?: number; after?: string },
+  query: { limit?: number; after?: string; before?: string },
 ): Promise<Page<AttemptRow>> {
   return paginate(db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', eventId), query);
 }

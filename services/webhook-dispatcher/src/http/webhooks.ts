@@ -27,18 +27,23 @@ const UpdateWebhook = z.object({
   status: z.enum(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }).nullish(),
 });
 
-/** Event and attempt lists page forward only, with `after`: the id of an event (`msg_`) or attempt (`atmpt_`). */
-function forwardPage(prefix: 'msg' | 'atmpt') {
-  return z.object({
-    limit: PaginationQuery.shape.limit,
-    after: z
-      .string()
-      .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.')
-      .optional(),
-  });
+/**
+ * Event and attempt lists page with `after` (older items) or `before` (newer items): the id of an event
+ * (`msg_`) or attempt (`atmpt_`); both together are refused, as on every list.
+ */
+function cursorPage(prefix: 'msg' | 'atmpt') {
+  const cursor = z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.')
+    .optional();
+  return z
+    .object({ limit: PaginationQuery.shape.limit, after: cursor, before: cursor })
+    .refine((q) => !(q.after !== undefined && q.before !== undefined), {
+      message: 'The `after` and `before` parameters cannot be used together.',
+    });
 }
-const EventPage = forwardPage('msg');
-const AttemptPage = forwardPage('atmpt');
+const EventPage = cursorPage('msg');
+const AttemptPage = cursorPage('atmpt');
 
 /** `/webhooks` as in Resend's API reference: endpoints, their subscribed events and their signing secrets. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {

@@ -5,7 +5,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { PaginationQuery, Subscription } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
 import type { ImportCounts, ImportedContact, OnConflict } from '../domain/contact-import.ts';
-import type { ContactImportRow, ImportStatus, SenderDb } from '../../db/schema.ts';
+import type { ContactImportRow, ContactRow, ImportStatus, SenderDb } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;
 
@@ -152,6 +152,12 @@ export async function insertImportedContacts(
   return rows.map((row) => row.id);
 }
 
+/** Whether an imported row `r` changes the contact as it was (`o`). */
+const CHANGED = sql<boolean>`(coalesce(r.first_name, o.first_name) is distinct from o.first_name
+  or coalesce(r.last_name, o.last_name) is distinct from o.last_name
+  or coalesce(r.unsubscribed, o.unsubscribed) is distinct from o.unsubscribed
+  or o.properties || r.properties is distinct from o.properties)`;
+
 /**
  * Writes the given values over the team's contacts with these addresses (a value absent from a row leaves
  * the contact's as it is; property values merge); returns, for each contact written, its id and the
@@ -162,19 +168,45 @@ export async function updateImportedContacts(
   teamId: string,
   contacts: readonly (ImportedContact & { ordinal: number })[],
   now: Date,
-): Promise<{ id: string; ordinal: number }[]> {
+): Promise<{ id: string; ordinal: number; changed: boolean }[]> {
   if (contacts.length === 0) return [];
-  const { rows } = await sql<{ id: string; ordinal: number }>`
+  // `o` is the same row as it was before this statement: whether the row's values changed. A row that
+  // changes nothing keeps its updated_at.
+  const { rows } = await sql<{ id: string; ordinal: number; changed: boolean }>`
     update contacts c set
-      first_name = coalesce(r.first_name, c.first_name),
-      last_name = coalesce(r.last_name, c.last_name),
-      unsubscribed = coalesce(r.unsubscribed, c.unsubscribed),
-      properties = c.properties || r.properties,
-      updated_at = ${now}
+      first_name = coalesce(r.first_name, o.first_name),
+      last_name = coalesce(r.last_name, o.last_name),
+      unsubscribed = coalesce(r.unsubscribed, o.unsubscribed),
+      properties = o.properties || r.properties,
+      updated_at = case when ${CHANGED} then ${now} else o.updated_at end
     from jsonb_to_recordset(${JSON.stringify(contacts)}::jsonb)
-      as r(ordinal int, email text, first_name text, last_name text, unsubscribed boolean, properties jsonb)
-    where c.team_id = ${teamId} and c.email_key = lower(r.email)
-    returning c.id, r.ordinal`.execute(trx);
+        as r(ordinal int, email text, first_name text, last_name text, unsubscribed boolean, properties jsonb),
+      contacts o
+    where c.team_id = ${teamId} and c.email_key = lower(r.email) and o.id = c.id
+    returning c.id, r.ordinal, ${CHANGED} as changed`.execute(trx);
+  return rows;
+}
+
+/**
+ * Moves `updated_at` of contacts an import changed through their segments or topics, and returns every
+ * contact of `ids` as it is now, with its segments (for contact.updated).
+ */
+export async function changedImportedContacts(
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  ids: { touch: readonly string[]; all: readonly string[] },
+  now: Date,
+): Promise<(ContactRow & { segment_ids: string[] })[]> {
+  if (ids.all.length === 0) return [];
+  if (ids.touch.length > 0) {
+    await sql`update contacts set updated_at = ${now}
+      where team_id = ${teamId} and id = any(${[...ids.touch]}::uuid[])`.execute(trx);
+  }
+  const { rows } = await sql<ContactRow & { segment_ids: string[] }>`select c.*,
+      array(select m.segment_id from contact_segments m where m.contact_id = c.id and m.team_id = c.team_id
+        order by m.segment_id) as segment_ids
+    from contacts c where c.team_id = ${teamId} and c.id = any(${[...ids.all]}::uuid[])
+    order by c.id`.execute(trx);
   return rows;
 }
 
@@ -185,34 +217,40 @@ export async function addImportedToSegments(
   segmentIds: readonly string[],
   contactIds: readonly string[],
   now: Date,
-): Promise<void> {
-  if (segmentIds.length === 0 || contactIds.length === 0) return;
-  await sql`
+): Promise<string[]> {
+  if (segmentIds.length === 0 || contactIds.length === 0) return [];
+  const { rows } = await sql<{ contact_id: string }>`
     insert into contact_segments (segment_id, contact_id, team_id, created_at)
     select s.id, c.id, ${teamId}, ${now}
     from segments s cross join unnest(${[...contactIds]}::uuid[]) as c(id)
     where s.team_id = ${teamId} and s.id = any(${[...segmentIds]}::uuid[])
-    on conflict do nothing`.execute(trx);
+    on conflict do nothing
+    returning contact_id`.execute(trx);
+  return rows.map((row) => row.contact_id);
 }
 
-/** Sets the contacts' explicit choice of each of those topics the team still has. */
+/**
+ * Sets the contacts' explicit choice of each of those topics the team still has; returns the contacts whose
+ * choice changed (one id per changed choice).
+ */
 export async function setImportedTopicChoices(
   trx: Transaction<SenderDb>,
   teamId: string,
   topics: readonly ImportTopic[],
   contactIds: readonly string[],
   now: Date,
-): Promise<void> {
-  if (topics.length === 0 || contactIds.length === 0) return;
-  await sql`
+): Promise<string[]> {
+  if (topics.length === 0 || contactIds.length === 0) return [];
+  const { rows } = await sql<{ contact_id: string }>`
     insert into contact_topics (contact_id, topic_id, team_id, subscription, updated_at)
     select c.id, t.id, ${teamId}, r.subscription, ${now}
     from jsonb_to_recordset(${JSON.stringify(topics)}::jsonb) as r(id uuid, subscription text)
       join topics t on t.id = r.id and t.team_id = ${teamId}
       cross join unnest(${[...contactIds]}::uuid[]) as c(id)
-    on conflict (contact_id, topic_id) do update set subscription = excluded.subscription, updated_at = excluded.updated_at`.execute(
-    trx,
-  );
+    on conflict (contact_id, topic_id) do update set subscription = excluded.subscription, updated_at = excluded.updated_at
+      where contact_topics.subscription is distinct from excluded.subscription
+    returning contact_id`.execute(trx);
+  return rows.map((row) => row.contact_id);
 }
 
 export async function insertImportFailures(

@@ -94,9 +94,7 @@ export async function deleteContact(db: Db, teamId: string, id: string): Promise
 
 /** A page of the team's contacts, newest first: a backward scan of `contacts_team_id` (team_id, id). */
 export async function listContacts(db: Db, teamId: string, page: PaginationQuery): Promise<Page<ContactListRow>> {
-  return paginate(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), page, {
-    optional: true,
-  });
+  return paginate(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), page);
 }
 
 /**
@@ -126,5 +124,5 @@ export async function listSegmentContacts(
     )
     .select(LIST_COLUMNS.map((column) => `contact.${column}` as const))
     .where('contact_segments.segment_id', '=', segmentId);
-  return paginate(query, page, { idColumn: 'contact_segments.contact_id', optional: true });
+  return paginate(query, page, { idColumn: 'contact_segments.contact_id' });
 }

@@ -34,7 +34,7 @@ export async function findSegmentIds(db: Db, teamId: string, ids: readonly strin
 }
 
 export async function listSegments(db: Db, teamId: string, page: PaginationQuery): Promise<Page<SegmentRow>> {
-  return paginate(db.selectFrom('segments').selectAll().where('team_id', '=', teamId), page, { optional: true });
+  return paginate(db.selectFrom('segments').selectAll().where('team_id', '=', teamId), page);
 }
 
 export async function renameSegment(db: Db, teamId: string, id: string, name: string): Promise<SegmentRow | undefined> {

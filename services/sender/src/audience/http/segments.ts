@@ -83,7 +83,7 @@ export function segmentRoutes(deps: SegmentRouteDeps): Router {
         req.params.contact ?? '',
         req.params.segment ?? '',
       );
-      res.status(201).json({ id: segment.id });
+      res.json({ id: segment.id });
     },
     delete: async (req, res) => {
       const { contact, segment } = await removeContactFromSegment(

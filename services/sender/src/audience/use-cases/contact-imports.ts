@@ -2,17 +2,28 @@
 // the same transaction), then run in the background in chunks of rows. Each chunk commits in one
 // transaction its contacts, their segments and topic choices, its failed rows, the counts and the offset
 // where the next row starts; so a run that stops anywhere (a crash, a shutdown) is resumed from that
-// offset by the next one, and no row is written twice. Imports send no contact.* event per row.
-import type { Kysely } from 'kysely';
+// offset by the next one, and no row is written twice. An import sends contact.updated for each existing
+// contact it changed, in the chunk's transaction, and no contact.created.
+import type { Kysely, Transaction } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
 import { findPropertyDefinitions } from '../db/contact-properties.ts';
 import { findSegmentIds } from '../db/segments.ts';
 import { findTopicIds } from '../db/topics.ts';
-import { enqueueCommand, isUuid, newId, notFound, validationError, type Page } from '@postline/platform';
+import {
+  enqueue,
+  enqueueCommand,
+  isUuid,
+  newId,
+  notFound,
+  validationError,
+  type OutboxMessage,
+  type Page,
+} from '@postline/platform';
 import {
   addImportedToSegments,
   analyzeAudienceTables,
   advanceImport,
+  changedImportedContacts,
   findContactImport,
   findImportWithFile,
   finishImport,
@@ -30,6 +41,7 @@ import {
   type ImportTopic,
 } from '../db/contact-imports.ts';
 import type { ContactImportRow, ImportStatus, SenderDb } from '../../db/schema.ts';
+import { contactData } from './contacts.ts';
 import {
   chunkCounts,
   foldRepeatedAddresses,
@@ -230,8 +242,13 @@ async function writeChunk(
     const existing = fresh.flatMap((contact, ordinal) => (created.has(contact.id) ? [] : [{ ...contact, ordinal }]));
     const updated = row.on_conflict === 'upsert' ? await updateImportedContacts(trx, row.team_id, existing, now) : [];
     const contactIds = [...new Set([...created, ...updated.map((contact) => contact.id)])];
-    await addImportedToSegments(trx, row.team_id, row.segment_ids, contactIds, now);
-    await setImportedTopicChoices(trx, row.team_id, row.topics, contactIds, now);
+    const joined = await addImportedToSegments(trx, row.team_id, row.segment_ids, contactIds, now);
+    const chose = await setImportedTopicChoices(trx, row.team_id, row.topics, contactIds, now);
+    await publishImportedChanges(trx, row.team_id, {
+      fields: updated.filter((contact) => contact.changed).map((contact) => contact.id),
+      memberships: [...joined, ...chose].filter((id) => !created.has(id)),
+      now,
+    });
     await insertImportFailures(trx, row.id, failures.slice(0, Math.max(0, MAX_RECORDED_FAILURES - progress.failed)));
     const counts = chunkCounts({
       rows: records.length,
@@ -252,4 +269,35 @@ async function writeChunk(
     run.rowsDone += records.length;
   }
   return written;
+}
+
+/**
+ * contact.updated for each existing contact a chunk changed (upsert: a field, property or unsubscribe
+ * value; a segment joined; a topic choice changed), as the API sends it; contacts the import created send
+ * nothing. A contact changed only through its segments or topics has its `updated_at` moved here.
+ */
+async function publishImportedChanges(
+  trx: Transaction<SenderDb>,
+  teamId: string,
+  changes: { fields: readonly string[]; memberships: readonly string[]; now: Date },
+): Promise<void> {
+  const fields = new Set(changes.fields);
+  const all = [...new Set([...changes.fields, ...changes.memberships])];
+  const contacts = await changedImportedContacts(
+    trx,
+    teamId,
+    { touch: all.filter((id) => !fields.has(id)), all },
+    changes.now,
+  );
+  await enqueue(
+    trx,
+    contacts.map(
+      (contact): OutboxMessage => ({
+        exchange: 'events',
+        type: 'contact.updated',
+        team_id: teamId,
+        data: contactData(contact, contact.segment_ids),
+      }),
+    ),
+  );
 }

@@ -370,7 +370,7 @@ async function publishContactChange(trx: Trx, now: Date, teamId: string, contact
  * The `data` of the contact events (as Resend's webhooks carry it). `audience_id`, the legacy name of a segment, is
  * the audience the request named, else the contact's oldest segment (ids are UUIDv7); absent with none.
  */
-function contactData(contact: ContactRow, segmentIds: readonly string[], audienceId?: string): ContactCreated {
+export function contactData(contact: ContactRow, segmentIds: readonly string[], audienceId?: string): ContactCreated {
   const audience = audienceId ?? segmentIds[0];
   return {
     id: contact.id,

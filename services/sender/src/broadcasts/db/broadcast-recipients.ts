@@ -15,6 +15,8 @@ export type FanOutContact = {
   last_name: string | null;
   properties: Record<string, string | number | null>;
   suppressed: boolean;
+  /** Why the address is on the suppression list (null: added by hand, or not listed). */
+  suppressed_origin: 'bounce' | 'complaint' | 'manual' | null;
 };
 
 /** The topic a broadcast is sent under, and the subscription of a contact who made no choice. */
@@ -44,9 +46,10 @@ export async function findFanOutPage(
         ${topic.defaultSubscription}) = 'opt_in'`
     : sql``;
   const { rows } = await sql<FanOutContact>`select c.id, c.email, c.first_name, c.last_name, c.properties,
-      exists (select 1 from suppressions s where s.team_id = c.team_id and s.email = c.email_key
-        and (s.expires_at is null or s.expires_at > ${page.now})) as suppressed
+      s.origin is not null as suppressed, s.origin as suppressed_origin
     from contact_segments m join contacts c on c.id = m.contact_id
+      left join lateral (select s.origin from suppressions s where s.team_id = c.team_id and s.email = c.email_key
+        and (s.expires_at is null or s.expires_at > ${page.now}) limit 1) s on true
     where m.segment_id = ${page.segmentId}::uuid and m.contact_id > ${page.after ?? NO_CONTACT}::uuid
       and c.team_id = ${page.teamId}::uuid and not c.unsubscribed ${topicFilter}
     order by m.contact_id

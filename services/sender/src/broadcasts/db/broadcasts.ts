@@ -38,7 +38,7 @@ export async function lockBroadcast(
 
 /** A page of the team's broadcasts, newest first (no `limit`: all of them). */
 export async function listBroadcasts(db: Db, teamId: string, query: PaginationQuery): Promise<Page<BroadcastRow>> {
-  return paginate(db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId), query, { optional: true });
+  return paginate(db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId), query);
 }
 
 /** Sets fields and state of a locked broadcast of the team (a change with no field writes nothing). */

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { DEFAULT_PAGE_SIZE, PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
+import { pageOfList } from '../domain/list-page.ts';
 import {
   broadcastClickedLinks,
   cancelBroadcast,
@@ -18,6 +19,17 @@ import {
   type BroadcastInput,
   type BroadcastRecipientItem,
 } from '../use-cases/broadcasts.ts';
+
+/** The clicked links' paging: their ids are 32 hex digits (a hash of the URL), not UUIDs. */
+const LinkCursor = z
+  .string()
+  .regex(/^[0-9a-f]{32}$/, 'The cursor must be a valid id.')
+  .optional();
+const LinkPage = z
+  .object({ limit: PaginationQuery.shape.limit, after: LinkCursor, before: LinkCursor })
+  .refine((q) => !(q.after !== undefined && q.before !== undefined), {
+    message: 'The `after` and `before` parameters cannot be used together.',
+  });
 
 export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
@@ -125,14 +137,15 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   });
   route(router, '/broadcasts/:id/clicked-links', {
     get: async (req, res) => {
-      // Every link clicked, in one page (a broadcast's distinct links are few); id is the URL's hash.
-      parseInput(PaginationQuery, req.query);
+      // The links are read whole (a broadcast's distinct links are few) and paged here; id is the URL's hash.
+      const query = parseInput(LinkPage, paginationOf(req.query));
       const links = await broadcastClickedLinks(deps, teamOf(res), req.params.id ?? '');
-      res.json({
-        object: 'list',
-        has_more: false,
-        data: links.map((link) => ({ id: createHash('sha256').update(link.url).digest('hex').slice(0, 32), ...link })),
-      });
+      const page = pageOfList(
+        links.map((link) => ({ id: createHash('sha256').update(link.url).digest('hex').slice(0, 32), ...link })),
+        query,
+        DEFAULT_PAGE_SIZE,
+      );
+      res.json({ object: 'list', has_more: page.hasMore, data: page.data });
     },
   });
   return router;

@@ -2,28 +2,37 @@
 // command. Each page is one transaction that locks the broadcast, reads the next contacts after its cursor
 // (minus unsubscribed, topic opt-outs), writes one personalised email per contact through the accept
 // statement of POST /emails (with its email.sent and delivery command), records each contact in
-// broadcast_recipients (a contact on the suppression list is recorded without an email), advances the
+// broadcast_recipients (a contact on the suppression list gets an unsent email, marked suppressed with its
+// email.suppressed, and is recorded without it), advances the
 // cursor and puts the next page's command in the outbox, or marks the broadcast sent after the last page.
 // A crash mid-page rolls the page back and the redelivered command does it again; a command that is not
 // for the cursor's page (a duplicate) changes nothing; the recipients' primary key refuses a second email
 // to a contact whatever happens. A canceled broadcast stops at its next page.
 import type { Transaction } from 'kysely';
-import { enqueue, newId, outboxRows } from '@postline/platform';
+import { enqueue, newId, outboxRows, type OutboxMessage } from '@postline/platform';
 import {
   findFanOutPage,
   insertBroadcastRecipients,
   type BroadcastRecipientRow,
   type BroadcastTopic,
+  type FanOutContact,
 } from '../db/broadcast-recipients.ts';
 import {
   claimIdempotencyKey,
   insertAcceptedEmails,
   type AcceptedRows,
   checkSender,
+  emailEvent,
   sendMessages,
 } from '../../emails/index.ts';
 import { lockBroadcast, updateBroadcast } from '../db/broadcasts.ts';
-import { findPropertyDefinitions, findTopic, type PropertyDefinition } from '../../audience/index.ts';
+import {
+  findPropertyDefinitions,
+  findTopic,
+  markTopicSuppressed,
+  type PropertyDefinition,
+  type TopicSuppressedRecipient,
+} from '../../audience/index.ts';
 import type { BroadcastRow, EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
 import { findSendingDomains } from '../../sending-domains/index.ts';
 import {
@@ -85,6 +94,7 @@ export async function fanOutBroadcastPage(
   await insertBroadcastRecipients(trx, page.recipients);
   if (page.emails.emails.length > 0)
     await insertAcceptedEmails(trx, page.emails, claimIdempotencyKey(undefined, null, now));
+  if (page.suppressed.length > 0) await markTopicSuppressed(trx, page.suppressed, now);
 
   const last = contacts.at(-1)?.id ?? after;
   if (contacts.length === limit) {
@@ -118,27 +128,22 @@ type PageContext = {
   now: Date;
 };
 
-/** The emails (with their outbox messages) and the recipient rows of a page's contacts. */
+/**
+ * The emails (with their outbox messages) and the recipient rows of a page's contacts. A contact on the
+ * suppression list gets an email that is not sent: its recipient is marked suppressed (`suppressed`, once
+ * written) and email.suppressed says why; its broadcast_recipients row names no email, as it was not sent.
+ */
 function pageRows(
   context: PageContext,
   contacts: Awaited<ReturnType<typeof findFanOutPage>>,
-): { emails: AcceptedRows; recipients: BroadcastRecipientRow[] } {
+): { emails: AcceptedRows; recipients: BroadcastRecipientRow[]; suppressed: TopicSuppressedRecipient[] } {
   const { broadcast, request, domain, properties, deps, now } = context;
   const emails: EmailRow[] = [];
   const recipients: BroadcastRecipientRow[] = [];
   const emailRecipients: AcceptedRows['recipients'] = [];
+  const outbox: OutboxMessage[] = [];
+  const suppressed: TopicSuppressedRecipient[] = [];
   for (const contact of contacts) {
-    const row = {
-      id: newId(),
-      broadcast_id: broadcast.id,
-      contact_id: contact.id,
-      team_id: broadcast.team_id,
-      email: contact.email,
-    };
-    if (contact.suppressed) {
-      recipients.push({ ...row, email_id: null });
-      continue;
-    }
     const token = deps.unsubscribe.sign({
       teamId: broadcast.team_id,
       contactId: contact.id,
@@ -149,7 +154,7 @@ function pageRows(
     const id = newId();
     const recipientDomain = domainOf(contact.email);
     const address = `${contact.email.slice(0, contact.email.lastIndexOf('@'))}@${recipientDomain}`;
-    emails.push({
+    const email: EmailRow = {
       id,
       team_id: broadcast.team_id,
       domain_id: domain.domain_id,
@@ -167,13 +172,48 @@ function pageRows(
       tags: [],
       message_id: `<${id}@${request.fromDomain}>`,
       status: 'queued',
-      last_event: 'sent',
+      last_event: contact.suppressed ? 'suppressed' : 'sent',
       scheduled_at: null,
       created_at: now,
-    });
-    emailRecipients.push({ email_id: id, position: 0, team_id: broadcast.team_id, address, domain: recipientDomain });
-    recipients.push({ ...row, email_id: id });
+      broadcast_id: broadcast.id,
+      template_id: null,
+      topic_id: broadcast.topic_id,
+    };
+    const recipient = { email_id: id, position: 0, team_id: broadcast.team_id, address, domain: recipientDomain };
+    emails.push(email);
+    emailRecipients.push(recipient);
+    const row = { id: newId(), broadcast_id: broadcast.id, contact_id: contact.id, team_id: broadcast.team_id };
+    if (contact.suppressed) {
+      const event = suppressionListEvent(email, contact.suppressed_origin);
+      outbox.push(event.message);
+      suppressed.push({ emailId: id, position: 0, reason: event.reason });
+      recipients.push({ ...row, email: contact.email, email_id: null });
+    } else {
+      outbox.push(...sendMessages(email, [recipient]));
+      recipients.push({ ...row, email: contact.email, email_id: id });
+    }
   }
-  const outbox = outboxRows(emails.flatMap((email, i) => sendMessages(email, [emailRecipients[i]!])));
-  return { emails: { emails, recipients: emailRecipients, attachments: [], outbox }, recipients };
+  return {
+    emails: { emails, recipients: emailRecipients, attachments: [], outbox: outboxRows(outbox) },
+    recipients,
+    suppressed,
+  };
+}
+
+/** email.suppressed for a contact on the suppression list, as a delivery attempt would say it. */
+function suppressionListEvent(
+  email: EmailRow,
+  origin: FanOutContact['suppressed_origin'],
+): { message: OutboxMessage; reason: string } {
+  const reason = origin === 'bounce' ? 'previous_bounce' : origin === 'complaint' ? 'previous_complaint' : undefined;
+  const text =
+    reason === undefined
+      ? 'The recipient is on your suppression list, so the email was not sent to it.'
+      : 'The recipient is on your suppression list because of an earlier bounce or complaint, so the email was not sent to it.';
+  return {
+    message: emailEvent('email.suppressed', email, email.to_addresses, {
+      suppressed: { message: text, type: 'OnAccountSuppressionList', ...(reason === undefined ? {} : { reason }) },
+    }),
+    reason: text,
+  };
 }

@@ -1,7 +1,7 @@
 // An email's attachments as the API lists and serves them (the accept statement writes them; delivery reads
 // them in attempts.ts).
 import { sql, type Kysely } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import { DEFAULT_PAGE_SIZE, type PaginationQuery } from '@postline/contracts';
 import type { SenderDb } from '../../db/schema.ts';
 
 /** An attachment without its bytes. */
@@ -43,8 +43,8 @@ function attachmentsOf(db: Kysely<SenderDb>, emailId: string) {
 }
 
 /**
- * Attachments in the order they were given, all of them when no `limit` is given (the reference's optional
- * pagination); `after`/`before` name an attachment of the same email.
+ * Attachments in the order they were given, DEFAULT_PAGE_SIZE of them when no `limit` is given;
+ * `after`/`before` name an attachment of the same email.
  */
 export async function pageOfAttachments(
   db: Kysely<SenderDb>,
@@ -63,9 +63,9 @@ export async function pageOfAttachments(
   }
   const backwards = query.before !== undefined;
   q = q.orderBy('position', backwards ? 'desc' : 'asc');
-  const { limit } = query;
-  const rows = await (limit === undefined ? q : q.limit(limit + 1)).execute();
-  const hasMore = limit !== undefined && rows.length > limit;
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const rows = await q.limit(limit + 1).execute();
+  const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   if (backwards) page.reverse();
   return { rows: page, hasMore };

@@ -29,11 +29,12 @@ export async function insertAcceptedEmails(
   const result = await sql<{ accepted: boolean }>`with claim as (${claim}),
     e as (insert into emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses,
         cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event,
-        scheduled_at, created_at)
+        scheduled_at, created_at, broadcast_id, template_id, topic_id)
       select v.* from jsonb_to_recordset(${JSON.stringify(rows.emails)}::jsonb) as v (id uuid, team_id uuid, domain_id uuid,
         from_header text, from_address text, from_domain text, to_addresses text[], cc_addresses text[],
         bcc_addresses text[], reply_to text[], subject text, html text, text text, headers jsonb, tags jsonb,
-        message_id text, status text, last_event text, scheduled_at timestamptz, created_at timestamptz)
+        message_id text, status text, last_event text, scheduled_at timestamptz, created_at timestamptz,
+        broadcast_id uuid, template_id uuid, topic_id uuid)
       where exists (select 1 from claim)),
     r as (insert into recipients (email_id, position, team_id, address, domain, status)
       select v.email_id, v.position, v.team_id, v.address, v.domain, 'pending'

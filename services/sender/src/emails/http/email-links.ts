@@ -55,7 +55,8 @@ function attachmentBody(link: AttachmentLink) {
     size: attachment.size,
     content_type: link.contentType,
     content_disposition: attachment.content_id === null ? 'attachment' : 'inline',
-    content_id: attachment.content_id,
+    // The reference types content_id as a string: an attachment that has none leaves the field out.
+    ...(attachment.content_id === null ? {} : { content_id: attachment.content_id }),
     download_url: link.downloadUrl,
     expires_at: link.expiresAt.toISOString(),
   };

@@ -173,7 +173,7 @@ function listItem(email: EmailRow) {
     last_event: email.last_event,
     scheduled_at: email.scheduled_at ? formatTimestamp(email.scheduled_at) : null,
     message_id: email.message_id,
-    topic_id: null,
+    topic_id: email.topic_id,
   };
 }
 

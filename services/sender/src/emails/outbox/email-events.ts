@@ -15,8 +15,14 @@ export function emailEventData(email: EmailRow, to: readonly string[] = email.to
     to: [...to],
     subject: email.subject,
     message_id: email.message_id,
+    ...(email.broadcast_id ? { broadcast_id: email.broadcast_id } : {}),
+    ...(email.template_id ? { template_id: email.template_id } : {}),
     ...(tags.length > 0 ? { tags: Object.fromEntries(tags.map((t) => [t.name, t.value])) } : {}),
-    ...(headers.length > 0 ? { headers: headers.map((h) => ({ name: h.name, value: h.value })) } : {}),
+    // Only headers the sender set: a broadcast's are the unsubscribe headers Postline adds, whose link holds
+    // the recipient's token.
+    ...(headers.length > 0 && email.broadcast_id === null
+      ? { headers: headers.map((h) => ({ name: h.name, value: h.value })) }
+      : {}),
   };
 }
 

@@ -11,8 +11,12 @@ export function sendTimerKey(emailId: string): string {
   return `email-send:${emailId}`;
 }
 
-/** What sending an email now causes: `email.sent` and one delivery command per domain group. */
+/**
+ * What sending an email now causes: `email.sent` and one delivery command per domain group; nothing when no
+ * recipient is left to send to (a topic kept the email from all of them).
+ */
 export function sendMessages(email: EmailRow, recipients: readonly PositionedRecipient[]): OutboxMessage[] {
+  if (recipients.length === 0) return [];
   return [
     emailEvent('email.sent', email, email.to_addresses, {}),
     ...groupByDomain(recipients.map((recipient) => recipient.address)).map(

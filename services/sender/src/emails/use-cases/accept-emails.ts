@@ -31,7 +31,7 @@ import {
   type EmailRequest,
   type ParseEmailOptions,
 } from '../../message/index.ts';
-import { renderTemplatedBodies } from '../../templates/index.ts';
+import { renderTemplatedBodies, type TemplatedBody } from '../../templates/index.ts';
 import { emailEvent } from '../outbox/email-events.ts';
 import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
 import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-checks.ts';
@@ -63,8 +63,10 @@ export async function acceptEmail(
 ): Promise<{ id: string }> {
   const { teamId, idempotencyKey, keyDomainId } = input;
   // A send with a template reads it first; one without pays a property check and no query.
-  const body = usesTemplate(input.body) ? await templatedBody(deps.db, teamId, input.body) : input.body;
-  const request = checkedRequest(body, { now: deps.now(), batch: false });
+  const { body, templateId } = usesTemplate(input.body)
+    ? await templatedBody(deps.db, teamId, input.body)
+    : { body: input.body, templateId: null };
+  const request = withTemplateId(checkedRequest(body, { now: deps.now(), batch: false }), templateId);
   if (idempotencyKey === undefined) {
     // Most requests: written together with the others arriving meanwhile (one statement, one commit).
     try {
@@ -112,11 +114,11 @@ export async function acceptBatch(
   const now = deps.now();
   const items = input.items.some(usesTemplate)
     ? await renderTemplatedBodies(deps.db, teamId, input.items)
-    : input.items;
+    : input.items.map((body) => ({ body, templateId: null }));
   const parsed: (EmailRequest | ApiError)[] = items.map((item) => {
     if (item instanceof ApiError) return item;
-    const result = parseEmailRequest(item, { now, batch: true });
-    return result.ok ? result.request : refusalError(result.refusal);
+    const result = parseEmailRequest(item.body, { now, batch: true });
+    return result.ok ? withTemplateId(result.request, item.templateId) : refusalError(result.refusal);
   });
   const requests = parsed.filter((item): item is EmailRequest => !(item instanceof ApiError));
   const { domains, topics } = await lookUpSends(
@@ -152,10 +154,14 @@ export async function acceptBatch(
 }
 
 /** A body with its template rendered in, or the public error of why it cannot be. */
-async function templatedBody(db: Kysely<SenderDb>, teamId: string, body: unknown): Promise<unknown> {
+async function templatedBody(db: Kysely<SenderDb>, teamId: string, body: unknown): Promise<TemplatedBody> {
   const [rendered] = await renderTemplatedBodies(db, teamId, [body]);
   if (rendered instanceof ApiError) throw rendered;
-  return rendered;
+  return rendered as TemplatedBody; // one body in, one out
+}
+
+function withTemplateId(request: EmailRequest, templateId: string | null): EmailRequest {
+  return templateId === null ? request : { ...request, templateId };
 }
 
 /** The request of a valid body, or the public error of why it is not. */
@@ -263,6 +269,9 @@ function acceptedRows(
       last_event: scheduled ? 'scheduled' : sentEvent,
       scheduled_at: request.scheduledAt,
       created_at: now,
+      broadcast_id: null,
+      template_id: request.templateId ?? null,
+      topic_id: request.topicId,
     };
   });
   const recipientsOfEmail = emails.map((email, i) =>

@@ -30,6 +30,8 @@ export type EmailRequest = {
    * opted-out contact is not sent to) or refuse it; it is not a label to store and ignore.
    */
   topicId: string | null;
+  /** The template rendered into the body (set by the caller that rendered it; the body does not say). */
+  templateId?: string;
 };
 
 export type EmailAttachment = {

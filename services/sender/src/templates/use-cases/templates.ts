@@ -203,18 +203,21 @@ export async function deleteTeamTemplate(deps: TemplateDeps, teamId: string, idO
   return row;
 }
 
+/** A POST /emails body with its template rendered in, and that template's id (null: the body named none). */
+export type TemplatedBody = { body: unknown; templateId: string | null };
+
 /**
  * POST /emails bodies (or batch items) with each `template` replaced by its published content, rendered
  * (renderTemplateSend); an item that cannot be is its public error instead: a 404 for a template the team
  * does not have, a 422 for one never published, a bad `template` field or a missing or mistyped variable.
  * Every template the bodies name is read in one statement; bodies without one are returned as they are.
- * Each item is a body or an ApiError.
+ * Each item is a body with the id of the template rendered into it (null without one), or an ApiError.
  */
 export async function renderTemplatedBodies(
   db: Kysely<SenderDb>,
   teamId: string,
   bodies: readonly unknown[],
-): Promise<unknown[]> {
+): Promise<(TemplatedBody | ApiError)[]> {
   const references = bodies.map((body) => {
     const parsed = parseTemplateReference(body);
     return parsed.ok ? parsed.template : refusalError(parsed.refusal);
@@ -225,7 +228,7 @@ export async function renderTemplatedBodies(
   const templates = await findSendableTemplates(db, teamId, { ids, aliases });
   return bodies.map((body, i) => {
     const reference = references[i];
-    if (reference === null || reference === undefined) return body;
+    if (reference === null || reference === undefined) return { body, templateId: null };
     if (reference instanceof ApiError) return reference;
     const name = reference.idOrAlias;
     const template = templates.find((row) => (isId(name) ? row.id === name.toLowerCase() : row.alias === name));
@@ -242,7 +245,7 @@ export async function renderTemplatedBodies(
       text: version.text,
       variables: version.variables,
     });
-    return rendered.ok ? rendered.body : refusalError(rendered.refusal);
+    return rendered.ok ? { body: rendered.body, templateId: template.id } : refusalError(rendered.refusal);
   });
 }
 

@@ -1,0 +1,104 @@
+// The pages of an endpoint's events and of an event's attempts (GET /webhooks/{id}/events[/{event}/attempts])
+// through the real gateway, webhook-dispatcher and sender: keyset `after` and `before` on the event and
+// attempt ids, both together refused as on every list. Events come from contacts created with the resend SDK.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { Resend } from 'resend';
+import {
+  dataOf,
+  startWebhookReceiver,
+  testResend,
+  useSystem,
+  waitFor,
+  type SharedSystem,
+  type WebhookReceiver,
+} from '@postline/testing';
+
+jest.setTimeout(60_000);
+
+let system: SharedSystem;
+let resend: Resend;
+let apiKey: string;
+let receiver: WebhookReceiver;
+
+const world = useSystem();
+
+beforeAll(async () => {
+  system = world.system;
+  const team = system.admin('team', 'create', '--name', 'Event pages');
+  apiKey = String(team.api_key);
+  resend = testResend(apiKey, system.apiUrl);
+  receiver = await startWebhookReceiver();
+}, 60_000);
+
+afterAll(async () => {
+  await receiver?.close();
+}, 30_000);
+
+/** A JSON answer: a list page, an item or an error (tests read what they expect of it). */
+type Body = Record<string, unknown> & { data: ({ id: string } & Record<string, unknown>)[]; has_more: boolean };
+
+async function call(path: string): Promise<{ status: number; body: Body }> {
+  const res = await fetch(`${system.apiUrl}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  return { status: res.status, body: (await res.json()) as Body };
+}
+
+describe('GET /webhooks/{id}/events and its attempts', () => {
+  it('page with after or before, and refuse both together', async () => {
+    const hook = dataOf(
+      await resend.webhooks.create({ endpoint: `${receiver.url}/pages`, events: ['contact.created'] }),
+    );
+    try {
+      for (let i = 0; i < 3; i++) {
+        dataOf(await resend.contacts.create({ email: `page-${Date.now().toString(36)}-${i}@example.com` }));
+      }
+      await receiver.waitFor('three contact.created', (ds) => ds.length >= 3);
+      // Each event is recorded with its first attempt, which may come after the delivery.
+      let ids: string[] = [];
+      await waitFor('three events recorded', async () => {
+        const all = await call(`/webhooks/${hook.id}/events`);
+        expect(all.status).toBe(200);
+        ids = all.body.data.map((event) => event.id);
+        return ids.length === 3;
+      });
+      const [newest, middle, oldest] = ids as [string, string, string];
+
+      expect((await call(`/webhooks/${hook.id}/events?after=${newest}&limit=1`)).body).toMatchObject({
+        has_more: true,
+        data: [{ id: middle }],
+      });
+      const newer = await call(`/webhooks/${hook.id}/events?before=${oldest}`);
+      expect(newer.body.data.map((event) => event.id)).toEqual([newest, middle]);
+      expect((await call(`/webhooks/${hook.id}/events?before=${middle}&limit=1`)).body).toMatchObject({
+        has_more: false,
+        data: [{ id: newest }],
+      });
+
+      const both = await call(`/webhooks/${hook.id}/events?after=${newest}&before=${oldest}`);
+      expect(both).toEqual({
+        status: 422,
+        body: {
+          statusCode: 422,
+          name: 'validation_error',
+          message: expect.stringContaining('The `after` and `before` parameters cannot be used together.'),
+        },
+      });
+      expect((await call(`/webhooks/${hook.id}/events?before=not-an-id`)).status).toBe(422);
+
+      const attempts = await call(`/webhooks/${hook.id}/events/${newest}/attempts`);
+      expect(attempts.status).toBe(200);
+      const [attempt] = attempts.body.data;
+      expect(attempt?.id).toMatch(/^atmpt_/);
+      expect((await call(`/webhooks/${hook.id}/events/${newest}/attempts?before=${attempt?.id}`)).body).toMatchObject({
+        data: [],
+        has_more: false,
+      });
+      const bothAttempts = await call(
+        `/webhooks/${hook.id}/events/${newest}/attempts?after=${attempt?.id}&before=${attempt?.id}`,
+      );
+      expect(bothAttempts.status).toBe(422);
+      expect(bothAttempts.body.name).toBe('validation_error');
+    } finally {
+      await resend.webhooks.remove(hook.id);
+    }
+  });
+});
