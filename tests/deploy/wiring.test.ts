@@ -34,6 +34,8 @@ const UNSET_IN_K8S: Record<string, string> = {
   DNS_SERVERS: 'unset means the cluster resolvers',
   SMTP_TLS_CERT: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
   SMTP_TLS_KEY: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
+  DASHBOARD_MAIL_FROM: "unset means the dashboard's links are shown to the admin; an overlay sets the operator's",
+  DASHBOARD_MAIL_TEAM_ID: "unset means the dashboard's links are shown to the admin; an overlay sets the operator's",
 };
 /**
  * The runtime contract (docs/configuration.md) plus SERVICE (deploy/entrypoint.sh): names compose and k8s may

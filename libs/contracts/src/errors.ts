@@ -29,6 +29,11 @@ export const ErrorName = z.enum([
   'application_error',
   'internal_server_error',
   'service_unavailable',
+  // The dashboard's own routes and session requests (not part of Resend's surface).
+  'invalid_credentials',
+  'invalid_session',
+  'invalid_csrf_token',
+  'team_access_disabled',
 ]);
 export type ErrorName = z.infer<typeof ErrorName>;
 

@@ -14,6 +14,20 @@ export const Env = BaseEnv.extend({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   PUBLIC_LINK_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   PUBLIC_BASE_URL: Url.default('http://localhost:3000'),
+  /** A dashboard session ends after this long unused… */
+  SESSION_IDLE_MINUTES: z.coerce.number().int().positive().default(720),
+  /** …and this long after sign-in whatever the use. */
+  SESSION_MAX_AGE_HOURS: z.coerce.number().int().positive().default(168),
+  /** Sign-in attempts one client address may make per 15 minutes. */
+  SIGN_IN_ATTEMPTS_PER_ADDRESS: z.coerce.number().int().positive().default(30),
+  /** Failed sign-ins after which an account is locked for 15 minutes. */
+  SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().positive().default(5),
+  /**
+   * The dashboard's emails (invites, password resets) are sent from this address, as this team, which must have
+   * verified its domain; both unset, the links are shown to the admin to copy instead.
+   */
+  DASHBOARD_MAIL_FROM: z.string().min(1).optional(),
+  DASHBOARD_MAIL_TEAM_ID: z.string().uuid().optional(),
   SENDER_URL: Url.default('http://127.0.0.1:3101'),
   INBOUND_SMTP_URL: Url.default('http://127.0.0.1:3102'),
   WEBHOOK_DISPATCHER_URL: Url.default('http://127.0.0.1:3103'),

@@ -16,7 +16,10 @@ import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
 import { createGatewayMetrics } from './metrics.ts';
+import { createDashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
+import { announceSetup } from './accounts/setup.ts';
+import { createSignInLimit } from './redis/sign-in-limit.ts';
 
 /** What the gateway talks to that its caller makes (a test gives a Redis client of its own). */
 export type GatewayClients = {
@@ -34,6 +37,8 @@ export type ApiGateway = {
   flush: () => Promise<void>;
   /** True while the key-change LISTEN is in place: only then are keys served from the cache. */
   keyChangesListening: () => boolean;
+  /** The one-time setup link logged at start when no user existed, else undefined. */
+  setupLink: () => string | undefined;
 };
 
 /**
@@ -65,6 +70,7 @@ export function createGateway(
     'webhook-dispatcher': config.WEBHOOK_DISPATCHER_URL,
     'domain-verifier': config.DOMAIN_VERIFIER_URL,
   };
+  const now = clients.now ?? (() => new Date());
   const requestLogs = createRequestLogWriter({ db, logger });
   // Keys are cached only while the key-change LISTEN is in place; until then every request reads Postgres.
   const keys = createKeyCache({ load: (hash) => findApiKeyWithTeam(db, hash) });
@@ -97,8 +103,27 @@ export function createGateway(
     markKeyUsed: keyUsage.markUsed,
     keys,
     teamAccess,
-    now: clients.now ?? (() => new Date()),
+    now,
+    sessions: {
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      idleMs: config.SESSION_IDLE_MINUTES * 60_000,
+      maxAgeMs: config.SESSION_MAX_AGE_HOURS * 3_600_000,
+      signIn: createSignInLimit({
+        redis,
+        prefix: config.REDIS_PREFIX,
+        logger,
+        attemptsPerAddress: config.SIGN_IN_ATTEMPTS_PER_ADDRESS,
+        failuresPerAccount: config.SIGN_IN_FAILURES_PER_ACCOUNT,
+      }),
+      mail: createDashboardMail({
+        senderUrl: config.SENDER_URL,
+        from: config.DASHBOARD_MAIL_FROM,
+        teamId: config.DASHBOARD_MAIL_TEAM_ID,
+        logger,
+      }),
+    },
   });
+  let setupLink: string | undefined;
 
   return {
     db,
@@ -109,7 +134,7 @@ export function createGateway(
       }
       // Parts stop in reverse: HTTP first (the runtime's), then the pruner, the buffered writes (flushed),
       // Redis and the key-change LISTEN; the database pool last.
-      return runtime.start({
+      const listening = await runtime.start({
         ...http,
         parts: [
           { name: 'key-changes', start: () => undefined, stop: () => keyWatch.stop() },
@@ -119,6 +144,14 @@ export function createGateway(
           idempotencyPrune,
         ],
       });
+      // A database that cannot answer yet is no reason not to serve API keys: the link waits for the next start.
+      setupLink = await announceSetup({ db, logger, publicBaseUrl: config.PUBLIC_BASE_URL, now }).catch(
+        (err: unknown) => {
+          logger.error({ err }, 'could not check for a first account; no setup link this time');
+          return undefined;
+        },
+      );
+      return listening;
     },
     stop: () => runtime.lifecycle.shutdown('stop'),
     async flush() {
@@ -126,5 +159,6 @@ export function createGateway(
       await keyUsage.flush();
     },
     keyChangesListening: () => keyWatch.isListening(),
+    setupLink: () => setupLink,
   };
 }

@@ -13,6 +13,8 @@ import { issueApiKey } from '../src/use-cases/api-keys.ts';
 export type Gateway = {
   url: string;
   db: Kysely<GatewayDb>;
+  /** The gateway's database, for a command run beside it (the admin CLI). */
+  databaseUrl: string;
   createTeam: (opts?: { rateLimit?: number }) => Promise<{ teamId: string; apiKey: string; keyId: string }>;
   createKey: (
     teamId: string,
@@ -21,6 +23,8 @@ export type Gateway = {
   flush: () => Promise<void>;
   /** Requests whose client went away before the answer was sent, as the gateway's server saw them. */
   abandonedRequests: () => number;
+  /** The one-time setup link the gateway logged at start (a fresh database has no user). */
+  setupLink: () => string | undefined;
   stop: () => Promise<void>;
 };
 
@@ -31,6 +35,8 @@ export async function startGateway(
     publicLinkPerSecond?: number;
     owners?: Partial<Record<string, string>>;
     redisUrl?: string;
+    /** More of the gateway's environment. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
@@ -52,6 +58,7 @@ export async function startGateway(
     INBOUND_SMTP_URL: opts.owners?.['inbound-smtp'] ?? NOWHERE,
     WEBHOOK_DISPATCHER_URL: opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
     DOMAIN_VERIFIER_URL: opts.owners?.['domain-verifier'] ?? NOWHERE,
+    ...opts.env,
   });
   const redis = new Redis(config.REDIS_URL, {
     commandTimeout: 250,
@@ -78,6 +85,7 @@ export async function startGateway(
   return {
     url: `http://127.0.0.1:${server.port}`,
     db,
+    databaseUrl: database.url,
     createKey,
     async createTeam(o = {}) {
       const team = await insertTeam(db, { id: newId(), name: 'team' });
@@ -88,6 +96,7 @@ export async function startGateway(
     },
     flush: gateway.flush,
     abandonedRequests: () => abandoned,
+    setupLink: gateway.setupLink,
     async stop() {
       await gateway.stop();
       await database.drop();

@@ -3,6 +3,9 @@
 //   npm run admin -- team disable --team ID               → {"team_id":"…","access_enabled":false}
 //   npm run admin -- team enable --team ID                → {"team_id":"…","access_enabled":true}
 //   npm run admin -- team set-rate-limit --team ID --per-second N
+//   npm run admin -- user create --team ID --email EMAIL --name NAME [--role admin|member]
+//                                                         → {"user_id":"…","team_id":"…","role":"…","password":"…"}
+//     (a new user gets a random password, shown once; an existing user is added to the team and keeps theirs)
 //   npm run admin -- dead-letters list | show | redrive  (admin/dead-letters.ts)
 // Each command writes JSON lines on stdout; a usage error exits 2, any other failure 1.
 import { parseArgs } from 'node:util';
@@ -12,6 +15,7 @@ import { migrate } from '../db/migrate.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
 import { issueApiKey } from '../use-cases/api-keys.ts';
+import { createUserCommand, USER_USAGE } from './users.ts';
 import { DEAD_LETTERS_USAGE, deadLetters, UsageError, type Line } from './dead-letters.ts';
 
 const USAGE = `usage:
@@ -19,6 +23,7 @@ const USAGE = `usage:
   team disable --team ID
   team enable --team ID
   team set-rate-limit --team ID --per-second N
+${USER_USAGE}
 ${DEAD_LETTERS_USAGE}`;
 
 async function main(argv: string[]): Promise<Line[]> {
@@ -33,6 +38,8 @@ async function main(argv: string[]): Promise<Line[]> {
         'per-second': { type: 'string' },
         queue: { type: 'string' },
         limit: { type: 'string' },
+        email: { type: 'string' },
+        role: { type: 'string' },
       },
     });
   } catch (err) {
@@ -41,6 +48,10 @@ async function main(argv: string[]): Promise<Line[]> {
   const { positionals, values } = parsed;
   const [noun, verb] = positionals;
   if (noun === 'dead-letters') return deadLetters(verb, values, process.env);
+  if (noun === 'user') {
+    if (verb !== 'create') throw new UsageError(USAGE);
+    return [await createUserCommand(values)];
+  }
   if (noun !== 'team' || !verb) throw new UsageError(USAGE);
   return [await team(verb, values)];
 }

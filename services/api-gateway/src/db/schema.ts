@@ -56,15 +56,105 @@ export type IdempotencyKeysTable = {
   expires_at: Date;
 };
 
+export type UsersTable = {
+  id: string;
+  email: string;
+  name: string;
+  /** scrypt, in the self-describing form of accounts/password.ts. */
+  password_hash: string;
+  created_at: CreatedAt;
+};
+
+export type Role = 'admin' | 'member';
+
+export type TeamMembersTable = {
+  team_id: string;
+  user_id: string;
+  role: Role;
+  created_at: CreatedAt;
+};
+
+export type SessionsTable = {
+  id: string;
+  user_id: string;
+  /** The team the session acts on (the team switcher changes it). */
+  team_id: string;
+  /** SHA-256 (hex) of the cookie's token; the token itself is never stored. */
+  token_hash: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: CreatedAt;
+  /** Moved forward as the session is used (at most once a minute); the idle expiry counts from it. */
+  last_seen_at: Date;
+  /** The absolute expiry, whatever the use. */
+  expires_at: Date;
+  revoked_at: Date | null;
+};
+
+export type SetupTokensTable = {
+  token_hash: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+};
+
+export type AuditLogTable = {
+  id: string;
+  team_id: string;
+  actor_type: 'user' | 'api_key';
+  actor_id: string;
+  /** `<family>.<verb>`, e.g. `api-keys.created`, `domains.verify` (domain/audit.ts). */
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  method: string;
+  endpoint: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: CreatedAt;
+};
+
+export type InvitesTable = {
+  id: string;
+  team_id: string;
+  email: string;
+  role: Role;
+  token_hash: string;
+  invited_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  accepted_at: Date | null;
+  revoked_at: Date | null;
+};
+
+export type PasswordResetsTable = {
+  token_hash: string;
+  user_id: string;
+  created_by: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+};
+
 /** Only the gateway's own tables: another service's tables cannot be typed here. */
 export type GatewayDb = {
   teams: TeamsTable;
   api_keys: ApiKeysTable;
   request_logs: RequestLogsTable;
   idempotency_keys: IdempotencyKeysTable;
+  users: UsersTable;
+  team_members: TeamMembersTable;
+  sessions: SessionsTable;
+  setup_tokens: SetupTokensTable;
+  audit_log: AuditLogTable;
+  invites: InvitesTable;
+  password_resets: PasswordResetsTable;
 };
 
 export type Team = Selectable<TeamsTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
 export type NewRequestLog = Insertable<RequestLogsTable>;
 export type IdempotencyRecord = Selectable<IdempotencyKeysTable>;
+export type User = Selectable<UsersTable>;
+export type Session = Selectable<SessionsTable>;
+export type NewAuditEntry = Insertable<AuditLogTable>;

@@ -8,12 +8,18 @@ import type { GatewayDb } from '../db/schema.ts';
 import { isAutomationsRoute, type Owners } from '../domain/routes.ts';
 import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
 import type { GatewayMetrics } from '../metrics.ts';
+import { DASHBOARD_PREFIX } from '../domain/session.ts';
+import type { DashboardMail } from '../owners/dashboard-mail.ts';
+import type { SignInLimit } from '../redis/sign-in-limit.ts';
 import { createWindowCounter } from '../redis/window-counter.ts';
+import { auditLog } from './audit.ts';
 import { authenticate } from './auth.ts';
+import { dashboardRoutes } from './dashboard.ts';
 import { forwardPublic } from './forward.ts';
 import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
 import { requestLogger } from './request-log.ts';
 import { mountRoutes } from './routes.ts';
+import { authenticateSession, type SessionDeps } from './session-auth.ts';
 
 export type GatewayDeps = {
   db: Kysely<GatewayDb>;
@@ -33,6 +39,12 @@ export type GatewayDeps = {
   /** Whether a team's access is enabled, kept current by the key-change notifications. */
   teamAccess: KeyCache<boolean>;
   now: () => Date;
+  /** Dashboard sessions: the site they are used from, their idle and absolute lifetimes, the sign-in limits. */
+  sessions: Pick<SessionDeps, 'publicBaseUrl' | 'idleMs'> & {
+    maxAgeMs: number;
+    signIn: SignInLimit;
+    mail: DashboardMail | undefined;
+  };
 };
 
 /** What the service runtime's HTTP app takes from the gateway (createHttpApp's options of the same names). */
@@ -44,7 +56,8 @@ export type GatewayHttp = {
 };
 
 /**
- * The public API: public link routes (no key, a rate limit per link) → auth → rate limit → body → idempotency → gateway-owned
+ * The public API: public link routes (no key, a rate limit per link) → the dashboard's own routes
+ * (/dashboard-api) → auth (a dashboard session, else a bearer key) → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
  * health routes and its readiness check of Postgres.
  */
@@ -73,8 +86,12 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
           teamActive: async (teamId) => (await deps.teamAccess.find(teamId)) === true,
         }),
       );
+      const sessionDeps = { db: deps.db, now: deps.now, ...deps.sessions };
+      app.use(DASHBOARD_PREFIX, dashboardRoutes(sessionDeps));
       app.use(requestLogger(deps.requestLogs));
       app.use(defaultRateLimitHeaders(deps.rateLimitPerSecond));
+      app.use(auditLog({ db: deps.db, logger: deps.logger }));
+      app.use(authenticateSession(sessionDeps));
       app.use(authenticate({ findKey: deps.keys.find, markUsed: deps.markKeyUsed, now: deps.now }));
       app.use(
         rateLimit({

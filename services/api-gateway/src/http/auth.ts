@@ -4,7 +4,7 @@ import type { KeyWithTeam } from '../db/api-keys.ts';
 import { bearerToken } from '../domain/api-key-token.ts';
 import { keyProblem } from '../domain/key-access.ts';
 import { isSendingAccessRoute } from '../domain/routes.ts';
-import type { AuthContext } from './context.ts';
+import { maybeAuthOf, type AuthContext } from './context.ts';
 
 export type AuthDeps = {
   /** The key with that token hash, whatever its state (the key cache). */
@@ -21,6 +21,8 @@ export type AuthDeps = {
  */
 export function authenticate(deps: AuthDeps): RequestHandler {
   return async (req, res, next) => {
+    // A signed-in user's session was accepted instead (session-auth.ts).
+    if (maybeAuthOf(res)) return next();
     const token = bearerToken(req.header('authorization'));
     if (!token)
       throw new ApiError(

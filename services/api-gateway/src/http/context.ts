@@ -1,9 +1,13 @@
 import type { Response } from 'express';
+import type { Role } from '../db/schema.ts';
 
-/** Who is calling, set by the auth middleware on `res.locals.auth`. */
+/** Who is calling, set by the auth middleware (a bearer key) or the session middleware on `res.locals.auth`. */
 export type AuthContext = {
   teamId: string;
-  keyId: string;
+  /** The API key; null for a signed-in user's session. */
+  keyId: string | null;
+  /** The signed-in user, their role in the team and their session; absent for an API key. */
+  user?: { id: string; role: Role; sessionId: string };
   permission: 'full_access' | 'sending_access';
   domainId: string | null;
 };

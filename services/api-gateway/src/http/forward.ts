@@ -97,10 +97,10 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     const auth = authOf(res);
     const headers: Record<string, string> = {
       [TEAM_HEADER]: auth.teamId,
-      [KEY_HEADER]: auth.keyId,
       [PERMISSION_HEADER]: auth.permission,
       accept: 'application/json',
     };
+    if (auth.keyId) headers[KEY_HEADER] = auth.keyId;
     if (auth.domainId) headers[KEY_DOMAIN_HEADER] = auth.domainId;
     const idempotencyKey = req.header('idempotency-key');
     if (idempotencyKey) headers[IDEMPOTENCY_HEADER] = idempotencyKey;

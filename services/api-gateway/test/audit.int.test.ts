@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { waitFor } from '@postline/testing';
+import { asUser, createUser, signIn, type SignedIn } from './accounts-harness.ts';
+import { call, startGateway, type Gateway } from './harness.ts';
+
+let gw: Gateway;
+beforeAll(async () => {
+  gw = await startGateway({ env: { SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000' } });
+});
+afterAll(async () => {
+  await gw.stop();
+});
+
+type Entry = { action: string; actor: Record<string, unknown>; target: { type: string; id: string }; ip: string };
+
+async function entries(s: SignedIn, query = ''): Promise<Entry[]> {
+  const r = await asUser(gw, s, 'GET', `/dashboard-api/audit-log${query}`);
+  expect(r.status).toBe(200);
+  return r.body.data as Entry[];
+}
+
+const rowsOf = async (teamId: string) =>
+  (await gw.db.selectFrom('audit_log').select('id').where('team_id', '=', teamId).execute()).length;
+
+describe('the audit log', () => {
+  it('records who changed what in a team, by session or by key, and lists it newest first', async () => {
+    const team = await gw.createTeam();
+    const admin = await createUser(gw, [[team.teamId, 'admin']]);
+    const s = await signIn(gw, admin.email);
+    const created = await asUser(gw, s, 'POST', '/api-keys', {
+      body: { name: 'ci' },
+      headers: { 'user-agent': 'dash' },
+    });
+    const id = String(created.body.id);
+    await asUser(gw, s, 'PATCH', `/api-keys/${id}`, { body: { name: 'ci-2' } });
+    const byKey = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'from a key' } });
+    await call(gw, 'DELETE', `/api-keys/${id}`, { key: team.apiKey });
+    // Neither a failed change nor a read is recorded.
+    expect((await asUser(gw, s, 'POST', '/api-keys', { body: {} })).status).toBe(422);
+    await asUser(gw, s, 'GET', '/api-keys');
+    await waitFor('four entries', async () => (await rowsOf(team.teamId)) === 4);
+
+    const all = await entries(s);
+    expect(all.map((e) => [e.action, e.target.id])).toEqual([
+      ['api-keys.deleted', id],
+      ['api-keys.created', String(byKey.body.id)],
+      ['api-keys.updated', id],
+      ['api-keys.created', id],
+    ]);
+    expect(all[3]).toMatchObject({
+      actor: { type: 'user', id: admin.id, email: admin.email },
+      target: { type: 'api-keys', id },
+      method: 'POST',
+      endpoint: '/api-keys',
+      user_agent: 'dash',
+    });
+    expect(all[3]!.ip).toBeTruthy();
+    expect(all[0]!.actor).toEqual({ type: 'api_key', id: team.keyId, name: 'test' });
+
+    // Filters: a whole action, a family, an actor, a target; pagination as everywhere.
+    expect((await entries(s, '?action=api-keys.created')).map((e) => e.target.id)).toEqual([String(byKey.body.id), id]);
+    expect(await entries(s, '?action=api-keys')).toHaveLength(4);
+    expect(await entries(s, `?actor_id=${admin.id}`)).toHaveLength(2);
+    expect(await entries(s, `?target_id=${id}`)).toHaveLength(3);
+    expect(await entries(s, '?actor_id=nope')).toEqual([]);
+    const page = await asUser(gw, s, 'GET', '/dashboard-api/audit-log?limit=1');
+    expect(page.body.has_more).toBe(true);
+    expect((await asUser(gw, s, 'GET', '/dashboard-api/audit-log?limit=0')).status).toBe(422);
+  });
+
+  it('shows a team only its own entries, to members as well', async () => {
+    const a = await gw.createTeam();
+    const b = await gw.createTeam();
+    await call(gw, 'POST', '/api-keys', { key: b.apiKey, body: { name: 'b' } });
+    await waitFor('b’s entry', async () => (await rowsOf(b.teamId)) === 1);
+    const member = await signIn(gw, (await createUser(gw, [[a.teamId, 'member']])).email);
+    expect(await entries(member)).toEqual([]);
+    // Without the CSRF header, nothing.
+    const r = await call(gw, 'GET', '/dashboard-api/audit-log', { headers: { cookie: member.cookie } });
+    expect(r.status).toBe(403);
+  });
+});

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { asUser, createUser, ORIGIN, PASSWORD, signIn } from './accounts-harness.ts';
+import { call, startGateway, type Gateway } from './harness.ts';
+
+let gw: Gateway;
+beforeAll(async () => {
+  gw = await startGateway({ env: { SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000' } });
+});
+afterAll(async () => {
+  await gw.stop();
+});
+
+const tokenOf = (url: unknown) => new URL(String(url)).searchParams.get('token')!;
+const actions = async (teamId: string) =>
+  (await gw.db.selectFrom('audit_log').select('action').where('team_id', '=', teamId).orderBy('id').execute()).map(
+    (r) => r.action,
+  );
+
+describe('members', () => {
+  it('are listed and managed by admins only; a team keeps one admin', async () => {
+    const team = await gw.createTeam();
+    const owner = await createUser(gw, [[team.teamId, 'admin']]);
+    const other = await createUser(gw, [[team.teamId, 'member']]);
+    const a = await signIn(gw, owner.email);
+    const m = await signIn(gw, other.email);
+    const list = await asUser(gw, a, 'GET', '/dashboard-api/members');
+    expect((list.body.data as { id: string; role: string }[]).map((x) => [x.id, x.role])).toEqual([
+      [owner.id, 'admin'],
+      [other.id, 'member'],
+    ]);
+    const denied = await asUser(gw, m, 'GET', '/dashboard-api/members');
+    expect(denied.status).toBe(403);
+    expect(denied.body.name).toBe('invalid_permission');
+    expect(
+      (await asUser(gw, m, 'PATCH', `/dashboard-api/members/${other.id}`, { body: { role: 'admin' } })).status,
+    ).toBe(403);
+
+    const last = await asUser(gw, a, 'PATCH', `/dashboard-api/members/${owner.id}`, { body: { role: 'member' } });
+    expect(last.status).toBe(422);
+    expect((await asUser(gw, a, 'DELETE', `/dashboard-api/members/${owner.id}`)).status).toBe(422);
+    const bad = await asUser(gw, a, 'PATCH', `/dashboard-api/members/${other.id}`, { body: { role: 'owner' } });
+    expect(bad.status).toBe(422);
+    const promoted = await asUser(gw, a, 'PATCH', `/dashboard-api/members/${other.id}`, { body: { role: 'admin' } });
+    expect(promoted.body).toEqual({ object: 'member', id: other.id, role: 'admin' });
+    expect((await asUser(gw, m, 'GET', '/api-keys')).status).toBe(200);
+    // Removed, the other's session no longer reaches the team.
+    const removed = await asUser(gw, a, 'DELETE', `/dashboard-api/members/${other.id}`);
+    expect(removed.body).toEqual({ object: 'member', id: other.id, deleted: true });
+    expect((await asUser(gw, m, 'GET', '/logs')).body.name).toBe('invalid_permission');
+    expect((await asUser(gw, a, 'DELETE', `/dashboard-api/members/${other.id}`)).status).toBe(404);
+    expect(await actions(team.teamId)).toEqual(['members.updated', 'members.deleted']);
+  });
+});
+
+describe('invites', () => {
+  it('a single-use link the admin copies creates the invited user in the team', async () => {
+    const team = await gw.createTeam();
+    const owner = await createUser(gw, [[team.teamId, 'admin']]);
+    const a = await signIn(gw, owner.email);
+    const created = await asUser(gw, a, 'POST', '/dashboard-api/invites', { body: { email: 'new@example.com' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ object: 'invite', email: 'new@example.com', role: 'member' });
+    const token = tokenOf(created.body.url);
+    expect(String(created.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard-api\/invites\/accept\?token=/);
+    const stored = await gw.db
+      .selectFrom('invites')
+      .selectAll()
+      .where('id', '=', String(created.body.id))
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(stored)).not.toContain(token);
+    expect(((await asUser(gw, a, 'GET', '/dashboard-api/invites')).body.data as unknown[]).length).toBe(1);
+
+    const shown = await call(gw, 'GET', `/dashboard-api/invites/accept?token=${token}`);
+    expect(shown.body).toMatchObject({
+      email: 'new@example.com',
+      role: 'member',
+      existing_user: false,
+      team: { id: team.teamId },
+    });
+    const noName = await call(gw, 'POST', '/dashboard-api/invites/accept', {
+      body: { token, password: 'a long password' },
+    });
+    expect(noName.status).toBe(422);
+    const accepted = await call(gw, 'POST', '/dashboard-api/invites/accept', {
+      body: { token, name: 'New', password: 'a long password' },
+      headers: { origin: ORIGIN },
+    });
+    expect(accepted.status).toBe(201);
+    expect(accepted.body).toMatchObject({
+      user: { email: 'new@example.com' },
+      team: { id: team.teamId, role: 'member' },
+    });
+    const again = await call(gw, 'POST', '/dashboard-api/invites/accept', {
+      body: { token, name: 'New', password: 'a long password' },
+    });
+    expect(again.status).toBe(404);
+    await signIn(gw, 'new@example.com', 'a long password');
+    expect(await actions(team.teamId)).toEqual(['invites.created', 'members.created']);
+  });
+
+  it('an existing user joins with their own password; a revoked invite is dead', async () => {
+    const team = await gw.createTeam();
+    const elsewhere = await gw.createTeam();
+    const owner = await createUser(gw, [[team.teamId, 'admin']]);
+    const user = await createUser(gw, [[elsewhere.teamId, 'admin']]);
+    const a = await signIn(gw, owner.email);
+    const invite = await asUser(gw, a, 'POST', '/dashboard-api/invites', {
+      body: { email: user.email, role: 'admin' },
+    });
+    const token = tokenOf(invite.body.url);
+    const wrong = await call(gw, 'POST', '/dashboard-api/invites/accept', { body: { token, password: 'wrong' } });
+    expect(wrong.status).toBe(401);
+    const joined = await call(gw, 'POST', '/dashboard-api/invites/accept', { body: { token, password: PASSWORD } });
+    expect(joined.status).toBe(201);
+    expect((joined.body.teams as unknown[]).length).toBe(2);
+    expect(joined.body.team).toMatchObject({ id: team.teamId, role: 'admin' });
+    const dup = await asUser(gw, a, 'POST', '/dashboard-api/invites', { body: { email: user.email } });
+    expect(dup.status).toBe(422);
+
+    const revoked = await asUser(gw, a, 'POST', '/dashboard-api/invites', { body: { email: 'later@example.com' } });
+    expect((await asUser(gw, a, 'DELETE', `/dashboard-api/invites/${String(revoked.body.id)}`)).status).toBe(200);
+    expect((await call(gw, 'GET', `/dashboard-api/invites/accept?token=${tokenOf(revoked.body.url)}`)).status).toBe(
+      404,
+    );
+  });
+});
+
+describe('password resets', () => {
+  it('a single-use link an admin makes for a member sets a new password and signs them out everywhere', async () => {
+    const team = await gw.createTeam();
+    const outsider = await gw.createTeam();
+    const owner = await createUser(gw, [[team.teamId, 'admin']]);
+    const member = await createUser(gw, [[team.teamId, 'member']]);
+    const stranger = await createUser(gw, [[outsider.teamId, 'admin']]);
+    const a = await signIn(gw, owner.email);
+    const m = await signIn(gw, member.email);
+    expect(
+      (await asUser(gw, a, 'POST', '/dashboard-api/password-resets', { body: { user_id: stranger.id } })).status,
+    ).toBe(404);
+    expect(
+      (await asUser(gw, m, 'POST', '/dashboard-api/password-resets', { body: { user_id: owner.id } })).status,
+    ).toBe(403);
+    const reset = await asUser(gw, a, 'POST', '/dashboard-api/password-resets', { body: { user_id: member.id } });
+    expect(reset.status).toBe(201);
+    const token = tokenOf(reset.body.url);
+    const weak = await call(gw, 'POST', '/dashboard-api/password-resets/complete', {
+      body: { token, password: 'short' },
+    });
+    expect(weak.status).toBe(422);
+    const done = await call(gw, 'POST', '/dashboard-api/password-resets/complete', {
+      body: { token, password: 'another long password' },
+    });
+    expect(done.body).toEqual({ object: 'user', id: member.id });
+    expect((await asUser(gw, m, 'GET', '/dashboard-api/session')).status).toBe(401);
+    await signIn(gw, member.email, 'another long password');
+    const again = await call(gw, 'POST', '/dashboard-api/password-resets/complete', {
+      body: { token, password: 'yet another password' },
+    });
+    expect(again.status).toBe(404);
+  });
+});
