@@ -12,6 +12,7 @@ import { createWindowCounter } from '../redis/window-counter.ts';
 import { authenticate } from './auth.ts';
 import { forwardPublic } from './forward.ts';
 import { rateLimit } from './rate-limit.ts';
+import { referenceRoutes } from './reference.ts';
 import { requestLogger } from './request-log.ts';
 import { mountRoutes } from './routes.ts';
 
@@ -44,7 +45,7 @@ export type GatewayHttp = {
 };
 
 /**
- * The public API: public link routes (no key, a rate limit per link) → auth → rate limit → body → idempotency → gateway-owned
+ * The public API: the OpenAPI document and reference page (no key) → public link routes (no key, a rate limit per link) → auth → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
  * health routes and its readiness check of Postgres.
  */
@@ -64,6 +65,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         });
         next();
       });
+      app.use(referenceRoutes());
       app.use(
         forwardPublic({
           owners: deps.owners,
