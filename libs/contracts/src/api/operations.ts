@@ -359,7 +359,7 @@ export const OPERATIONS: readonly Operation[] = [
     errors: ['not_found', 'validation_error'],
   }),
   post('/contacts/{contact_id}/segments/{segment_id}', 'Contacts', 'Add a contact to a segment', {
-    success: created(rs.ContactSegmentAdded),
+    success: ok(rs.ContactSegmentAdded),
     errors: ['not_found'],
   }),
   del('/contacts/{contact_id}/segments/{segment_id}', 'Contacts', 'Remove a contact from a segment', {

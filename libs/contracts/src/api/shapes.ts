@@ -234,7 +234,9 @@ const TopicItem = z.strictObject({
 });
 export const TopicList = ListEnvelope(TopicItem);
 export const Topic = single('topic', TopicItem);
-export const ContactTopicList = ListEnvelope(z.looseObject({ id: Id, name: z.string(), subscription: Subscription }));
+export const ContactTopicList = ListEnvelope(
+  z.strictObject({ id: Id, name: z.string(), description: NullableString, subscription: Subscription }),
+);
 const PropertyItem = z.strictObject({
   id: Id,
   key: z.string(),
