@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { ErrorBody, type ErrorName } from '../errors.ts';
 import { PUBLIC_EVENT_TYPES, publicEvents } from '../events.ts';
-import { ERROR_STATUS, FAMILIES, KEYED_ERRORS, OPERATIONS, type Operation, type OperationError } from './operations.ts';
+import {
+  BODY_ERRORS,
+  ERROR_STATUS,
+  FAMILIES,
+  KEYED_ERRORS,
+  OPERATIONS,
+  type Operation,
+  type OperationError,
+} from './operations.ts';
 
 type JsonSchema = Record<string, unknown>;
 export type OpenApiDocument = {
@@ -62,7 +70,12 @@ export function errorStatus(error: OperationError): { name: ErrorName; status: n
 
 /** Every error an operation may answer, by status (the keyed ones included). */
 export function errorsByStatus(op: Operation): Map<number, ErrorName[]> {
-  const all = [...(op.auth === 'api_key' ? KEYED_ERRORS : []), ...op.errors, 'method_not_allowed' as const];
+  const all = [
+    ...(op.auth === 'api_key' ? KEYED_ERRORS : []),
+    ...(op.body ? BODY_ERRORS : []),
+    ...op.errors,
+    'method_not_allowed' as const,
+  ];
   const byStatus = new Map<number, ErrorName[]>();
   for (const error of all) {
     const { name, status } = errorStatus(error);

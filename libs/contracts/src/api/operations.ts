@@ -98,9 +98,12 @@ export const KEYED_ERRORS: OperationError[] = [
   'restricted_api_key',
   'invalid_api_key',
   'rate_limit_exceeded',
-  'internal_server_error',
+  'application_error',
   'service_unavailable',
 ];
+
+/** What every operation that takes a body may answer: not JSON, too large, an encoding it cannot read. */
+export const BODY_ERRORS: OperationError[] = ['validation_error@400', 'validation_error@413', 'validation_error@415'];
 
 const LIST_ERRORS: OperationError[] = ['validation_error'];
 const json = (schema: z.ZodType) => ({ schema });
