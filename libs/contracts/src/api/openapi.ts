@@ -273,7 +273,6 @@ export function openApiDocument(): OpenApiDocument {
       description:
         "Postline's HTTP API, wire-compatible with Resend's. Operations and fields marked `x-postline` (or described " +
         "as a Postline extension) are Postline's own. Every error answers `{ statusCode, name, message }`.",
-      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/', description: 'This server' }],
     security: [{ bearerAuth: [] }],

@@ -94,6 +94,8 @@ export const ERROR_STATUS: Record<ErrorName, number> = {
 
 /** What every operation behind an API key may answer: no key, a bad or disabled key, the rate limit, a fault. */
 export const KEYED_ERRORS: OperationError[] = [
+  // A path that is not valid percent-encoding.
+  'validation_error@400',
   'missing_api_key',
   'restricted_api_key',
   'invalid_api_key',
@@ -257,7 +259,8 @@ export const OPERATIONS: readonly Operation[] = [
   post('/domains', 'Domains', 'Create a domain', {
     body: { schema: rq.CreateDomainBody, required: true },
     success: created(rs.CreatedDomain),
-    errors: ['validation_error', 'missing_required_field', 'invalid_region'],
+    // 403: the domain is already registered.
+    errors: ['validation_error', 'validation_error@403', 'missing_required_field', 'invalid_region'],
   }),
   list('/domains', 'Domains', 'List domains', rs.DomainList),
   get('/domains/{domain_id}', 'Domains', 'Retrieve a domain', { success: ok(rs.Domain), errors: ['not_found'] }),
@@ -341,6 +344,7 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   list('/contacts', 'Contacts', 'List contacts', rs.ContactList, {
     query: rq.PaginationQuery.safeExtend(rq.ContactListQuery.shape),
+    errors: ['validation_error', 'not_found'],
   }),
   get('/contacts/{id}', 'Contacts', 'Retrieve a contact', {
     params: { id: 'The contact id or email address.' },

@@ -48,7 +48,7 @@ export const BatchEmailsBody = z.array(SendEmailBody).min(1).max(100);
 /** PATCH /emails/{id}: ISO 8601 as documented; natural language is accepted as on create. */
 export const RescheduleEmailBody = z.object({ scheduled_at: z.string({ message: 'must be a date string' }) });
 export const ShareEmailBody = z.object({
-  expires_in: z.unknown().optional().describe('Postline extension: seconds the link lives.'),
+  expires_in: z.unknown().optional().meta({ description: 'Postline extension: seconds the link lives.' }),
 });
 
 export const ReceivedEmailQuery = z.object({
@@ -82,32 +82,49 @@ export const UpdateDomainBody = z.object({
 });
 
 // ---- API keys ------------------------------------------------------------------------------------------
-const KeyName = z.string().max(50, 'The name must be at most 50 characters.');
+const KeyName = z
+  .string()
+  .max(50, 'The name must be at most 50 characters.')
+  .refine((name) => !name.includes('\u0000'), 'The name must not contain NUL characters.');
 export const CreateApiKeyBody = z.object({
   name: KeyName,
-  permission: z.enum(['full_access', 'sending_access']).nullish(),
+  // Checked by the route, which answers `invalid_access` for another value.
+  permission: z
+    .unknown()
+    .optional()
+    .meta({ type: 'string', enum: ['full_access', 'sending_access'], default: 'full_access' }),
   domain_id: z.string().nullish(),
 });
 export const UpdateApiKeyBody = z.object({ name: KeyName });
 
 // ---- Templates -----------------------------------------------------------------------------------------
-const TemplateVariableInput = z.object({
-  key: z.string(),
-  type: z.string(),
-  fallback_value: z.unknown().optional(),
-});
+export const TEMPLATE_NAME_MAX = 255;
+const TemplateName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(TEMPLATE_NAME_MAX, `must be at most ${TEMPLATE_NAME_MAX} characters`);
+const TemplateHtml = z.string().min(1, 'must not be empty');
+export const TemplateVariables = z.array(
+  z.object({
+    key: z.string(),
+    type: z.string(),
+    fallback_value: z.unknown().optional(),
+    fallbackValue: z.unknown().optional().meta({ description: 'Accepted for `fallback_value`.', deprecated: true }),
+  }),
+);
 const TemplateFields = {
   alias: z.string().nullish(),
   from: z.string().nullish(),
   subject: z.string().nullish(),
   reply_to: Addresses.nullish(),
   text: z.string().nullish(),
-  variables: z.array(TemplateVariableInput).nullish(),
+  variables: TemplateVariables.nullish(),
 };
-export const CreateTemplateBody = z.object({ name: z.string(), html: z.string(), ...TemplateFields });
+export const CreateTemplateBody = z.object({ name: TemplateName, html: TemplateHtml, ...TemplateFields });
 export const UpdateTemplateBody = z.object({
-  name: z.string().nullish(),
-  html: z.string().nullish(),
+  name: TemplateName.nullish(),
+  html: TemplateHtml.nullish(),
   ...TemplateFields,
 });
 
@@ -117,12 +134,20 @@ const ContactFields = {
   first_name: z.string().nullish(),
   last_name: z.string().nullish(),
   unsubscribed: z.boolean().nullish(),
-  properties: z.record(z.string(), z.union([z.string(), z.number(), z.null()])).nullish(),
+  // Checked against the team's contact properties by the use case.
+  properties: z
+    .unknown()
+    .optional()
+    .meta({
+      type: 'object',
+      additionalProperties: { type: ['string', 'number', 'null'] },
+      description: 'Values of the contact properties, by key.',
+    }),
 };
 export const CreateContactBody = z.object({
   email: z.string(),
   ...ContactFields,
-  segments: z.array(z.union([z.string(), z.object({ id: z.string() })])).nullish(),
+  segments: z.array(z.union([z.string(), z.object({ id: z.string() }).transform((segment) => segment.id)])).nullish(),
   topics: z.array(z.object({ id: z.string(), subscription: Subscription })).nullish(),
   audience_id: z.string().nullish(),
 });
@@ -130,33 +155,54 @@ export const AudienceContactBody = z.object({ email: z.string(), ...ContactField
 export const UpdateContactBody = z.object({ email: z.string().nullish(), ...ContactFields });
 export const ContactListQuery = z.object({ segment_id: z.string().optional() });
 
-export const CreateSegmentBody = z.object({ name: z.string().min(1).max(255) });
-export const RenameSegmentBody = z.object({ name: z.string().min(1).max(255) });
+const SegmentName = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+export const CreateSegmentBody = z
+  .object({
+    name: SegmentName,
+    filter: z.unknown().optional().meta({ description: 'Not supported: only `null` is accepted.' }),
+  })
+  .refine((body) => body.filter === undefined || body.filter === null, 'Segment filters are not supported.');
+export const RenameSegmentBody = z.object({ name: SegmentName });
 
+export const TOPIC_NAME_MAX = 50;
+export const TOPIC_DESCRIPTION_MAX = 200;
+const TopicName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(TOPIC_NAME_MAX, `must be at most ${TOPIC_NAME_MAX} characters`);
+const TopicDescription = z
+  .string()
+  .max(TOPIC_DESCRIPTION_MAX, `must be at most ${TOPIC_DESCRIPTION_MAX} characters`)
+  .nullish();
+const Visibility = z.enum(['public', 'private']);
 export const CreateTopicBody = z.object({
-  name: z.string(),
-  default_subscription: Subscription,
-  description: z.string().nullish(),
-  visibility: z.enum(['public', 'private']).nullish(),
+  name: TopicName,
+  default_subscription: z.string().pipe(Subscription),
+  description: TopicDescription,
+  visibility: Visibility.nullish(),
 });
 export const UpdateTopicBody = z.object({
-  name: z.string().optional(),
-  description: z.string().nullish(),
-  visibility: z.enum(['public', 'private']).optional(),
+  name: TopicName.optional(),
+  description: TopicDescription,
+  visibility: Visibility.optional(),
   default_subscription: Subscription.optional(),
 });
-const TopicChoices = z.array(z.object({ id: z.string(), subscription: Subscription }));
-export const UpdateContactTopicsBody = z.union([TopicChoices, z.object({ topics: TopicChoices })]);
+/** PATCH /contacts/{id}/topics: a bare array of choices (what the SDK sends), or `{ topics }`. */
+export const ContactTopicChoices = z.array(z.object({ id: z.string(), subscription: Subscription }));
+export const ContactTopicChoicesObject = z.object({ topics: ContactTopicChoices });
+export const UpdateContactTopicsBody = z.union([ContactTopicChoices, ContactTopicChoicesObject]);
 
+const PropertyType = z.enum(['string', 'number']);
 const FallbackValue = z.union([z.string(), z.number(), z.null()]).optional();
 export const CreateContactPropertyBody = z.object({
   key: z.string(),
-  type: z.enum(['string', 'number']),
+  type: z.string().pipe(PropertyType),
   fallback_value: FallbackValue,
 });
 export const UpdateContactPropertyBody = z.object({
   key: z.string().optional(),
-  type: z.enum(['string', 'number']).optional(),
+  type: PropertyType.optional(),
   fallback_value: FallbackValue,
 });
 
@@ -174,13 +220,13 @@ export const ContactImportListQuery = z.object({
 
 // ---- Broadcasts ----------------------------------------------------------------------------------------
 export const UpdateBroadcastBody = z.object({
-  name: z.string().max(255).nullish(),
+  name: z.string().max(255, 'must be at most 255 characters').nullish(),
   segment_id: z.string().nullish(),
-  audience_id: z.string().nullish(),
+  audience_id: z.string().nullish().meta({ description: 'Deprecated: the same as `segment_id`.', deprecated: true }),
   from: z.string().nullish(),
   subject: z.string().nullish(),
   reply_to: Addresses.nullish(),
-  preview_text: z.string().max(1000).nullish(),
+  preview_text: z.string().max(1000, 'must be at most 1000 characters').nullish(),
   html: z.string().nullish(),
   text: z.string().nullish(),
   topic_id: z.string().nullish(),
@@ -190,14 +236,27 @@ export const CreateBroadcastBody = UpdateBroadcastBody.extend({
   scheduled_at: z.string().nullish(),
 });
 export const SendBroadcastBody = z.object({ scheduled_at: z.string().nullish() });
+export const BroadcastRecipientType = z.enum([
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'unsubscribed',
+  'suppressed',
+]);
 export const BroadcastRecipientsQuery = z.object({
-  type: z.enum(['sent', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed', 'suppressed']),
+  type: BroadcastRecipientType,
   email: z.string().optional(),
   bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional(),
 });
 
 // ---- Suppressions --------------------------------------------------------------------------------------
-const SuppressedEmail = z.string().max(320);
+const SuppressedEmail = z
+  .string()
+  .max(320)
+  .regex(/^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/, 'must be an email address');
 export const AddSuppressionBody = z.object({ email: SuppressedEmail });
 export const BatchAddSuppressionsBody = z.object({ emails: z.array(SuppressedEmail).min(1).max(100) });
 export const BatchRemoveSuppressionsBody = z.object({

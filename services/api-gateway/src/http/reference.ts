@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router } from 'express';
 import { stringify } from 'yaml';
 import { openApiDocument } from '@postline/contracts';
+import { notFound } from '@postline/platform';
 
 /** Where the reference page is served, and its renderer's assets under it. */
 export const DOCS_PATH = '/docs';
@@ -75,10 +76,13 @@ export function referenceRoutes(): Router {
     ASSETS_PATH,
     express.static(SCALAR_BROWSER_DIR, {
       index: false,
-      fallthrough: false,
       maxAge: '1d',
       setHeaders: (res) => res.setHeader('x-content-type-options', 'nosniff'),
     }),
   );
+  // An asset that is not there is not an API route: answered here, not passed on to authentication.
+  router.use(ASSETS_PATH, () => {
+    throw notFound('Not found');
+  });
   return router;
 }

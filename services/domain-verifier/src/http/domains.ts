@@ -31,8 +31,9 @@ const Label = z
 /** A tracking subdomain label; `""` means none (clears it on PATCH, where null means "not given"). */
 const TrackingSubdomain = z.union([z.literal(''), Label]);
 
-// Unknown keys are ignored and null means "not given", as the SDKs send both.
-const CreateDomain = z.object({
+// Unknown keys are ignored and null means "not given", as the SDKs send both. The OpenAPI document's
+// schemas of these bodies are checked to be these (tests/openapi/request-schemas.test.ts).
+export const CreateDomain = z.object({
   name: z.string(),
   region: z.string().nullish(),
   custom_return_path: Label.nullish(),
@@ -43,7 +44,7 @@ const CreateDomain = z.object({
   capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
 });
 
-const UpdateDomain = z.object({
+export const UpdateDomain = z.object({
   open_tracking: z.boolean().nullish(),
   click_tracking: z.boolean().nullish(),
   tracking_subdomain: TrackingSubdomain.nullish(),
