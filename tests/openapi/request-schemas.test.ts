@@ -5,7 +5,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import type { z } from 'zod';
 import { ApiRequests, jsonSchemaOf } from '@postline/contracts';
 import { CreateDomain, UpdateDomain } from '../../services/domain-verifier/src/http/domains.ts';
 import {
@@ -15,17 +14,20 @@ import {
   ListQuery,
 } from '../../services/sender/src/suppressions/http/suppressions.ts';
 
+/** A zod schema, as the contracts' JSON Schema builder takes it. */
+type Schema = Parameters<typeof jsonSchemaOf>[0];
+
 const root = new URL('../../', import.meta.url).pathname;
 
 /** JSON Schema without descriptions: what a value may be, not what the document says about it. */
-function shape(schema: z.ZodType): unknown {
+function shape(schema: Schema): unknown {
   return JSON.parse(JSON.stringify(jsonSchemaOf(schema, 'input')), (key, value: unknown) =>
     key === 'description' ? undefined : value,
   );
 }
 
 /** The schemas an owner validates with that are its own, each with the contract that documents it. */
-const OWN_SCHEMAS: Record<string, { file: string; schemas: [z.ZodType, z.ZodType][] }> = {
+const OWN_SCHEMAS: Record<string, { file: string; schemas: [Schema, Schema][] }> = {
   'domain-verifier domains': {
     file: 'services/domain-verifier/src/http/domains.ts',
     schemas: [

@@ -169,6 +169,7 @@ const SEND_ERRORS: OperationError[] = [
   'missing_required_field',
   'invalid_from_address',
   'invalid_attachment',
+  'invalid_parameter',
   'validation_error@403',
   'validation_error@413',
   'not_found',
@@ -212,11 +213,11 @@ export const OPERATIONS: readonly Operation[] = [
   patch('/emails/{email_id}', 'Emails', 'Reschedule a scheduled email', {
     body: json(rq.RescheduleEmailBody),
     success: ok(rs.ref('email')),
-    errors: ['not_found', 'validation_error', 'missing_required_field'],
+    errors: ['not_found', 'validation_error', 'missing_required_field', 'validation_error@403'],
   }),
   post('/emails/{email_id}/cancel', 'Emails', 'Cancel a scheduled email', {
     success: ok(rs.ref('email')),
-    errors: ['not_found', 'validation_error'],
+    errors: ['not_found', 'validation_error', 'validation_error@403'],
   }),
   list('/emails/{email_id}/attachments', 'Emails', "List a sent email's attachments", rs.AttachmentList, {
     errors: ['not_found', 'validation_error'],
@@ -504,27 +505,27 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts', 'Broadcasts', 'Create a broadcast', {
     body: { schema: rq.CreateBroadcastBody, required: true },
     success: created(rs.ref('broadcast')),
-    errors: ['validation_error', 'missing_required_field', 'not_found', 'invalid_from_address'],
+    errors: ['validation_error', 'missing_required_field', 'not_found', 'invalid_from_address', 'validation_error@403'],
   }),
   list('/broadcasts', 'Broadcasts', 'List broadcasts', rs.BroadcastList),
   get('/broadcasts/{id}', 'Broadcasts', 'Retrieve a broadcast', { success: ok(rs.Broadcast), errors: ['not_found'] }),
   patch('/broadcasts/{id}', 'Broadcasts', 'Update a draft broadcast', {
     body: json(rq.UpdateBroadcastBody),
     success: ok(rs.ref('broadcast')),
-    errors: ['not_found', 'validation_error', 'invalid_from_address'],
+    errors: ['not_found', 'validation_error', 'invalid_from_address', 'validation_error@403'],
   }),
   del('/broadcasts/{id}', 'Broadcasts', 'Delete a draft or scheduled broadcast', {
     success: ok(rs.deleted('broadcast')),
-    errors: ['not_found', 'validation_error'],
+    errors: ['not_found', 'validation_error', 'validation_error@403'],
   }),
   post('/broadcasts/{id}/send', 'Broadcasts', 'Send or schedule a broadcast', {
     body: json(rq.SendBroadcastBody),
     success: ok(rs.SentBroadcast),
-    errors: ['not_found', 'validation_error', 'invalid_from_address'],
+    errors: ['not_found', 'validation_error', 'invalid_from_address', 'validation_error@403'],
   }),
   post('/broadcasts/{id}/cancel', 'Broadcasts', 'Cancel a scheduled broadcast', {
     success: ok(rs.ref('broadcast')),
-    errors: ['not_found', 'validation_error'],
+    errors: ['not_found', 'validation_error', 'validation_error@403'],
   }),
   get('/broadcasts/{id}/recipients', 'Broadcasts', "List a broadcast's recipients by outcome", {
     query: rq.PaginationQuery.safeExtend(rq.BroadcastRecipientsQuery.shape),

@@ -315,7 +315,11 @@ export const SuppressionList = ListEnvelope(SuppressionItem);
 export const Suppression = single('suppression', SuppressionItem);
 export const SuppressionBatchAdded = z.strictObject({ data: z.array(ref('suppression')) });
 export const SuppressionBatchRemoved = z.strictObject({
-  data: z.array(z.strictObject({ object: z.literal('suppression'), id: Id, deleted: z.boolean() })),
+  data: z.array(
+    z
+      .strictObject({ object: z.literal('suppression'), id: NullableString, deleted: z.boolean() })
+      .describe('One per address or id given, in order; `id` is null and `deleted` false for one not listed.'),
+  ),
 });
 
 // ---- Webhooks ------------------------------------------------------------------------------------------
