@@ -71,7 +71,8 @@ function createAjv(): Ajv2020 {
 }
 
 async function checkResponse(method: string, path: string, response: Response): Promise<string | undefined> {
-  if (method === 'HEAD' || method === 'OPTIONS') return undefined;
+  // A followed redirect's answer is the target's, not the API's.
+  if (method === 'HEAD' || method === 'OPTIONS' || response.redirected) return undefined;
   const op = operationOf(method, path);
   // A path or method the API does not serve (a test probing 404/405): nothing is documented to hold.
   if (!op) return undefined;

@@ -99,14 +99,17 @@ const ReceivedEmailItem = z.strictObject({
 export const ReceivedEmailList = ListEnvelope(ReceivedEmailItem);
 export const ReceivedEmail = single('email', ReceivedEmailItem, {
   html: NullableString,
-  html_format: z.enum(['data_uri', 'cid']).describe('Postline extension: how inline images are referenced.'),
+  html_format: z.enum(['data_uri', 'cid']).describe('How inline images are referenced.'),
   text: NullableString,
   headers: z.record(z.string(), z.unknown()),
-  received_for: Addresses.describe('Postline extension: the envelope recipients the message was accepted for.'),
+  received_for: Addresses.describe('The envelope recipients the message was accepted for.'),
   authentication: z
     .strictObject({ spf: NullableString, dkim: NullableString, dmarc: NullableString })
-    .describe('Postline extension: the SPF, DKIM and DMARC verdicts of the received message.'),
-  raw: z.strictObject({ download_url: z.string(), expires_at: IsoTimestamp }),
+    .describe('The SPF, DKIM and DMARC verdicts of the received message (null for an old email).'),
+  raw: z
+    .strictObject({ download_url: z.string(), expires_at: IsoTimestamp })
+    .nullable()
+    .describe('A signed link to the whole message.'),
 });
 
 // ---- Domains -------------------------------------------------------------------------------------------
