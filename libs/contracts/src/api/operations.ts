@@ -505,14 +505,21 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts', 'Broadcasts', 'Create a broadcast', {
     body: { schema: rq.CreateBroadcastBody, required: true },
     success: created(rs.ref('broadcast')),
-    errors: ['validation_error', 'missing_required_field', 'not_found', 'invalid_from_address', 'validation_error@403'],
+    errors: [
+      'validation_error',
+      'missing_required_field',
+      'not_found',
+      'invalid_from_address',
+      'invalid_parameter',
+      'validation_error@403',
+    ],
   }),
   list('/broadcasts', 'Broadcasts', 'List broadcasts', rs.BroadcastList),
   get('/broadcasts/{id}', 'Broadcasts', 'Retrieve a broadcast', { success: ok(rs.Broadcast), errors: ['not_found'] }),
   patch('/broadcasts/{id}', 'Broadcasts', 'Update a draft broadcast', {
     body: json(rq.UpdateBroadcastBody),
     success: ok(rs.ref('broadcast')),
-    errors: ['not_found', 'validation_error', 'invalid_from_address', 'validation_error@403'],
+    errors: ['not_found', 'validation_error', 'invalid_from_address', 'invalid_parameter', 'validation_error@403'],
   }),
   del('/broadcasts/{id}', 'Broadcasts', 'Delete a draft or scheduled broadcast', {
     success: ok(rs.deleted('broadcast')),
@@ -521,7 +528,7 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts/{id}/send', 'Broadcasts', 'Send or schedule a broadcast', {
     body: json(rq.SendBroadcastBody),
     success: ok(rs.SentBroadcast),
-    errors: ['not_found', 'validation_error', 'invalid_from_address', 'validation_error@403'],
+    errors: ['not_found', 'validation_error', 'invalid_from_address', 'invalid_parameter', 'validation_error@403'],
   }),
   post('/broadcasts/{id}/cancel', 'Broadcasts', 'Cancel a scheduled broadcast', {
     success: ok(rs.ref('broadcast')),
