@@ -649,7 +649,8 @@ function publicLink(
     auth: 'none',
     extension: 'A link Postline issues and serves without an API key; the signed token names what it serves.',
     success,
-    errors: ['not_found', 'rate_limit_exceeded', 'service_unavailable'],
+    // A token not of the link's shape is no public link: the gateway asks for an API key.
+    errors: ['not_found', 'missing_api_key', 'invalid_api_key', 'rate_limit_exceeded', 'service_unavailable'],
     params: { token: 'The signed token of the link.' },
     ...extra,
   };
@@ -687,7 +688,15 @@ function publicLinks(): Operation[] {
       { status: 200, contentType: 'text/html', description: 'The preference page, updated.' },
       {
         body: { schema: rq.UnsubscribeForm, contentType: 'application/x-www-form-urlencoded' },
-        errors: ['not_found', 'validation_error', 'validation_error@413', 'rate_limit_exceeded', 'service_unavailable'],
+        errors: [
+          'not_found',
+          'missing_api_key',
+          'invalid_api_key',
+          'validation_error',
+          'validation_error@413',
+          'rate_limit_exceeded',
+          'service_unavailable',
+        ],
       },
     ),
   ];
