@@ -82,3 +82,25 @@ export {
   RELAY_ONLY_HEADERS,
   SEND_EMAIL_BODY,
 } from './api-limits.ts';
+export {
+  FAMILIES,
+  OPERATIONS,
+  ERROR_STATUS,
+  KEYED_ERRORS,
+  type Family,
+  type HttpMethod,
+  type Operation,
+  type OperationError,
+} from './api/operations.ts';
+export {
+  API_VERSION,
+  EXTENSION_KEY,
+  errorsByStatus,
+  errorStatus,
+  jsonSchemaOf,
+  openApiDocument,
+  operationId,
+  pathParams,
+  type OpenApiDocument,
+} from './api/openapi.ts';
+export * as ApiRequests from './api/requests.ts';

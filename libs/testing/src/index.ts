@@ -35,3 +35,4 @@ export {
   type SmtpReply,
 } from './inbound.ts';
 export { startTcpProxy, type TcpProxy, type CutMode } from './tcp-proxy.ts';
+export { validateApiResponses, checkApiResponse } from './api-validation.ts';

@@ -7,6 +7,7 @@ import { startDnsServer, type DnsServer } from './dns.ts';
 import { startSinkMx, type SinkMx, type SinkMxOptions } from './mx.ts';
 import { startForwardingDns, type ForwardingDns } from './shared-dns.ts';
 import { adminCommand, startSystem, type System } from './system.ts';
+import { validateApiResponses } from './api-validation.ts';
 
 /**
  * What a test file sees of a system it shares with other files: where to call it and how it was
@@ -152,6 +153,8 @@ export function useSystem(
   beforeAll(async () => {
     const { mxPort, ...described } = await control<Described>('/system', { env: opts.env ?? {} });
     world.system = { ...described, admin: (...args) => adminCommand(described.env, args) };
+    // Every response the tests then receive from this API is checked against the OpenAPI document.
+    validateApiResponses(described.apiUrl);
     world.dns = await startDnsServer();
     world.sink = await startSinkOnOwnAddress(mxPort, opts.sink ?? {});
     world.rcptDomain = opts.rcptDomain ?? uniqueDomain('rcpt');

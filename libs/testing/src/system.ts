@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase, uniqueName, type TestDatabase } from './db.ts';
 import { infraFromEnv } from './infra.ts';
 import { migrateSystem, systemTemplate } from './system-template.ts';
+import { validateApiResponses } from './api-validation.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -226,6 +227,8 @@ export async function startSystem(
     });
   };
 
+  // Every response the tests then receive from this API is checked against the OpenAPI document.
+  validateApiResponses(url('api-gateway'));
   return {
     apiUrl: url('api-gateway'),
     smtp: {

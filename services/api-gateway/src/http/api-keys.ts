@@ -1,23 +1,11 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route } from '@postline/platform';
 import { listApiKeys, renameApiKey, revokeApiKey } from '../db/api-keys.ts';
 import { createApiKey, type CreateApiKeyDeps } from '../use-cases/api-keys.ts';
 import { authOf } from './context.ts';
 
-const Name = z
-  .string()
-  .max(50, 'The name must be at most 50 characters.')
-  .refine((s) => !s.includes('\u0000'), 'The name must not contain NUL characters.');
-
-const CreateApiKey = z.object({
-  name: Name,
-  permission: z.unknown(),
-  domain_id: z.string().nullish(),
-});
-
-const UpdateApiKey = z.object({ name: Name });
+const { CreateApiKeyBody, UpdateApiKeyBody } = ApiRequests;
 
 export type ApiKeyDeps = CreateApiKeyDeps & {
   /** Called after a key changed here, before answering (the other gateways hear of it by NOTIFY). */
@@ -29,7 +17,7 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
   route(router, '/api-keys', {
     post: async (req, res) => {
       const { teamId } = authOf(res);
-      const body = parseInput(CreateApiKey, req.body);
+      const body = parseInput(CreateApiKeyBody, req.body);
       const permission = body.permission ?? 'full_access';
       if (permission !== 'full_access' && permission !== 'sending_access') {
         throw new ApiError(422, 'invalid_access', 'Access must be "full_access" | "sending_access"');
@@ -59,7 +47,7 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
     patch: async (req, res) => {
       const { teamId } = authOf(res);
       const id = keyId(req.params.id);
-      const body = parseInput(UpdateApiKey, req.body);
+      const body = parseInput(UpdateApiKeyBody, req.body);
       if (!(await renameApiKey(deps.db, teamId, id, body.name))) throw notFound('API key not found');
       res.json({ object: 'api_key', id });
     },

@@ -17,6 +17,7 @@ import { authenticate } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { forwardPublic } from './forward.ts';
 import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
+import { referenceRoutes } from './reference.ts';
 import { requestLogger } from './request-log.ts';
 import { mountRoutes } from './routes.ts';
 import { authenticateSession, type SessionDeps } from './session-auth.ts';
@@ -56,8 +57,9 @@ export type GatewayHttp = {
 };
 
 /**
- * The public API: public link routes (no key, a rate limit per link) → the dashboard's own routes
- * (/dashboard-api) → auth (a dashboard session, else a bearer key) → rate limit → body → idempotency → gateway-owned
+ * The public API: the OpenAPI document and reference page (no key) → public link routes (no key, a rate
+ * limit per link) → the dashboard's own routes (/dashboard-api) → auth (a dashboard session, else a bearer
+ * key) → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
  * health routes and its readiness check of Postgres.
  */
@@ -77,6 +79,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         });
         next();
       });
+      app.use(referenceRoutes());
       app.use(
         forwardPublic({
           owners: deps.owners,

@@ -33,8 +33,9 @@ const Label = z
 /** A tracking subdomain label; `""` means none (clears it on PATCH, where null means "not given"). */
 const TrackingSubdomain = z.union([z.literal(''), Label]);
 
-// Unknown keys are ignored and null means "not given", as the SDKs send both.
-const CreateDomain = z.object({
+// Unknown keys are ignored and null means "not given", as the SDKs send both. The OpenAPI document's
+// schemas of these bodies are checked to be these (tests/openapi/request-schemas.test.ts).
+export const CreateDomain = z.object({
   name: z.string(),
   region: z.string().nullish(),
   custom_return_path: Label.nullish(),
@@ -46,7 +47,7 @@ const CreateDomain = z.object({
 });
 
 /** The body of POST /domains/claim: the create body's name and settings (Resend's CreateDomainClaimRequest). */
-const ClaimDomain = CreateDomain.pick({
+export const ClaimDomain = CreateDomain.pick({
   name: true,
   region: true,
   custom_return_path: true,
@@ -55,7 +56,7 @@ const ClaimDomain = CreateDomain.pick({
   tracking_subdomain: true,
 });
 
-const UpdateDomain = z.object({
+export const UpdateDomain = z.object({
   open_tracking: z.boolean().nullish(),
   click_tracking: z.boolean().nullish(),
   tracking_subdomain: TrackingSubdomain.nullish(),

@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { parseInput, route, teamOf } from '@postline/platform';
 import type { AttachmentMeta } from '../db/received-emails.ts';
 import type { ReceivedEmailRow } from '../db/receiving-tables.ts';
@@ -12,12 +11,6 @@ import {
   type AttachmentLink,
   type ReceivedEmailDeps,
 } from '../use-cases/received-emails.ts';
-
-const GetQuery = z.object({
-  html_format: z
-    .enum(['data_uri', 'cid'], { message: 'The `html_format` parameter must be `data_uri` or `cid`.' })
-    .optional(),
-});
 
 /**
  * The team's received emails (`GET /emails/receiving[/{id}]`) and their attachments with signed download
@@ -52,7 +45,7 @@ export function receivedEmailRoutes(deps: ReceivedEmailDeps): Router {
 
   route(router, '/emails/receiving/:id', {
     get: async (req, res) => {
-      const query = parseInput(GetQuery, req.query);
+      const query = parseInput(ApiRequests.ReceivedEmailQuery, req.query);
       const found = await getReceivedEmail(deps, teamOf(res), req.params.id, query.html_format ?? 'data_uri');
       const email: ReceivedEmailRow = found.email;
       res.json({

@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import { listEndpoints } from '../db/endpoints.ts';
 import { listAttempts, listEvents } from '../db/events.ts';
@@ -18,32 +17,7 @@ import {
 
 export type WebhookRouteDeps = WebhookEndpointsDeps;
 
-const Events = z.array(z.string(), { message: 'The `events` field must be an array of event names.' });
-
-const CreateWebhook = z.object({ endpoint: z.string(), events: Events });
-const UpdateWebhook = z.object({
-  endpoint: z.string().nullish(),
-  events: Events.nullish(),
-  status: z.enum(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }).nullish(),
-});
-
-/**
- * Event and attempt lists page with `after` (older items) or `before` (newer items): the id of an event
- * (`msg_`) or attempt (`atmpt_`); both together are refused, as on every list.
- */
-function cursorPage(prefix: 'msg' | 'atmpt') {
-  const cursor = z
-    .string()
-    .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.')
-    .optional();
-  return z
-    .object({ limit: PaginationQuery.shape.limit, after: cursor, before: cursor })
-    .refine((q) => !(q.after !== undefined && q.before !== undefined), {
-      message: 'The `after` and `before` parameters cannot be used together.',
-    });
-}
-const EventPage = cursorPage('msg');
-const AttemptPage = cursorPage('atmpt');
+const { CreateWebhookBody, UpdateWebhookBody, WebhookAttemptPageQuery, WebhookEventPageQuery } = ApiRequests;
 
 /** `/webhooks` as in Resend's API reference: endpoints, their subscribed events and their signing secrets. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
@@ -51,7 +25,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
 
   route(router, '/webhooks', {
     post: async (req, res) => {
-      const { endpoint, secret } = await createEndpoint(deps, teamOf(res), parseInput(CreateWebhook, req.body));
+      const { endpoint, secret } = await createEndpoint(deps, teamOf(res), parseInput(CreateWebhookBody, req.body));
       res.status(201).json({ object: 'webhook', id: endpoint.id, signing_secret: secret });
     },
     get: async (req, res) => {
@@ -67,7 +41,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
     },
     patch: async (req, res) => {
       const endpoint = await ownedEndpoint(deps, teamOf(res), req.params.id);
-      await updateEndpointSettings(deps, endpoint, parseInput(UpdateWebhook, req.body));
+      await updateEndpointSettings(deps, endpoint, parseInput(UpdateWebhookBody, req.body));
       res.json({ object: 'webhook', id: endpoint.id });
     },
     delete: async (req, res) => {
@@ -89,7 +63,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
   route(router, '/webhooks/:id/events', {
     get: async (req, res) => {
       const endpoint = await ownedEndpoint(deps, teamOf(res), req.params.id);
-      const page = await listEvents(deps.db, endpoint.id, parseInput(EventPage, req.query));
+      const page = await listEvents(deps.db, endpoint.id, parseInput(WebhookEventPageQuery, req.query));
       res.json({
         ...page,
         data: page.data.map((event) => ({
@@ -112,7 +86,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
   route(router, '/webhooks/:id/events/:eventId/attempts', {
     get: async (req, res) => {
       const event = await ownedEvent(deps, teamOf(res), req.params.id, req.params.eventId);
-      const page = await listAttempts(deps.db, event.id, parseInput(AttemptPage, req.query));
+      const page = await listAttempts(deps.db, event.id, parseInput(WebhookAttemptPageQuery, req.query));
       res.json({
         ...page,
         data: page.data.map((attempt) => ({

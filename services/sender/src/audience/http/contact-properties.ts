@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { ContactPropertyRow, SenderDb } from '../../db/schema.ts';
 import {
@@ -14,23 +13,13 @@ import {
 
 export type ContactPropertyRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
-const PropertyType = z.enum(['string', 'number']);
-const FallbackValue = z.union([z.string(), z.number(), z.null()]).optional();
-// `type` through z.string() first, so that an absent type is `missing_required_field` (an enum reports it as invalid).
-const CreateBody = z.object({ key: z.string(), type: z.string().pipe(PropertyType), fallback_value: FallbackValue });
-// Only the fallback value changes; a key or type sent back is checked against the property's own.
-const UpdateBody = z.object({
-  key: z.string().optional(),
-  type: PropertyType.optional(),
-  fallback_value: FallbackValue,
-});
+const { CreateContactPropertyBody, UpdateContactPropertyBody } = ApiRequests;
 
-/** `/contact-properties` as in Resend's API reference: the keys and types of a team's contact properties. */
 export function contactPropertyRoutes(deps: ContactPropertyRouteDeps): Router {
   const router = Router();
   route(router, '/contact-properties', {
     post: async (req, res) => {
-      const row = await createContactProperty(deps, teamOf(res), parseInput(CreateBody, req.body));
+      const row = await createContactProperty(deps, teamOf(res), parseInput(CreateContactPropertyBody, req.body));
       res.status(201).json({ object: 'contact_property', id: row.id });
     },
     get: async (req, res) => {
@@ -46,7 +35,12 @@ export function contactPropertyRoutes(deps: ContactPropertyRouteDeps): Router {
       });
     },
     patch: async (req, res) => {
-      const row = await changeContactProperty(deps, teamOf(res), req.params.id ?? '', parseInput(UpdateBody, req.body));
+      const row = await changeContactProperty(
+        deps,
+        teamOf(res),
+        req.params.id ?? '',
+        parseInput(UpdateContactPropertyBody, req.body),
+      );
       res.json({ object: 'contact_property', id: row.id });
     },
     delete: async (req, res) => {

@@ -1,7 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import type { z } from 'zod';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { ContactListRow } from '../db/contacts.ts';
 import type { SenderDb } from '../../db/schema.ts';
@@ -20,35 +20,13 @@ import {
 export type ContactRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
 // `properties` is checked against the team's contact properties by the use case, naming the key.
-const Fields = {
-  first_name: z.string().nullish(),
-  last_name: z.string().nullish(),
-  unsubscribed: z.boolean().nullish(),
-  properties: z.unknown(),
-};
-const CreateBody = z.object({
-  email: z.string(),
-  ...Fields,
-  // `[{id}]` in the docs, the SDK and recorded answers; plain ids in the OpenAPI file.
-  segments: z.array(z.union([z.string(), z.object({ id: z.string() }).transform((segment) => segment.id)])).nullish(),
-  topics: z.array(z.object({ id: z.string(), subscription: z.enum(['opt_in', 'opt_out']) })).nullish(),
-  /** Legacy: the audience (= segment) to create the contact in. */
-  audience_id: z.string().nullish(),
-});
-const AudienceContactBody = z.object({ email: z.string(), ...Fields });
-const UpdateBody = z.object({ email: z.string().nullish(), ...Fields });
-const ListQuery = z.object({ segment_id: z.string().optional() });
+const { AudienceContactBody, ContactListQuery, CreateContactBody, UpdateContactBody } = ApiRequests;
 
-/**
- * `/contacts` as in Resend's API reference (a contact named by id or by email), a segment's contacts
- * (`/segments/{id}/contacts`) and the legacy audience-scoped contacts (`/audiences/{id}/contacts`). The
- * imports (`/contacts/imports`) are mounted before this router, so `imports` is never read as an email.
- */
 export function contactRoutes(deps: ContactRouteDeps): Router {
   const router = Router();
   route(router, '/contacts', {
     post: async (req, res) => {
-      const body = parseInput(CreateBody, req.body);
+      const body = parseInput(CreateContactBody, req.body);
       const contact = await createContact(deps, teamOf(res), {
         ...input(body),
         email: body.email,
@@ -59,7 +37,7 @@ export function contactRoutes(deps: ContactRouteDeps): Router {
       res.status(201).json({ object: 'contact', id: contact.id });
     },
     get: async (req, res) => {
-      const { segment_id: segmentId } = parseInput(ListQuery, { segment_id: req.query.segment_id });
+      const { segment_id: segmentId } = parseInput(ContactListQuery, { segment_id: req.query.segment_id });
       const page = await pageOfContacts(deps, teamOf(res), segmentId, parseInput(PaginationQuery, req.query));
       res.json({ ...page, data: page.data.map(listItem) });
     },
@@ -73,7 +51,7 @@ export function contactRoutes(deps: ContactRouteDeps): Router {
         deps,
         teamOf(res),
         req.params.contact ?? '',
-        input(parseInput(UpdateBody, req.body)),
+        input(parseInput(UpdateContactBody, req.body)),
       );
       res.json({ object: 'contact', id: contact.id });
     },
@@ -114,7 +92,7 @@ export function contactRoutes(deps: ContactRouteDeps): Router {
         deps,
         teamOf(res),
         req.params.contact ?? '',
-        input(parseInput(UpdateBody, req.body)),
+        input(parseInput(UpdateContactBody, req.body)),
         req.params.segment ?? '',
       );
       res.json({ object: 'contact', id: contact.id });
@@ -128,7 +106,7 @@ export function contactRoutes(deps: ContactRouteDeps): Router {
 }
 
 /** A body's contact fields; a `null` email or `unsubscribed` is as if absent, a `null` name clears it. */
-function input(body: z.infer<typeof UpdateBody>): ContactInput {
+function input(body: z.infer<typeof UpdateContactBody>): ContactInput {
   return {
     email: body.email ?? undefined,
     first_name: body.first_name,

@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { SegmentRow, SenderDb } from '../../db/schema.ts';
 import { addContactToSegment, pageOfContactSegments, removeContactFromSegment } from '../use-cases/contacts.ts';
@@ -16,17 +15,8 @@ import {
 export type SegmentRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
 /** Segment names: not empty, at most 255 characters (the reference gives no limit). */
-const Name = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
-const CreateBody = z
-  .object({ name: Name, filter: z.unknown().optional() })
-  // Segments here are lists of contacts; a rule-based segment would silently be an empty list.
-  .refine((body) => body.filter === undefined || body.filter === null, 'Segment filters are not supported.');
-const RenameBody = z.object({ name: Name });
+const { CreateSegmentBody, RenameSegmentBody } = ApiRequests;
 
-/**
- * `/segments` as in Resend's API reference, the same records under their legacy name `/audiences` (with
- * `object: "audience"`), and a contact's segments (`/contacts/{id_or_email}/segments`).
- */
 export function segmentRoutes(deps: SegmentRouteDeps): Router {
   const router = Router();
   for (const [path, object] of [
@@ -35,7 +25,7 @@ export function segmentRoutes(deps: SegmentRouteDeps): Router {
   ] as const) {
     route(router, path, {
       post: async (req, res) => {
-        const row = await createSegment(deps, teamOf(res), parseInput(CreateBody, req.body).name);
+        const row = await createSegment(deps, teamOf(res), parseInput(CreateSegmentBody, req.body).name);
         res.status(201).json({ object, id: row.id, name: row.name });
       },
       get: async (req, res) => {
@@ -53,7 +43,7 @@ export function segmentRoutes(deps: SegmentRouteDeps): Router {
           deps,
           teamOf(res),
           req.params.id ?? '',
-          parseInput(RenameBody, req.body).name,
+          parseInput(RenameSegmentBody, req.body).name,
         );
         res.json({ object, id: row.id });
       },

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, PaginationQuery } from '@postline/contracts';
+import type { z } from 'zod';
+import { ApiRequests, DEFAULT_PAGE_SIZE, PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
 import { pageOfList } from '../domain/list-page.ts';
@@ -20,60 +20,25 @@ import {
   type BroadcastRecipientItem,
 } from '../use-cases/broadcasts.ts';
 
-/** The clicked links' paging: their ids are 32 hex digits (a hash of the URL), not UUIDs. */
-const LinkCursor = z
-  .string()
-  .regex(/^[0-9a-f]{32}$/, 'The cursor must be a valid id.')
-  .optional();
-const LinkPage = z
-  .object({ limit: PaginationQuery.shape.limit, after: LinkCursor, before: LinkCursor })
-  .refine((q) => !(q.after !== undefined && q.before !== undefined), {
-    message: 'The `after` and `before` parameters cannot be used together.',
-  });
-
 export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
 // `null` is accepted everywhere, as the SDKs send it: on a field that can be cleared it clears it,
 // elsewhere it means absent. Unknown keys are ignored.
-const Text = z.string().nullish();
-const ReplyTo = z.union([z.string(), z.array(z.string())]).nullish();
-const Fields = z.object({
-  name: z.string().max(255, 'must be at most 255 characters').nullish(),
-  segment_id: z.string().nullish(),
-  audience_id: z.string().nullish(),
-  from: z.string().nullish(),
-  subject: z.string().nullish(),
-  reply_to: ReplyTo,
-  preview_text: z.string().max(1000, 'must be at most 1000 characters').nullish(),
-  html: Text,
-  text: Text,
-  topic_id: z.string().nullish(),
-});
-const CreateBody = Fields.extend({ send: z.boolean().nullish(), scheduled_at: z.string().nullish() });
-const SendBody = z.object({ scheduled_at: z.string().nullish() });
-const RecipientType = z.enum([
-  'sent',
-  'delivered',
-  'opened',
-  'clicked',
-  'bounced',
-  'complained',
-  'unsubscribed',
-  'suppressed',
-]);
+const {
+  BroadcastClickedLinksQuery,
+  BroadcastRecipientsQuery,
+  CreateBroadcastBody,
+  SendBroadcastBody,
+  UpdateBroadcastBody,
+} = ApiRequests;
 const BounceTypes = { permanent: 'Permanent', transient: 'Transient', undetermined: 'Undetermined' } as const;
-const RecipientsQuery = z.object({
-  type: RecipientType,
-  email: z.string().optional(),
-  bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional(),
-});
 
 /** `/broadcasts` as in Resend's API reference. */
 export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   const router = Router();
   route(router, '/broadcasts', {
     post: async (req, res) => {
-      const body = parseInput(CreateBody, req.body);
+      const body = parseInput(CreateBroadcastBody, req.body);
       const id = await createBroadcast(deps, teamOf(res), {
         ...inputOf(body),
         send: body.send === true,
@@ -92,7 +57,7 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
     },
     patch: async (req, res) => {
       const id = req.params.id ?? '';
-      await changeBroadcast(deps, teamOf(res), id, inputOf(parseInput(Fields, req.body)));
+      await changeBroadcast(deps, teamOf(res), id, inputOf(parseInput(UpdateBroadcastBody, req.body)));
       res.json({ object: 'broadcast', id });
     },
     delete: async (req, res) => {
@@ -104,7 +69,7 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   route(router, '/broadcasts/:id/send', {
     post: async (req, res) => {
       const id = req.params.id ?? '';
-      await sendBroadcast(deps, teamOf(res), id, parseInput(SendBody, req.body).scheduled_at ?? undefined);
+      await sendBroadcast(deps, teamOf(res), id, parseInput(SendBroadcastBody, req.body).scheduled_at ?? undefined);
       res.json({ id });
     },
   });
@@ -120,7 +85,7 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
       if (req.query.type === undefined) {
         throw new ApiError(422, 'missing_required_parameter', 'Missing `type` parameter.');
       }
-      const filter = parseInput(RecipientsQuery, req.query);
+      const filter = parseInput(BroadcastRecipientsQuery, req.query);
       const page = await pageOfBroadcastRecipients(
         deps,
         teamOf(res),
@@ -138,7 +103,7 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   route(router, '/broadcasts/:id/clicked-links', {
     get: async (req, res) => {
       // The links are read whole (a broadcast's distinct links are few) and paged here; id is the URL's hash.
-      const query = parseInput(LinkPage, paginationOf(req.query));
+      const query = parseInput(BroadcastClickedLinksQuery, paginationOf(req.query));
       const links = await broadcastClickedLinks(deps, teamOf(res), req.params.id ?? '');
       const page = pageOfList(
         links.map((link) => ({ id: createHash('sha256').update(link.url).digest('hex').slice(0, 32), ...link })),
@@ -151,7 +116,7 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   return router;
 }
 
-function inputOf(body: z.infer<typeof Fields>): BroadcastInput {
+function inputOf(body: z.infer<typeof UpdateBroadcastBody>): BroadcastInput {
   const segment = body.segment_id ?? body.audience_id ?? undefined;
   const replyTo = body.reply_to ?? undefined;
   return {
@@ -207,7 +172,7 @@ function fullItem(row: BroadcastRow) {
   };
 }
 
-function recipientItem(item: BroadcastRecipientItem, type: z.infer<typeof RecipientType>) {
+function recipientItem(item: BroadcastRecipientItem, type: z.infer<typeof ApiRequests.BroadcastRecipientType>) {
   const base = { id: item.id, contact_id: item.contact_id, email: item.email };
   if (type === 'bounced') return { ...base, bounce_type: (item.bounce_type ?? 'Undetermined').toLowerCase() };
   if (type === 'opened') return { ...base, count: item.count ?? 0 };

@@ -1,6 +1,5 @@
 import { Router, type Response } from 'express';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { LINK_PATHS, parseInput, route, sendDownload, setPublicLinkHeaders, teamOf } from '@postline/platform';
 import {
   getAttachmentLink,
@@ -40,7 +39,7 @@ export function emailLinkRoutes(deps: EmailLinkDeps): Router {
   route(router, '/emails/:id/share', {
     post: async (req, res) => {
       const email = await getEmail(deps.db, teamOf(res), req.params.id);
-      const body = parseInput(ShareBody, req.body ?? {});
+      const body = parseInput(ApiRequests.ShareEmailBody, req.body ?? {});
       res.json({ object: 'email', id: email.id, url: shareEmail(deps, email.id, body.expires_in) });
     },
   });
@@ -99,5 +98,3 @@ function publicHeaders(res: Response, teamId: string): void {
       "sandbox; default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline' https:; font-src https: data:; frame-ancestors 'none'",
   });
 }
-
-const ShareBody = z.object({ expires_in: z.unknown().optional() });

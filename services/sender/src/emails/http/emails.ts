@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
 import {
+  ApiRequests,
   ENVELOPE_FROM_HEADER,
   ENVELOPE_TO_HEADER,
   PaginationQuery,
@@ -119,7 +119,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     patch: async (req, res) => {
       const teamId = teamOf(res);
       const id = checkEmailId(req.params.id);
-      const body = parseInput(RescheduleBody, req.body);
+      const body = parseInput(ApiRequests.RescheduleEmailBody, req.body);
       await rescheduleEmail(deps, teamId, id, body.scheduled_at);
       res.json({ object: 'email', id });
     },
@@ -135,9 +135,6 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
   });
   return router;
 }
-
-// The reference documents ISO 8601 here; natural language is accepted as on create.
-const RescheduleBody = z.object({ scheduled_at: z.string({ message: 'must be a date string' }) });
 
 /** The request's idempotency key and the gateway's hash of the request, when it came with one. */
 function idempotencyKeyOf(req: Request, teamId: string): IdempotencyKey | undefined {

@@ -25,15 +25,16 @@ const Email = z
   // As recipients are kept: an internationalised domain in punycode, so `u@bücher.de` matches a send to it.
   .transform(listedAddress);
 
-const AddBody = z.object({ email: Email });
-const BatchAddBody = z.object({ emails: z.array(Email).min(1).max(MAX_BATCH) });
-const BatchRemoveBody = z
+// The OpenAPI document's schemas of these are checked to be these (tests/openapi/request-schemas.test.ts).
+export const AddBody = z.object({ email: Email });
+export const BatchAddBody = z.object({ emails: z.array(Email).min(1).max(MAX_BATCH) });
+export const BatchRemoveBody = z
   .object({
     emails: z.array(Email).min(1).max(MAX_BATCH).nullish(),
     ids: z.array(z.string()).min(1).max(MAX_BATCH).nullish(),
   })
   .refine((body) => (body.emails ? 1 : 0) + (body.ids ? 1 : 0) === 1, 'Give either `emails` or `ids`.');
-const ListQuery = z.object({ origin: SuppressionOrigin.optional() });
+export const ListQuery = z.object({ origin: SuppressionOrigin.optional() });
 
 /** `/suppressions` as in Resend's API reference: the team's account-level suppression list. */
 export function suppressionRoutes(deps: SuppressionRouteDeps): Router {

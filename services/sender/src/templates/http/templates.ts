@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import type { z } from 'zod';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { SenderDb, TemplateRow, TemplateVersionRow } from '../../db/schema.ts';
-import { TEMPLATE_NAME_MAX, type VariableDeclaration } from '../domain/templates.ts';
+import type { VariableDeclaration } from '../domain/templates.ts';
 import {
   changeTemplate,
   createTemplate,
@@ -17,50 +17,13 @@ import {
 
 export type TemplateRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
-const Name = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(TEMPLATE_NAME_MAX, `must be at most ${TEMPLATE_NAME_MAX} characters`);
-const Html = z.string().min(1, 'must not be empty');
-const ReplyTo = z.union([z.string(), z.array(z.string())]);
-// Keys and types are checked by the domain rules, which name the variable; `fallbackValue` is what one
-// docs example sends (the SDK maps it to `fallback_value`).
-const Variable = z.object({
-  key: z.string(),
-  type: z.string(),
-  fallback_value: z.unknown().optional(),
-  fallbackValue: z.unknown().optional(),
-});
-const Variables = z.array(Variable);
-const CreateBody = z.object({
-  name: Name,
-  html: Html,
-  alias: z.string().nullish(),
-  from: z.string().nullish(),
-  subject: z.string().nullish(),
-  reply_to: ReplyTo.nullish(),
-  text: z.string().nullish(),
-  variables: Variables.nullish(),
-});
-// Absent keeps a field; null clears the optional ones (and is ignored for name, html and variables).
-const UpdateBody = z.object({
-  name: Name.nullish(),
-  html: Html.nullish(),
-  alias: z.string().nullish(),
-  from: z.string().nullish(),
-  subject: z.string().nullish(),
-  reply_to: ReplyTo.nullish(),
-  text: z.string().nullish(),
-  variables: Variables.nullish(),
-});
+const { CreateTemplateBody, UpdateTemplateBody } = ApiRequests;
 
-/** `/templates` as in Resend's API reference; a template is named by its id or its alias. */
 export function templateRoutes(deps: TemplateRouteDeps): Router {
   const router = Router();
   route(router, '/templates', {
     post: async (req, res) => {
-      const body = parseInput(CreateBody, req.body);
+      const body = parseInput(CreateTemplateBody, req.body);
       const row = await createTemplate(deps, teamOf(res), {
         name: body.name,
         html: body.html,
@@ -84,7 +47,7 @@ export function templateRoutes(deps: TemplateRouteDeps): Router {
       res.json(templateBody(template, version));
     },
     patch: async (req, res) => {
-      const body = parseInput(UpdateBody, req.body);
+      const body = parseInput(UpdateTemplateBody, req.body);
       const row = await changeTemplate(deps, teamOf(res), req.params.template ?? '', {
         name: body.name ?? undefined,
         html: body.html ?? undefined,
@@ -121,7 +84,7 @@ function replyToOf(value: string | string[] | null | undefined): string[] | null
   return typeof value === 'string' ? [value] : value;
 }
 
-function declarations(variables: z.infer<typeof Variables>): VariableDeclaration[] {
+function declarations(variables: z.infer<typeof ApiRequests.TemplateVariables>): VariableDeclaration[] {
   return variables.map((variable) => ({
     key: variable.key,
     type: variable.type,

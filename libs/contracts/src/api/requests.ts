@@ -1,0 +1,307 @@
+import { z } from 'zod';
+import { SuppressionOrigin } from '../events.ts';
+import { PaginationQuery } from '../pagination.ts';
+
+// The request bodies and query parameters of the public API: the schemas the owners validate with
+// (`parseInput`), so that what the OpenAPI document says is what is checked. Unknown keys are ignored and,
+// where a field is `nullish`, null means "not given", as the SDKs send both.
+
+export { PaginationQuery };
+
+const Addresses = z.union([z.string(), z.array(z.string())]);
+
+// ---- Emails --------------------------------------------------------------------------------------------
+/**
+ * POST /emails and each item of /emails/batch. The sender checks this body field by field (its messages
+ * name Resend's); this schema is its documented shape.
+ */
+export const SendEmailBody = z.object({
+  from: z.string().describe('`Name <address>` or a bare address on a verified domain.'),
+  to: Addresses.describe('Up to 50 addresses.'),
+  subject: z.string(),
+  bcc: Addresses.nullish(),
+  cc: Addresses.nullish(),
+  reply_to: Addresses.nullish(),
+  html: z.string().nullish(),
+  text: z.string().nullish(),
+  headers: z.record(z.string(), z.string()).nullish(),
+  attachments: z
+    .array(
+      z.object({
+        content: z.string().nullish().describe('Base64 content.'),
+        filename: z.string().nullish(),
+        path: z.string().nullish().describe('A URL the content is fetched from.'),
+        content_type: z.string().nullish(),
+        content_id: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  tags: z.array(z.object({ name: z.string(), value: z.string() })).nullish(),
+  scheduled_at: z.string().nullish().describe('ISO 8601, or natural language such as `in 1 hour`.'),
+  template: z
+    .object({ id: z.string(), variables: z.record(z.string(), z.union([z.string(), z.number()])).nullish() })
+    .nullish(),
+  topic_id: z.string().nullish(),
+});
+export const BatchEmailsBody = z.array(SendEmailBody).min(1).max(100);
+
+/** PATCH /emails/{id}: ISO 8601 as documented; natural language is accepted as on create. */
+export const RescheduleEmailBody = z.object({ scheduled_at: z.string({ message: 'must be a date string' }) });
+export const ShareEmailBody = z.object({
+  expires_in: z.unknown().optional().meta({ description: 'Postline extension: seconds the link lives.' }),
+});
+
+export const ReceivedEmailQuery = z.object({
+  html_format: z
+    .enum(['data_uri', 'cid'], { message: 'The `html_format` parameter must be `data_uri` or `cid`.' })
+    .optional(),
+});
+
+// ---- Domains -------------------------------------------------------------------------------------------
+const Tls = z.enum(['opportunistic', 'enforced'], { message: 'must be "opportunistic" or "enforced"' });
+const CapabilityField = z.enum(['enabled', 'disabled']).nullish();
+const Label = z.string().describe('A subdomain label such as `send`.');
+const TrackingSubdomain = z.union([z.literal(''), Label]);
+const DomainCapabilitiesInput = z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish();
+export const CreateDomainBody = z.object({
+  name: z.string(),
+  region: z.string().nullish(),
+  custom_return_path: Label.nullish(),
+  open_tracking: z.boolean().nullish(),
+  click_tracking: z.boolean().nullish(),
+  tracking_subdomain: TrackingSubdomain.nullish(),
+  tls: Tls.nullish(),
+  capabilities: DomainCapabilitiesInput,
+});
+export const UpdateDomainBody = z.object({
+  open_tracking: z.boolean().nullish(),
+  click_tracking: z.boolean().nullish(),
+  tracking_subdomain: TrackingSubdomain.nullish(),
+  tls: Tls.nullish(),
+  capabilities: DomainCapabilitiesInput,
+});
+
+// ---- API keys ------------------------------------------------------------------------------------------
+const KeyName = z
+  .string()
+  .max(50, 'The name must be at most 50 characters.')
+  .refine((name) => !name.includes('\u0000'), 'The name must not contain NUL characters.');
+export const CreateApiKeyBody = z.object({
+  name: KeyName,
+  // Checked by the route, which answers `invalid_access` for another value.
+  permission: z
+    .unknown()
+    .optional()
+    .meta({ type: 'string', enum: ['full_access', 'sending_access'], default: 'full_access' }),
+  domain_id: z.string().nullish(),
+});
+export const UpdateApiKeyBody = z.object({ name: KeyName });
+
+// ---- Templates -----------------------------------------------------------------------------------------
+export const TEMPLATE_NAME_MAX = 255;
+const TemplateName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(TEMPLATE_NAME_MAX, `must be at most ${TEMPLATE_NAME_MAX} characters`);
+const TemplateHtml = z.string().min(1, 'must not be empty');
+export const TemplateVariables = z.array(
+  z.object({
+    key: z.string(),
+    type: z.string(),
+    fallback_value: z.unknown().optional(),
+    fallbackValue: z.unknown().optional().meta({ description: 'Accepted for `fallback_value`.', deprecated: true }),
+  }),
+);
+const TemplateFields = {
+  alias: z.string().nullish(),
+  from: z.string().nullish(),
+  subject: z.string().nullish(),
+  reply_to: Addresses.nullish(),
+  text: z.string().nullish(),
+  variables: TemplateVariables.nullish(),
+};
+export const CreateTemplateBody = z.object({ name: TemplateName, html: TemplateHtml, ...TemplateFields });
+export const UpdateTemplateBody = z.object({
+  name: TemplateName.nullish(),
+  html: TemplateHtml.nullish(),
+  ...TemplateFields,
+});
+
+// ---- Audience ------------------------------------------------------------------------------------------
+const Subscription = z.enum(['opt_in', 'opt_out']);
+const ContactFields = {
+  first_name: z.string().nullish(),
+  last_name: z.string().nullish(),
+  unsubscribed: z.boolean().nullish(),
+  // Checked against the team's contact properties by the use case.
+  properties: z
+    .unknown()
+    .optional()
+    .meta({
+      type: 'object',
+      additionalProperties: { type: ['string', 'number', 'null'] },
+      description: 'Values of the contact properties, by key.',
+    }),
+};
+export const CreateContactBody = z.object({
+  email: z.string(),
+  ...ContactFields,
+  segments: z.array(z.union([z.string(), z.object({ id: z.string() }).transform((segment) => segment.id)])).nullish(),
+  topics: z.array(z.object({ id: z.string(), subscription: Subscription })).nullish(),
+  audience_id: z.string().nullish(),
+});
+export const AudienceContactBody = z.object({ email: z.string(), ...ContactFields });
+export const UpdateContactBody = z.object({ email: z.string().nullish(), ...ContactFields });
+export const ContactListQuery = z.object({ segment_id: z.string().optional() });
+
+const SegmentName = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+export const CreateSegmentBody = z
+  .object({
+    name: SegmentName,
+    filter: z.unknown().optional().meta({ description: 'Not supported: only `null` is accepted.' }),
+  })
+  .refine((body) => body.filter === undefined || body.filter === null, 'Segment filters are not supported.');
+export const RenameSegmentBody = z.object({ name: SegmentName });
+
+export const TOPIC_NAME_MAX = 50;
+export const TOPIC_DESCRIPTION_MAX = 200;
+const TopicName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(TOPIC_NAME_MAX, `must be at most ${TOPIC_NAME_MAX} characters`);
+const TopicDescription = z
+  .string()
+  .max(TOPIC_DESCRIPTION_MAX, `must be at most ${TOPIC_DESCRIPTION_MAX} characters`)
+  .nullish();
+const Visibility = z.enum(['public', 'private']);
+export const CreateTopicBody = z.object({
+  name: TopicName,
+  default_subscription: z.string().pipe(Subscription),
+  description: TopicDescription,
+  visibility: Visibility.nullish(),
+});
+export const UpdateTopicBody = z.object({
+  name: TopicName.optional(),
+  description: TopicDescription,
+  visibility: Visibility.optional(),
+  default_subscription: Subscription.optional(),
+});
+/** PATCH /contacts/{id}/topics: a bare array of choices (what the SDK sends), or `{ topics }`. */
+export const ContactTopicChoices = z.array(z.object({ id: z.string(), subscription: Subscription }));
+export const ContactTopicChoicesObject = z.object({ topics: ContactTopicChoices });
+export const UpdateContactTopicsBody = z.union([ContactTopicChoices, ContactTopicChoicesObject]);
+
+const PropertyType = z.enum(['string', 'number']);
+const FallbackValue = z.union([z.string(), z.number(), z.null()]).optional();
+export const CreateContactPropertyBody = z.object({
+  key: z.string(),
+  type: z.string().pipe(PropertyType),
+  fallback_value: FallbackValue,
+});
+export const UpdateContactPropertyBody = z.object({
+  key: z.string().optional(),
+  type: PropertyType.optional(),
+  fallback_value: FallbackValue,
+});
+
+/** POST /contacts/imports: multipart/form-data; the JSON fields are JSON-encoded form fields. */
+export const ContactImportForm = z.object({
+  file: z.string().describe('The CSV file (binary).'),
+  column_map: z.string().optional().describe('JSON object: contact field or property key → CSV column.'),
+  on_conflict: z.enum(['upsert', 'skip']).optional(),
+  segments: z.string().optional().describe('JSON array of segment ids.'),
+  topics: z.string().optional().describe('JSON array of `{ id, subscription }`.'),
+});
+export const ContactImportListQuery = z.object({
+  status: z.enum(['queued', 'in_progress', 'completed', 'failed']).optional(),
+});
+
+// ---- Broadcasts ----------------------------------------------------------------------------------------
+export const UpdateBroadcastBody = z.object({
+  name: z.string().max(255, 'must be at most 255 characters').nullish(),
+  segment_id: z.string().nullish(),
+  audience_id: z.string().nullish().meta({ description: 'Deprecated: the same as `segment_id`.', deprecated: true }),
+  from: z.string().nullish(),
+  subject: z.string().nullish(),
+  reply_to: Addresses.nullish(),
+  preview_text: z.string().max(1000, 'must be at most 1000 characters').nullish(),
+  html: z.string().nullish(),
+  text: z.string().nullish(),
+  topic_id: z.string().nullish(),
+});
+export const CreateBroadcastBody = UpdateBroadcastBody.extend({
+  send: z.boolean().nullish(),
+  scheduled_at: z.string().nullish(),
+});
+export const SendBroadcastBody = z.object({ scheduled_at: z.string().nullish() });
+export const BroadcastRecipientType = z.enum([
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'unsubscribed',
+  'suppressed',
+]);
+/** The clicked links' paging: their ids are 32 hex digits (a hash of the URL), not UUIDs. */
+const LinkCursor = z
+  .string()
+  .regex(/^[0-9a-f]{32}$/, 'The cursor must be a valid id.')
+  .optional();
+export const BroadcastClickedLinksQuery = z
+  .object({ limit: PaginationQuery.shape.limit, after: LinkCursor, before: LinkCursor })
+  .refine((q) => !(q.after !== undefined && q.before !== undefined), {
+    message: 'The `after` and `before` parameters cannot be used together.',
+  });
+export const BroadcastRecipientsQuery = z.object({
+  type: BroadcastRecipientType,
+  email: z.string().optional(),
+  bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional(),
+});
+
+// ---- Suppressions --------------------------------------------------------------------------------------
+const SuppressedEmail = z
+  .string()
+  .max(320)
+  .regex(/^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/, 'must be an email address');
+export const AddSuppressionBody = z.object({ email: SuppressedEmail });
+export const BatchAddSuppressionsBody = z.object({ emails: z.array(SuppressedEmail).min(1).max(100) });
+export const BatchRemoveSuppressionsBody = z.object({
+  emails: z.array(SuppressedEmail).min(1).max(100).nullish(),
+  ids: z.array(z.string()).min(1).max(100).nullish(),
+});
+export const SuppressionListQuery = z.object({ origin: SuppressionOrigin.optional() });
+
+// ---- Webhooks ------------------------------------------------------------------------------------------
+const Events = z.array(z.string(), { message: 'The `events` field must be an array of event names.' });
+export const CreateWebhookBody = z.object({ endpoint: z.string(), events: Events });
+export const UpdateWebhookBody = z.object({
+  endpoint: z.string().nullish(),
+  events: Events.nullish(),
+  status: z.enum(['enabled', 'disabled'], { message: 'must be "enabled" or "disabled"' }).nullish(),
+});
+/**
+ * Event and attempt lists page with `after` (older items) or `before` (newer items): the id of an event
+ * (`msg_`) or attempt (`atmpt_`); both together are refused, as on every list.
+ */
+function cursorPage(prefix: 'msg' | 'atmpt') {
+  const cursor = z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.')
+    .optional();
+  return z
+    .object({ limit: PaginationQuery.shape.limit, after: cursor, before: cursor })
+    .refine((q) => !(q.after !== undefined && q.before !== undefined), {
+      message: 'The `after` and `before` parameters cannot be used together.',
+    });
+}
+export const WebhookEventPageQuery = cursorPage('msg');
+export const WebhookAttemptPageQuery = cursorPage('atmpt');
+
+// ---- Public links --------------------------------------------------------------------------------------
+export const UnsubscribeForm = z.object({
+  'List-Unsubscribe': z.string().optional().describe('`One-Click` (RFC 8058), or the preference form fields.'),
+});

@@ -1,0 +1,364 @@
+import { z } from 'zod';
+import { DomainCapabilities, DomainRecordStatus, DomainStatus, SuppressionOrigin } from '../events.ts';
+import { ListEnvelope } from '../pagination.ts';
+
+// The response bodies of the public API, as the owners write them. Objects are strict: a field an owner adds
+// without documenting it fails the integration tests' validation of every response.
+
+/** `2026-01-02 03:04:05.678+00`, the timestamp format of most resources (Postgres's text form). */
+export const Timestamp = z.string().describe('A timestamp such as `2026-01-02 03:04:05.678+00`.');
+/** An ISO 8601 timestamp (`2026-01-02T03:04:05.678Z`). */
+export const IsoTimestamp = z.string().describe('An ISO 8601 timestamp.');
+const Id = z.string();
+const NullableString = z.string().nullable();
+const Addresses = z.array(z.string());
+
+/** `{ object, id }`, what most writes answer. */
+export function ref<O extends string>(object: O) {
+  return z.strictObject({ object: z.literal(object), id: Id });
+}
+
+/** `{ object, id, deleted: true }`, what most deletes answer. */
+export function deleted<O extends string>(object: O) {
+  return z.strictObject({ object: z.literal(object), id: Id, deleted: z.literal(true) });
+}
+
+/** A single resource: its list item with `object` and the detail fields. */
+function single<O extends string, S extends z.ZodRawShape>(object: O, item: z.ZodObject<S>, more: z.ZodRawShape = {}) {
+  return z.strictObject({ object: z.literal(object), ...item.shape, ...more });
+}
+
+export const Tag = z.strictObject({ name: z.string(), value: z.string() });
+
+// ---- Emails --------------------------------------------------------------------------------------------
+export const SendEmailResponse = z.strictObject({ id: Id });
+export const BatchEmailsResponse = z.strictObject({
+  data: z.array(z.strictObject({ id: Id })),
+  errors: z
+    .array(z.strictObject({ index: z.number().int(), message: z.string() }))
+    .optional()
+    .describe('Permissive batch validation only: the items refused, by index.'),
+});
+const EmailListItem = z.strictObject({
+  id: Id,
+  to: Addresses,
+  from: z.string(),
+  created_at: Timestamp,
+  subject: z.string(),
+  bcc: Addresses.nullable(),
+  cc: Addresses.nullable(),
+  reply_to: Addresses.nullable(),
+  last_event: z.string(),
+  scheduled_at: Timestamp.nullable(),
+  message_id: NullableString,
+  topic_id: NullableString,
+});
+export const EmailList = ListEnvelope(EmailListItem);
+export const Email = single('email', EmailListItem, {
+  html: NullableString,
+  text: NullableString,
+  tags: z.array(Tag),
+});
+export const ShareEmailResponse = z.strictObject({ object: z.literal('email'), id: Id, url: z.string() });
+
+/** An attachment with its signed download link (sent and received emails alike). */
+const AttachmentLink = z.strictObject({
+  id: Id,
+  filename: NullableString,
+  size: z.number().int(),
+  content_type: z.string(),
+  content_disposition: z.enum(['attachment', 'inline']),
+  content_id: NullableString,
+  download_url: z.string(),
+  expires_at: IsoTimestamp,
+});
+export const AttachmentList = ListEnvelope(AttachmentLink);
+export const Attachment = z.strictObject({ object: z.literal('attachment'), ...AttachmentLink.shape });
+
+// ---- Received emails -----------------------------------------------------------------------------------
+const ReceivedAttachment = z.strictObject({
+  id: Id,
+  filename: NullableString,
+  content_type: z.string(),
+  content_id: NullableString,
+  content_disposition: NullableString,
+  size: z.number().int(),
+});
+const ReceivedEmailItem = z.strictObject({
+  id: Id,
+  to: Addresses,
+  from: z.string(),
+  created_at: IsoTimestamp,
+  subject: z.string(),
+  bcc: Addresses.nullable(),
+  cc: Addresses.nullable(),
+  reply_to: Addresses.nullable(),
+  message_id: NullableString,
+  attachments: z.array(ReceivedAttachment),
+});
+export const ReceivedEmailList = ListEnvelope(ReceivedEmailItem);
+export const ReceivedEmail = single('email', ReceivedEmailItem, {
+  html: NullableString,
+  html_format: z.enum(['data_uri', 'cid']).describe('How inline images are referenced.'),
+  text: NullableString,
+  headers: z.record(z.string(), z.unknown()),
+  received_for: Addresses.describe('The envelope recipients the message was accepted for.'),
+  authentication: z
+    .strictObject({ spf: NullableString, dkim: NullableString, dmarc: NullableString })
+    .describe('The SPF, DKIM and DMARC verdicts of the received message (null for an old email).'),
+  raw: z
+    .strictObject({ download_url: z.string(), expires_at: IsoTimestamp })
+    .nullable()
+    .describe('A signed link to the whole message.'),
+});
+
+// ---- Domains -------------------------------------------------------------------------------------------
+const DomainRecord = z.strictObject({
+  record: z.enum(['SPF', 'DKIM', 'Receiving', 'Tracking', 'TrackingCAA']),
+  name: z.string(),
+  type: z.enum(['MX', 'TXT', 'CNAME', 'CAA']),
+  ttl: z.string(),
+  status: DomainRecordStatus,
+  value: z.string(),
+  priority: z.number().int().optional(),
+});
+const DomainItem = z.strictObject({
+  id: Id,
+  name: z.string(),
+  status: DomainStatus,
+  created_at: Timestamp,
+  region: z.string(),
+  open_tracking: z.boolean(),
+  click_tracking: z.boolean(),
+  capabilities: DomainCapabilities,
+});
+export const DomainList = ListEnvelope(DomainItem);
+const DomainDetail = {
+  tracking_subdomain: z.string().optional(),
+  records: z.array(DomainRecord),
+};
+export const Domain = single('domain', DomainItem, DomainDetail);
+export const CreatedDomain = z.strictObject({ ...DomainItem.shape, ...DomainDetail });
+
+// ---- API keys and logs ---------------------------------------------------------------------------------
+export const CreatedApiKey = z.strictObject({ id: Id, token: z.string() });
+export const ApiKeyList = ListEnvelope(
+  z.strictObject({ id: Id, name: z.string(), created_at: Timestamp, last_used_at: Timestamp.nullable() }),
+);
+const LogItem = z.strictObject({
+  id: Id,
+  created_at: Timestamp,
+  endpoint: z.string(),
+  method: z.string(),
+  response_status: z.number().int(),
+  user_agent: NullableString,
+});
+export const LogList = ListEnvelope(LogItem);
+export const Log = single('log', LogItem, { request_body: z.unknown(), response_body: z.unknown() });
+export const RelayCredentials = z.strictObject({
+  object: z.literal('relay_credentials'),
+  permission: z.enum(['full_access', 'sending_access']),
+});
+
+// ---- Templates -----------------------------------------------------------------------------------------
+const TemplateStatus = z.enum(['draft', 'published']);
+const TemplateItem = z.strictObject({
+  id: Id,
+  name: z.string(),
+  status: TemplateStatus,
+  published_at: Timestamp.nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  alias: NullableString,
+});
+export const TemplateList = ListEnvelope(TemplateItem);
+export const TemplateRef = z.strictObject({ id: Id, object: z.literal('template') });
+export const Template = z.strictObject({
+  object: z.literal('template'),
+  ...TemplateItem.shape,
+  current_version_id: Id,
+  from: NullableString,
+  subject: NullableString,
+  reply_to: Addresses.nullable(),
+  html: z.string(),
+  text: NullableString,
+  variables: z.array(
+    z.strictObject({
+      id: Id,
+      key: z.string(),
+      type: z.string(),
+      fallback_value: z.union([z.string(), z.number(), z.null()]),
+      created_at: Timestamp,
+      updated_at: Timestamp,
+    }),
+  ),
+  has_unpublished_versions: z.boolean(),
+});
+
+// ---- Audience: contacts, segments, topics, properties, imports -------------------------------------------
+const ContactItem = z.strictObject({
+  id: Id,
+  email: z.string(),
+  first_name: NullableString,
+  last_name: NullableString,
+  created_at: Timestamp,
+  unsubscribed: z.boolean(),
+});
+export const ContactList = ListEnvelope(ContactItem);
+export const Contact = single('contact', ContactItem, { properties: z.record(z.string(), z.unknown()) });
+export const DeletedContact = z.strictObject({
+  object: z.literal('contact'),
+  contact: Id,
+  deleted: z.literal(true),
+});
+const SegmentItem = z.strictObject({ id: Id, name: z.string(), created_at: Timestamp });
+export const SegmentList = ListEnvelope(SegmentItem);
+export function segment<O extends string>(object: O) {
+  return single(object, SegmentItem);
+}
+export function createdSegment<O extends string>(object: O) {
+  return z.strictObject({ object: z.literal(object), id: Id, name: z.string() });
+}
+export const ContactSegmentAdded = z.strictObject({ id: Id });
+export const ContactSegmentRemoved = z.strictObject({
+  object: z.literal('contact_segment'),
+  id: Id,
+  audienceId: Id,
+  deleted: z.literal(true),
+});
+const Subscription = z.enum(['opt_in', 'opt_out']);
+const TopicItem = z.strictObject({
+  id: Id,
+  name: z.string(),
+  description: NullableString,
+  default_subscription: Subscription,
+  visibility: z.enum(['public', 'private']),
+  created_at: Timestamp,
+});
+export const TopicList = ListEnvelope(TopicItem);
+export const Topic = single('topic', TopicItem);
+export const ContactTopicList = ListEnvelope(
+  z.strictObject({ id: Id, name: z.string(), description: NullableString, subscription: Subscription }),
+);
+const PropertyItem = z.strictObject({
+  id: Id,
+  key: z.string(),
+  type: z.enum(['string', 'number']),
+  fallback_value: z.union([z.string(), z.number(), z.null()]),
+  created_at: Timestamp,
+});
+export const ContactPropertyList = ListEnvelope(PropertyItem);
+export const ContactProperty = single('contact_property', PropertyItem);
+const ContactImportItem = z.strictObject({
+  object: z.literal('contact_import'),
+  id: Id,
+  status: z.enum(['queued', 'in_progress', 'completed', 'failed']),
+  created_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+  counts: z.strictObject({
+    total: z.number().int(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    skipped: z.number().int(),
+    failed: z.number().int(),
+  }),
+  error: NullableString,
+});
+export const ContactImportList = ListEnvelope(ContactImportItem);
+export const ContactImport = ContactImportItem.extend({
+  errors: z.array(z.strictObject({ row: z.number().int(), reason: z.string() })),
+});
+
+// ---- Broadcasts ----------------------------------------------------------------------------------------
+const BroadcastStatus = z.enum(['draft', 'scheduled', 'queued', 'sent', 'canceled']);
+const BroadcastItem = z.strictObject({
+  id: Id,
+  name: NullableString,
+  audience_id: NullableString,
+  segment_id: NullableString,
+  status: BroadcastStatus,
+  created_at: Timestamp,
+  scheduled_at: Timestamp.nullable(),
+  sent_at: Timestamp.nullable(),
+  topic_id: NullableString,
+});
+export const BroadcastList = ListEnvelope(BroadcastItem);
+export const Broadcast = single('broadcast', BroadcastItem, {
+  from: NullableString,
+  subject: NullableString,
+  reply_to: Addresses.nullable(),
+  preview_text: NullableString,
+  html: NullableString,
+  text: NullableString,
+});
+export const SentBroadcast = z.strictObject({ id: Id });
+export const BroadcastRecipientList = ListEnvelope(
+  z.strictObject({
+    id: Id,
+    contact_id: NullableString,
+    email: z.string(),
+    bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional().describe('`type=bounced` only.'),
+    count: z.number().int().optional().describe('`type=opened` and `type=clicked` only.'),
+    clicked_links: z.array(z.string()).optional().describe('`type=clicked` only.'),
+  }),
+);
+export const BroadcastClickedLinkList = ListEnvelope(
+  z.strictObject({ id: Id, url: z.string(), clicks: z.number().int(), unique_clicks: z.number().int() }),
+);
+
+// ---- Suppressions --------------------------------------------------------------------------------------
+const SuppressionItem = z.strictObject({
+  id: Id,
+  email: z.string(),
+  origin: SuppressionOrigin,
+  source_id: NullableString,
+  created_at: Timestamp,
+});
+export const SuppressionList = ListEnvelope(SuppressionItem);
+export const Suppression = single('suppression', SuppressionItem);
+export const SuppressionBatchAdded = z.strictObject({ data: z.array(ref('suppression')) });
+export const SuppressionBatchRemoved = z.strictObject({
+  data: z.array(
+    z
+      .strictObject({ object: z.literal('suppression'), id: NullableString, deleted: z.boolean() })
+      .describe('One per address or id given, in order; `id` is null and `deleted` false for one not listed.'),
+  ),
+});
+
+// ---- Webhooks ------------------------------------------------------------------------------------------
+const WebhookItem = z.strictObject({
+  id: Id,
+  endpoint: z.string(),
+  events: z.array(z.string()),
+  status: z.enum(['enabled', 'disabled']),
+  created_at: Timestamp,
+});
+export const WebhookList = ListEnvelope(WebhookItem);
+export const Webhook = single('webhook', WebhookItem, { signing_secret: z.string() });
+export const WebhookSecret = z.strictObject({ object: z.literal('webhook'), id: Id, signing_secret: z.string() });
+const DeliveryStatus = z
+  .enum(['pending', 'attempting', 'success', 'failed'])
+  .describe('Postline extension: the delivery state of the event to this endpoint.');
+export const WebhookEventList = ListEnvelope(
+  z.strictObject({ id: Id, type: z.string(), created_at: Timestamp, status: DeliveryStatus }),
+);
+export const WebhookEvent = z.strictObject({
+  object: z.literal('webhook_event'),
+  id: Id,
+  type: z.string(),
+  created_at: Timestamp,
+  status: DeliveryStatus,
+  next_attempt_at: Timestamp.nullable(),
+  attempts: z.number().int(),
+  payload: z.record(z.string(), z.unknown()).describe('The body delivered (see `webhooks`).'),
+});
+export const WebhookAttemptList = ListEnvelope(
+  z.strictObject({
+    id: Id,
+    http_status_code: z.number().int().nullable(),
+    response: NullableString,
+    sent_at: Timestamp,
+    error: z.string().optional(),
+    replay: z.boolean(),
+  }),
+);
