@@ -32,6 +32,7 @@ const PUBLIC_PORT_VARS = ['API_PORT', 'SMTP_MX_PORT', 'SMTP_RELAY_PORT', 'SMTP_R
 /** Read by the code but deliberately left unset in k8s, where unset means the default. */
 const UNSET_IN_K8S: Record<string, string> = {
   DNS_SERVERS: 'unset means the cluster resolvers',
+  DATABASE_POOL_SIZE: "unset means each service's own pool; an overlay sets it with replicas",
   SMTP_TLS_CERT: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
   SMTP_TLS_KEY: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
   DASHBOARD_MAIL_FROM: "unset means the dashboard's links are shown to the admin; an overlay sets the operator's",

@@ -155,6 +155,8 @@ export async function startSystem(
     SMTP_RELAY_PORT: String(smtp.relay),
     SMTP_RELAY_TLS_PORT: String(smtp.relayTls),
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // Two test files run at once, each beside the shared systems, within Postgres's 100 connections.
+    DATABASE_POOL_SIZE: '4',
     // As the image sets it: a restarted service loads its modules' compiled code instead of compiling again.
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'postline-node-compile-cache'),
   };

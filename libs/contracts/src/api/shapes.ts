@@ -68,7 +68,8 @@ const AttachmentLink = z.strictObject({
   size: z.number().int(),
   content_type: z.string(),
   content_disposition: z.enum(['attachment', 'inline']),
-  content_id: NullableString,
+  // A sent attachment without a content id leaves the field out (Resend types it a string); a received one answers null.
+  content_id: NullableString.optional(),
   download_url: z.string(),
   expires_at: IsoTimestamp,
 });

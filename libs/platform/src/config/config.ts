@@ -58,6 +58,8 @@ export const BaseEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postline'),
+  /** Connections each process may open to Postgres; unset, the service's own default (the gateway 20, others 10). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().positive().optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10000),
 });
 

@@ -12,6 +12,7 @@ import { createOutboxRelay } from '../outbox/relay.ts';
 export type RuntimeConfig = {
   LOG_LEVEL: string;
   DATABASE_URL: string;
+  DATABASE_POOL_SIZE?: number;
   SHUTDOWN_TIMEOUT_MS: number;
   HTTP_PORT: number;
 };
@@ -87,7 +88,7 @@ export function createServiceRuntime<DB>(
     schema: opts.schema,
     applicationName: service,
     logger,
-    max: opts.dbPoolSize,
+    max: config.DATABASE_POOL_SIZE ?? opts.dbPoolSize,
   });
   const brokered = opts.broker === 'none' ? undefined : connectBroker(opts, config, { db, logger, metrics });
   let setShuttingDown = () => undefined as void;
