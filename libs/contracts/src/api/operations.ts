@@ -789,7 +789,13 @@ function dashboardOperations(): Operation[] {
       body: { schema: rq.SignInBody, required: true },
       success: signedIn('Signed in: the session.'),
       // 403: not a member of the team asked for; 429: too many attempts from the address or for the account.
-      errors: ['validation_error', 'invalid_credentials', 'invalid_permission', 'rate_limit_exceeded'],
+      errors: [
+        'validation_error',
+        'missing_required_field',
+        'invalid_credentials',
+        'invalid_permission',
+        'rate_limit_exceeded',
+      ],
     }),
     dashboard('get', '/session', 'Retrieve the session (and its CSRF token)', 'session', {
       success: ok(rs.DashboardSession),
@@ -802,7 +808,7 @@ function dashboardOperations(): Operation[] {
     dashboard('put', '/session/team', 'Switch the team the session acts on', 'csrf', {
       body: { schema: rq.SwitchTeamBody, required: true },
       success: ok(rs.DashboardSession),
-      errors: ['validation_error', 'not_found'],
+      errors: ['validation_error', 'missing_required_field', 'not_found'],
     }),
     dashboard('get', '/sessions', "List the user's live sessions", 'csrf', {
       success: ok(rs.DashboardSessionList),
@@ -815,7 +821,7 @@ function dashboardOperations(): Operation[] {
     dashboard('put', '/password', 'Change the password (and revoke every other session)', 'csrf', {
       body: { schema: rq.ChangePasswordBody, required: true },
       success: ok(rs.ref('user')),
-      errors: ['validation_error', 'invalid_credentials'],
+      errors: ['validation_error', 'missing_required_field', 'invalid_credentials'],
     }),
     dashboard('get', '/setup', "Check the first account's setup link", 'sign_in', {
       query: rq.LinkTokenQuery,
@@ -825,7 +831,7 @@ function dashboardOperations(): Operation[] {
     dashboard('post', '/setup', 'Create the first user and team', 'sign_in', {
       body: { schema: rq.SetupBody, required: true },
       success: signedIn('The first account: signed in.'),
-      errors: ['validation_error', 'not_found'],
+      errors: ['validation_error', 'missing_required_field', 'not_found'],
     }),
     dashboard('get', '/audit-log', "List the team's audit log", 'csrf', {
       query: rq.PaginationQuery.safeExtend(rq.AuditLogQuery.shape),
@@ -840,7 +846,7 @@ function dashboardOperations(): Operation[] {
       body: { schema: rq.UpdateMemberBody, required: true },
       success: ok(rs.UpdatedMember),
       // 422 also when the team would be left without an admin.
-      errors: ['not_found', 'validation_error', ...TEAM_ERRORS],
+      errors: ['not_found', 'validation_error', 'missing_required_field', ...TEAM_ERRORS],
     }),
     dashboard('delete', '/members/{user_id}', 'Remove a member (admins)', 'csrf', {
       success: ok(rs.deleted('member')),
@@ -853,7 +859,7 @@ function dashboardOperations(): Operation[] {
     dashboard('post', '/invites', 'Invite someone to the team (admins)', 'csrf', {
       body: { schema: rq.CreateInviteBody, required: true },
       success: created(rs.CreatedInvite),
-      errors: ['validation_error', ...TEAM_ERRORS],
+      errors: ['validation_error', 'missing_required_field', ...TEAM_ERRORS],
     }),
     dashboard('get', '/invites/accept', 'Check an invite link', 'sign_in', {
       query: rq.LinkTokenQuery,
@@ -872,12 +878,12 @@ function dashboardOperations(): Operation[] {
     dashboard('post', '/password-resets', "Make a member's password-reset link (admins)", 'csrf', {
       body: { schema: rq.CreatePasswordResetBody, required: true },
       success: created(rs.CreatedPasswordReset),
-      errors: ['validation_error', 'not_found', ...TEAM_ERRORS],
+      errors: ['validation_error', 'missing_required_field', 'not_found', ...TEAM_ERRORS],
     }),
     dashboard('post', '/password-resets/complete', 'Set a new password with a reset link', 'sign_in', {
       body: { schema: rq.CompletePasswordResetBody, required: true },
       success: ok(rs.ref('user')),
-      errors: ['validation_error', 'not_found'],
+      errors: ['validation_error', 'missing_required_field', 'not_found'],
     }),
   ];
 }
