@@ -1,12 +1,12 @@
 // The request schema the OpenAPI document shows is the one that validates. The owners validate with the
 // contracts' schemas (ApiRequests), imported, except for the few bodies whose checks use their own rules
-// (a domain's subdomain labels, a suppressed address's normalization): those are compared here with the
+// (a domain's subdomain labels, in its create, update and claim bodies; a suppressed address's normalization): those are compared here with the
 // documented ones. No other route of an owner may validate with a schema of its own.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { ApiRequests, jsonSchemaOf } from '@postline/contracts';
-import { CreateDomain, UpdateDomain } from '../../services/domain-verifier/src/http/domains.ts';
+import { ClaimDomain, CreateDomain, UpdateDomain } from '../../services/domain-verifier/src/http/domains.ts';
 import {
   AddBody,
   BatchAddBody,
@@ -33,6 +33,7 @@ const OWN_SCHEMAS: Record<string, { file: string; schemas: [Schema, Schema][] }>
     schemas: [
       [CreateDomain, ApiRequests.CreateDomainBody],
       [UpdateDomain, ApiRequests.UpdateDomainBody],
+      [ClaimDomain, ApiRequests.ClaimDomainBody],
     ],
   },
   'sender suppressions': {

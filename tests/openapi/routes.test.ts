@@ -20,20 +20,27 @@ const stand: object = new Proxy(function () {}, {
 const anything = stand as never;
 
 type Layer = {
+  /** The path a router is mounted at (`app.use('/dashboard-api', router)`); `/` for none. */
+  rawPath?: unknown;
   route?: { path: string | string[]; methods: Record<string, boolean> };
   handle?: { stack?: Layer[] };
 };
 
-/** `METHOD /path/{}` of every route a router mounts (parameter names dropped: owners name them freely). */
-function mounted(router: { stack: Layer[] }): string[] {
+/**
+ * `METHOD /path/{}` of every route a router mounts, with the paths routers are mounted at (parameter names
+ * dropped: owners name them freely).
+ */
+function mounted(router: { stack: Layer[] }, prefix = ''): string[] {
   const routes: string[] = [];
   for (const layer of router.stack) {
     if (layer.route) {
       const methods = Object.keys(layer.route.methods).filter((m) => m !== '_all');
       const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-      for (const method of methods) for (const path of paths) routes.push(`${method.toUpperCase()} ${shape(path)}`);
+      for (const method of methods)
+        for (const path of paths) routes.push(`${method.toUpperCase()} ${shape(prefix + path)}`);
     } else if (layer.handle?.stack) {
-      routes.push(...mounted(layer.handle as { stack: Layer[] }));
+      const at = typeof layer.rawPath === 'string' && layer.rawPath !== '/' ? layer.rawPath : '';
+      routes.push(...mounted(layer.handle as { stack: Layer[] }, prefix + at));
     }
   }
   return routes;

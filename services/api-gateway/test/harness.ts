@@ -2,7 +2,15 @@ import type { ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createDb, newId } from '@postline/platform';
-import { createTestDatabase, freePort, infraFromEnv, uniqueName, waitFor, type TestDatabase } from '@postline/testing';
+import {
+  createTestDatabase,
+  freePort,
+  infraFromEnv,
+  uniqueName,
+  validateApiResponses,
+  waitFor,
+  type TestDatabase,
+} from '@postline/testing';
 import { loadConfig, SCHEMA } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { GatewayDb } from '../src/db/schema.ts';
@@ -82,8 +90,12 @@ export async function startGateway(
     const { key, token } = await issueApiKey(db, { teamId, name: 'test', permission, domainId: null });
     return { apiKey: token, keyId: key.id };
   };
+  const url = `http://127.0.0.1:${server.port}`;
+  // The dashboard's answers are checked against the OpenAPI document, as every system's API answers are (the
+  // rest of this gateway faces stand-in owners, whose answers are the tests' own).
+  validateApiResponses(`${url}/dashboard-api`);
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url,
     db,
     databaseUrl: database.url,
     createKey,

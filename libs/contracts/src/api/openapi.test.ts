@@ -62,13 +62,38 @@ describe('the OpenAPI document', () => {
     ]);
   });
 
-  it('secures keyed operations with a bearer key and leaves the public links open', () => {
+  it('secures keyed operations with a bearer key, the dashboard’s with its session cookie, and leaves links open', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
-    expect((doc.components.securitySchemes as Json).bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const schemes = doc.components.securitySchemes as Json;
+    expect(schemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(schemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: '__Host-postline_session' });
+    expect(schemes.csrfToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-csrf-token' });
+    const expected = (operation: (typeof OPERATIONS)[number]) => {
+      if (operation.auth === 'none' || operation.auth === 'sign_in') return [];
+      if (operation.auth === 'session') {
+        return [operation.csrf ? { sessionCookie: [], csrfToken: [] } : { sessionCookie: [] }];
+      }
+      return undefined;
+    };
     for (const operation of OPERATIONS) {
       const op = doc.paths[operation.path]?.[operation.method] as Json;
-      expect(op.security).toEqual(operation.auth === 'none' ? [] : undefined);
+      expect(op.security).toEqual(expected(operation));
+      if (operation.auth === 'session' || operation.auth === 'sign_in') {
+        expect(operation.path.startsWith('/dashboard-api/')).toBe(true);
+      }
     }
+    const signIn = doc.paths['/dashboard-api/session']?.post as { responses: Record<string, { content: Json }> };
+    const names = (status: string) =>
+      ((signIn.responses[status]?.content['application/json'] as { schema: { properties: { name: Json } } }).schema
+        .properties.name.enum as string[]) ?? [];
+    expect(names('401')).toEqual(['invalid_credentials']);
+    expect(names('403')).toEqual(expect.arrayContaining(['invalid_csrf_token', 'invalid_permission']));
+    expect(names('403')).not.toContain('invalid_api_key');
+  });
+
+  it('documents a second success status with the same body where an operation has one', () => {
+    const claim = doc.paths['/domains/claim']?.post as { responses: Record<string, { content: Json }> };
+    expect(claim.responses['200']?.content).toEqual(claim.responses['201']?.content);
   });
 
   it('documents the Idempotency-Key header where it is taken and the rate-limit headers on keyed answers', () => {

@@ -7,6 +7,8 @@ import {
   FAMILIES,
   KEYED_ERRORS,
   OPERATIONS,
+  SESSION_ERRORS,
+  SIGN_IN_ERRORS,
   type Operation,
   type OperationError,
 } from './operations.ts';
@@ -72,6 +74,8 @@ export function errorStatus(error: OperationError): { name: ErrorName; status: n
 export function errorsByStatus(op: Operation): Map<number, ErrorName[]> {
   const all = [
     ...(op.auth === 'api_key' ? KEYED_ERRORS : []),
+    ...(op.auth === 'session' ? SESSION_ERRORS : []),
+    ...(op.auth === 'sign_in' ? SIGN_IN_ERRORS : []),
     ...(op.body ? BODY_ERRORS : []),
     ...op.errors,
     'method_not_allowed' as const,
@@ -176,19 +180,25 @@ function responsesOf(op: Operation): JsonSchema {
       ? { 'idempotent-replayed': { description: '`true` when this is a stored answer.', schema: { type: 'string' } } }
       : {}),
   };
+  const content = success.schema
+    ? { content: { 'application/json': { schema: jsonSchemaOf(success.schema, 'output') } } }
+    : success.contentType
+      ? { content: { [success.contentType]: { schema: { type: 'string', contentMediaType: success.contentType } } } }
+      : {};
   const responses: Record<string, JsonSchema> = {
     [String(success.status)]: {
       description: success.description ?? 'OK',
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
-      ...(success.schema
-        ? { content: { 'application/json': { schema: jsonSchemaOf(success.schema, 'output') } } }
-        : success.contentType
-          ? {
-              content: { [success.contentType]: { schema: { type: 'string', contentMediaType: success.contentType } } },
-            }
-          : {}),
+      ...content,
     },
   };
+  for (const also of success.also ?? []) {
+    responses[String(also.status)] = {
+      description: also.description,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...content,
+    };
+  }
   for (const [status, names] of errorsByStatus(op)) {
     responses[String(status)] = {
       description: names.map((name) => `\`${name}\``).join(', '),
@@ -221,7 +231,10 @@ function operationObject(op: Operation): JsonSchema {
     summary: op.summary,
     ...(op.extension ? { description: `Postline extension: ${op.extension}`, [EXTENSION_KEY]: true } : {}),
     ...(op.deprecated ? { deprecated: true } : {}),
-    ...(op.auth === 'none' ? { security: [] } : {}),
+    ...(op.auth === 'none' || op.auth === 'sign_in' ? { security: [] } : {}),
+    ...(op.auth === 'session'
+      ? { security: [op.csrf ? { sessionCookie: [], csrfToken: [] } : { sessionCookie: [] }] }
+      : {}),
     ...(op.sendingAccess ? { 'x-postline-sending-access': true } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
@@ -282,6 +295,19 @@ export function openApiDocument(): OpenApiDocument {
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer re_…`.' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: '__Host-postline_session',
+          description: "The dashboard's session cookie, set by signing in.",
+        },
+        csrfToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-csrf-token',
+          description:
+            "The session's `csrf_token` (from `GET /dashboard-api/session`); a browser's `Origin` must be the dashboard's site.",
+        },
       },
       headers: {
         ...RATE_LIMIT_HEADERS,

@@ -22,10 +22,11 @@ export const FAMILIES = [
   'Webhooks',
   'Public Links',
   'SMTP Relay',
+  'Dashboard',
 ] as const;
 export type Family = (typeof FAMILIES)[number];
 
-export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** An error an operation can answer: its name, with the status when it is not the name's usual one. */
 export type OperationError = ErrorName | `${ErrorName}@${number}`;
@@ -36,8 +37,14 @@ export type Operation = {
   path: string;
   tag: Family;
   summary: string;
-  /** `api_key`: a bearer API key; `none`: a public link, its signed token is the credential. */
-  auth: 'api_key' | 'none';
+  /**
+   * `api_key`: a bearer API key; `none`: a public link, its signed token is the credential; `session`: the
+   * dashboard's session cookie; `sign_in`: a dashboard route used without a session (signing in, the first
+   * account's setup, following an invite or reset link), where a password or a link's token is the credential.
+   */
+  auth: 'api_key' | 'none' | 'session' | 'sign_in';
+  /** A `session` operation that wants the session's CSRF token in `x-csrf-token`. */
+  csrf?: boolean;
   /** Why this operation is Postline's own (absent from Resend's API); marked `x-postline` in the document. */
   extension?: string;
   deprecated?: boolean;
@@ -54,6 +61,8 @@ export type Operation = {
     contentType?: string;
     description?: string;
     headers?: Record<string, string>;
+    /** Other success statuses answering the same body, with what each means. */
+    also?: { status: number; description: string }[];
   };
   /** Error names this operation may answer beyond the ones every keyed operation shares. */
   errors: OperationError[];
@@ -110,6 +119,23 @@ export const KEYED_ERRORS: OperationError[] = [
   'invalid_session',
   'invalid_csrf_token',
   'team_access_disabled',
+];
+
+/** What every dashboard operation with a session may answer: no live session, no CSRF token or another site, a fault. */
+export const SESSION_ERRORS: OperationError[] = [
+  'validation_error@400',
+  'invalid_session',
+  'invalid_csrf_token',
+  'application_error',
+  'service_unavailable',
+];
+
+/** What every dashboard operation without a session may answer: a request from another site, a fault. */
+export const SIGN_IN_ERRORS: OperationError[] = [
+  'validation_error@400',
+  'invalid_csrf_token',
+  'application_error',
+  'service_unavailable',
 ];
 
 /** What every operation that takes a body may answer: not JSON, too large, an encoding it cannot read. */
@@ -284,6 +310,24 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   post('/domains/{domain_id}/verify', 'Domains', 'Verify a domain', {
     success: ok(rs.ref('domain')),
+    errors: ['not_found'],
+  }),
+  post('/domains/claim', 'Domains', 'Claim a domain another team registered', {
+    body: { schema: rq.ClaimDomainBody, required: true },
+    success: {
+      ...created(rs.DomainClaim),
+      description: 'A new claim.',
+      also: [{ status: 200, description: 'The pending claim of the same request.' }],
+    },
+    // 422: a name no other team has, the team's own, or a bad name.
+    errors: ['validation_error', 'missing_required_field', 'invalid_region'],
+  }),
+  get('/domains/{domain_id}/claim', 'Domains', 'Retrieve a domain claim', {
+    success: ok(rs.DomainClaim),
+    errors: ['not_found'],
+  }),
+  post('/domains/{domain_id}/claim/verify', 'Domains', 'Verify a domain claim', {
+    success: ok(rs.DomainClaim),
     errors: ['not_found'],
   }),
 
@@ -640,6 +684,9 @@ export const OPERATIONS: readonly Operation[] = [
 
   // ---- Public links (no API key: the signed token is the credential) ----
   ...publicLinks(),
+
+  // ---- The dashboard's own routes (a session cookie, no API key) ----
+  ...dashboardOperations(),
 ];
 
 function publicLink(
@@ -707,5 +754,136 @@ function publicLinks(): Operation[] {
         ],
       },
     ),
+  ];
+}
+
+function dashboard(
+  method: HttpMethod,
+  path: string,
+  summary: string,
+  auth: 'session' | 'csrf' | 'sign_in',
+  rest: Pick<Operation, 'success' | 'errors'> & Partial<Operation>,
+): Operation {
+  return {
+    method,
+    path: `/dashboard-api${path}`,
+    tag: 'Dashboard',
+    summary,
+    auth: auth === 'sign_in' ? 'sign_in' : 'session',
+    ...(auth === 'csrf' ? { csrf: true } : {}),
+    extension: 'The dashboard’s own route (a session cookie, not an API key), under `/dashboard-api`.',
+    ...rest,
+  };
+}
+
+function dashboardOperations(): Operation[] {
+  // A session whose team's access is off, or an admin-only route for a member.
+  const TEAM_ERRORS: OperationError[] = ['invalid_permission', 'team_access_disabled'];
+  const signedIn = (description: string) => ({
+    ...created(rs.DashboardSession),
+    description,
+    headers: { 'set-cookie': 'The session cookie, `__Host-postline_session`.' },
+  });
+  return [
+    dashboard('post', '/session', 'Sign in', 'sign_in', {
+      body: { schema: rq.SignInBody, required: true },
+      success: signedIn('Signed in: the session.'),
+      // 403: not a member of the team asked for; 429: too many attempts from the address or for the account.
+      errors: [
+        'validation_error',
+        'missing_required_field',
+        'invalid_credentials',
+        'invalid_permission',
+        'rate_limit_exceeded',
+      ],
+    }),
+    dashboard('get', '/session', 'Retrieve the session (and its CSRF token)', 'session', {
+      success: ok(rs.DashboardSession),
+      errors: [],
+    }),
+    dashboard('delete', '/session', 'Sign out', 'csrf', {
+      success: { ...ok(rs.deleted('session')), headers: { 'set-cookie': 'Clears the session cookie.' } },
+      errors: [],
+    }),
+    dashboard('put', '/session/team', 'Switch the team the session acts on', 'csrf', {
+      body: { schema: rq.SwitchTeamBody, required: true },
+      success: ok(rs.DashboardSession),
+      errors: ['validation_error', 'missing_required_field', 'not_found'],
+    }),
+    dashboard('get', '/sessions', "List the user's live sessions", 'csrf', {
+      success: ok(rs.DashboardSessionList),
+      errors: [],
+    }),
+    dashboard('delete', '/sessions/{session_id}', "Revoke one of the user's sessions", 'csrf', {
+      success: ok(rs.deleted('session')),
+      errors: ['not_found'],
+    }),
+    dashboard('put', '/password', 'Change the password (and revoke every other session)', 'csrf', {
+      body: { schema: rq.ChangePasswordBody, required: true },
+      success: ok(rs.ref('user')),
+      errors: ['validation_error', 'missing_required_field', 'invalid_credentials'],
+    }),
+    dashboard('get', '/setup', "Check the first account's setup link", 'sign_in', {
+      query: rq.LinkTokenQuery,
+      success: ok(rs.SetupLink),
+      errors: ['not_found'],
+    }),
+    dashboard('post', '/setup', 'Create the first user and team', 'sign_in', {
+      body: { schema: rq.SetupBody, required: true },
+      success: signedIn('The first account: signed in.'),
+      errors: ['validation_error', 'missing_required_field', 'not_found'],
+    }),
+    dashboard('get', '/audit-log', "List the team's audit log", 'csrf', {
+      query: rq.PaginationQuery.safeExtend(rq.AuditLogQuery.shape),
+      success: ok(rs.AuditLogList),
+      errors: ['validation_error', ...TEAM_ERRORS],
+    }),
+    dashboard('get', '/members', "List the team's members (admins)", 'csrf', {
+      success: ok(rs.MemberList),
+      errors: TEAM_ERRORS,
+    }),
+    dashboard('patch', '/members/{user_id}', "Change a member's role (admins)", 'csrf', {
+      body: { schema: rq.UpdateMemberBody, required: true },
+      success: ok(rs.UpdatedMember),
+      // 422 also when the team would be left without an admin.
+      errors: ['not_found', 'validation_error', 'missing_required_field', ...TEAM_ERRORS],
+    }),
+    dashboard('delete', '/members/{user_id}', 'Remove a member (admins)', 'csrf', {
+      success: ok(rs.deleted('member')),
+      errors: ['not_found', 'validation_error', ...TEAM_ERRORS],
+    }),
+    dashboard('get', '/invites', "List the team's pending invites (admins)", 'csrf', {
+      success: ok(rs.InviteList),
+      errors: TEAM_ERRORS,
+    }),
+    dashboard('post', '/invites', 'Invite someone to the team (admins)', 'csrf', {
+      body: { schema: rq.CreateInviteBody, required: true },
+      success: created(rs.CreatedInvite),
+      errors: ['validation_error', 'missing_required_field', ...TEAM_ERRORS],
+    }),
+    dashboard('get', '/invites/accept', 'Check an invite link', 'sign_in', {
+      query: rq.LinkTokenQuery,
+      success: ok(rs.InviteLink),
+      errors: ['not_found'],
+    }),
+    dashboard('post', '/invites/accept', 'Accept an invite (and sign in)', 'sign_in', {
+      body: { schema: rq.AcceptInviteBody, required: true },
+      success: signedIn('Joined the team: signed in on it.'),
+      errors: ['validation_error', 'missing_required_field', 'invalid_credentials', 'not_found'],
+    }),
+    dashboard('delete', '/invites/{invite_id}', 'Revoke an invite (admins)', 'csrf', {
+      success: ok(rs.deleted('invite')),
+      errors: ['not_found', ...TEAM_ERRORS],
+    }),
+    dashboard('post', '/password-resets', "Make a member's password-reset link (admins)", 'csrf', {
+      body: { schema: rq.CreatePasswordResetBody, required: true },
+      success: created(rs.CreatedPasswordReset),
+      errors: ['validation_error', 'missing_required_field', 'not_found', ...TEAM_ERRORS],
+    }),
+    dashboard('post', '/password-resets/complete', 'Set a new password with a reset link', 'sign_in', {
+      body: { schema: rq.CompletePasswordResetBody, required: true },
+      success: ok(rs.ref('user')),
+      errors: ['validation_error', 'missing_required_field', 'not_found'],
+    }),
   ];
 }

@@ -80,6 +80,15 @@ export const UpdateDomainBody = z.object({
   tls: Tls.nullish(),
   capabilities: DomainCapabilitiesInput,
 });
+/** POST /domains/claim: the create body's name and settings (Resend's CreateDomainClaimRequest). */
+export const ClaimDomainBody = CreateDomainBody.pick({
+  name: true,
+  region: true,
+  custom_return_path: true,
+  open_tracking: true,
+  click_tracking: true,
+  tracking_subdomain: true,
+});
 
 // ---- API keys ------------------------------------------------------------------------------------------
 const KeyName = z
@@ -305,3 +314,57 @@ export const WebhookAttemptPageQuery = cursorPage('atmpt');
 export const UnsubscribeForm = z.object({
   'List-Unsubscribe': z.string().optional().describe('`One-Click` (RFC 8058), or the preference form fields.'),
 });
+
+// ---- Dashboard (/dashboard-api) --------------------------------------------------------------------------
+// Postgres refuses NUL and unpaired surrogates in text: a 422 here, never a 500 there.
+const DashboardText = (max: number) =>
+  z
+    .string()
+    .max(max, `Must be at most ${max} characters.`)
+    .refine((v) => v.isWellFormed() && !v.includes('\u0000'), 'Must be valid text without NUL characters.');
+const DashboardEmail = DashboardText(254).pipe(z.string().trim().email('The email address is invalid.'));
+/** A new password: 10 to 200 characters. */
+const DashboardPassword = DashboardText(200).refine(
+  (v) => v.length >= 10,
+  'The password must be at least 10 characters.',
+);
+const DashboardName = DashboardText(100).pipe(z.string().trim().min(1, 'Must not be empty.'));
+const MemberRole = z.enum(['admin', 'member'], { message: 'The role must be "admin" or "member".' });
+/** A single-use link's token (setup, invite, password reset). */
+const LinkToken = DashboardText(100).describe('The token of the link.');
+
+export const SignInBody = z.object({
+  email: DashboardText(254),
+  password: DashboardText(200),
+  team_id: z.string().optional().describe('The team to act on; the first of the user’s teams when left out.'),
+});
+export const SwitchTeamBody = z.object({ team_id: z.string() });
+export const ChangePasswordBody = z.object({ current_password: DashboardText(200), new_password: DashboardPassword });
+export const SetupBody = z.object({
+  token: LinkToken,
+  email: DashboardEmail,
+  name: DashboardName,
+  password: DashboardPassword,
+  team_name: DashboardName,
+});
+/** GET /dashboard-api/setup and GET /dashboard-api/invites/accept: the link's token, checked without using it. */
+export const LinkTokenQuery = z.object({ token: z.string().describe('The token of the link.') });
+/** GET /dashboard-api/audit-log's filters (with the pagination parameters). */
+export const AuditLogQuery = z.object({
+  action: DashboardText(100).optional().describe('A whole action (`api-keys.created`) or a family (`api-keys`).'),
+  actor_id: z.string().optional().describe('The acting user or API key.'),
+  target_id: DashboardText(200).optional(),
+});
+export const UpdateMemberBody = z.object({ role: MemberRole });
+export const CreateInviteBody = z.object({ email: DashboardEmail, role: MemberRole.optional() });
+export const AcceptInviteBody = z.object({
+  token: LinkToken,
+  name: DashboardName.optional().describe('Required when the invited address has no account yet.'),
+  password: DashboardText(200).describe(
+    'The account’s password when the address has one; else the new account’s (at least 10 characters).',
+  ),
+});
+/** The password of an account made by accepting an invite, checked once the invite is known to make one. */
+export const NewAccountPassword = z.object({ password: DashboardPassword });
+export const CreatePasswordResetBody = z.object({ user_id: z.string() });
+export const CompletePasswordResetBody = z.object({ token: LinkToken, password: DashboardPassword });

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
+import { ApiRequests } from '@postline/contracts';
 import {
   ApiError,
   formatTimestamp,
@@ -53,10 +53,6 @@ export type TeamRouteDeps = {
   start: (req: Request, res: Response, userId: string, teamId: string) => Promise<void>;
   /** Sends invites and reset links by email through Postline, when the operator configured it. */
   mail: DashboardMail | undefined;
-  Text: (max: number) => z.ZodType<string>;
-  Email: z.ZodType<string>;
-  Password: z.ZodType<string>;
-  Name: z.ZodType<string>;
 };
 
 /**
@@ -66,13 +62,6 @@ export type TeamRouteDeps = {
  * written in the same transaction.
  */
 export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
-  const Role = z.enum(['admin', 'member'], { message: 'The role must be "admin" or "member".' });
-  const CreateInvite = z.object({ email: deps.Email, role: Role.optional() });
-  const UpdateMember = z.object({ role: Role });
-  const AcceptInvite = z.object({ token: deps.Text(100), name: deps.Name.optional(), password: deps.Text(200) });
-  const CreateReset = z.object({ user_id: z.string() });
-  const CompleteReset = z.object({ token: deps.Text(100), password: deps.Password });
-
   const admin = async (req: Request): Promise<CurrentSession> => {
     const current = await deps.session(req, { csrf: true });
     if (teamAccessOf(current) !== 'admin') {
@@ -147,7 +136,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
     );
   };
   route(router, '/members/:id', {
-    patch: async (req, res) => changeMember(req, res, parseInput(UpdateMember, req.body)),
+    patch: async (req, res) => changeMember(req, res, parseInput(ApiRequests.UpdateMemberBody, req.body)),
     delete: async (req, res) => changeMember(req, res, 'remove'),
   });
 
@@ -169,7 +158,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
     },
     post: async (req, res) => {
       const current = await admin(req);
-      const body = parseInput(CreateInvite, req.body);
+      const body = parseInput(ApiRequests.CreateInviteBody, req.body);
       const role = body.role ?? 'member';
       const members = await listMembers(deps.db, current.team_id);
       if (members.some((m) => m.email.toLowerCase() === body.email.toLowerCase())) {
@@ -228,7 +217,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
       });
     },
     post: async (req, res) => {
-      const body = parseInput(AcceptInvite, req.body);
+      const body = parseInput(ApiRequests.AcceptInviteBody, req.body);
       const now = deps.now();
       const invite = await findPendingInvite(deps.db, sha256Hex(body.token), now);
       if (!invite) throw notFound('This invite is not valid: it was used, revoked or it expired.');
@@ -241,7 +230,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
         }
       } else {
         if (!body.name) throw new ApiError(422, 'missing_required_field', 'Missing `name` field.');
-        newHash = await hashPassword(parseInput(z.object({ password: deps.Password }), body).password);
+        newHash = await hashPassword(parseInput(ApiRequests.NewAccountPassword, body).password);
       }
       const userId = await deps.db.transaction().execute(async (trx) => {
         if (!(await acceptInvite(trx, invite.id, now))) return undefined;
@@ -278,7 +267,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
   route(router, '/password-resets', {
     post: async (req, res) => {
       const current = await admin(req);
-      const { user_id } = parseInput(CreateReset, req.body);
+      const { user_id } = parseInput(ApiRequests.CreatePasswordResetBody, req.body);
       if (!isUuid(user_id) || !(await listMembers(deps.db, current.team_id)).some((m) => m.id === user_id)) {
         throw notFound('Member not found');
       }
@@ -316,7 +305,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
 
   route(router, '/password-resets/complete', {
     post: async (req, res) => {
-      const body = parseInput(CompleteReset, req.body);
+      const body = parseInput(ApiRequests.CompletePasswordResetBody, req.body);
       const hash = await hashPassword(body.password);
       const userId = await deps.db.transaction().execute(async (trx) => {
         const id = await usePasswordReset(trx, sha256Hex(body.token), deps.now());

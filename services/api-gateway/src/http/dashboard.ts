@@ -1,7 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import {
   ApiError,
   formatTimestamp,
@@ -55,26 +54,6 @@ export type DashboardDeps = SessionDeps & {
   mail: DashboardMail | undefined;
 };
 
-// Postgres refuses NUL and unpaired surrogates in text: a 422 here, never a 500 there.
-const Text = (max: number) =>
-  z
-    .string()
-    .max(max, `Must be at most ${max} characters.`)
-    .refine((v) => v.isWellFormed() && !v.includes('\u0000'), 'Must be valid text without NUL characters.');
-const Email = Text(254).pipe(z.string().trim().email('The email address is invalid.'));
-const Password = Text(200).refine((v) => v.length >= 10, 'The password must be at least 10 characters.');
-const Name = Text(100).pipe(z.string().trim().min(1, 'Must not be empty.'));
-
-const SignIn = z.object({ email: Text(254), password: Text(200), team_id: z.string().optional() });
-const AuditFilter = z.object({
-  action: Text(100).optional(),
-  actor_id: z.string().optional(),
-  target_id: Text(200).optional(),
-});
-const SwitchTeam = z.object({ team_id: z.string() });
-const ChangePassword = z.object({ current_password: Text(200), new_password: Password });
-const Setup = z.object({ token: Text(100), email: Email, name: Name, password: Password, team_name: Name });
-
 /**
  * The dashboard's own routes under /dashboard-api (not part of the Resend surface): signing in and out, the
  * session and the team switcher, the user's sessions, the password, and the first account's setup. Every
@@ -111,7 +90,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   route(router, '/session', {
     post: async (req, res) => {
       checkOrigin(req, deps.publicBaseUrl);
-      const body = parseInput(SignIn, req.body);
+      const body = parseInput(ApiRequests.SignInBody, req.body);
       const waitMs = await deps.signIn.attempt(req.ip ?? 'unknown');
       if (waitMs !== undefined) throw tooMany('Too many sign-in attempts from this address.', waitMs);
       const lockedMs = await deps.signIn.locked(body.email);
@@ -143,7 +122,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   route(router, '/session/team', {
     put: async (req, res) => {
       const current = await session(req, { csrf: true });
-      const { team_id } = parseInput(SwitchTeam, req.body);
+      const { team_id } = parseInput(ApiRequests.SwitchTeamBody, req.body);
       const teams = await membershipsOf(deps.db, current.user_id);
       if (!teams.some((t) => t.team_id === team_id)) throw notFound('Team not found');
       await setSessionTeam(deps.db, current.id, team_id);
@@ -174,7 +153,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   route(router, '/password', {
     put: async (req, res) => {
       const current = await session(req, { csrf: true });
-      const body = parseInput(ChangePassword, req.body);
+      const body = parseInput(ApiRequests.ChangePasswordBody, req.body);
       const user = await findUser(deps.db, current.user_id);
       if (!user || !(await verifyPassword(body.current_password, user.password_hash))) {
         throw new ApiError(401, 'invalid_credentials', 'The current password is wrong.');
@@ -198,7 +177,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     },
     post: async (req, res) => {
       checkOrigin(req, deps.publicBaseUrl);
-      const body = parseInput(Setup, req.body);
+      const body = parseInput(ApiRequests.SetupBody, req.body);
       const passwordHash = await hashPassword(body.password);
       const created = await deps.db.transaction().execute(async (trx) => {
         // One first account: the token is used once, and only while there is no user at all.
@@ -225,7 +204,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
       const current = await session(req, { csrf: true });
       teamAccessOf(current);
       const { limit, after, before, ...rest } = req.query;
-      const filter = parseInput(AuditFilter, rest);
+      const filter = parseInput(ApiRequests.AuditLogQuery, rest);
       const page = parseInput(PaginationQuery, { limit, after, before });
       // An id that is not a uuid matches no actor.
       if (filter.actor_id !== undefined && !isUuid(filter.actor_id)) {
@@ -254,7 +233,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     },
   });
 
-  mountTeamRoutes(router, { ...deps, session, start, Text, Email, Password, Name });
+  mountTeamRoutes(router, { ...deps, session, start });
 
   router.use(() => {
     throw notFound('Not found');
