@@ -83,16 +83,40 @@ async function deleteBrokerPrefix(url: string, prefix: string, queues: string[])
   }
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed to services, below Linux's ephemeral range (32768 and up), where the kernel picks the local
+ * port of every outgoing connection and of every `listen(0)`: a port taken from there and released before the
+ * service binds it may meanwhile go to another socket. Each jest worker (and jest's main process, which runs
+ * the shared systems) draws from a block of its own, so the two workers never hand out the same port, and a
+ * process never hands one out twice.
+ */
+const PORT_BLOCK = 5000;
+const PORT_BASE = 10_000;
+const handedOut = new Set<number>();
+
+function portBlock(): { first: number; size: number } {
+  const worker = Number(process.env.JEST_WORKER_ID ?? 0);
+  // The main process: 10000-14999; workers 1, 2, 3: the next blocks, all below 30000.
+  return { first: PORT_BASE + (worker % 4) * PORT_BLOCK, size: PORT_BLOCK };
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+export async function freePort(): Promise<number> {
+  const { first, size } = portBlock();
+  for (let tries = 0; tries < size; tries++) {
+    const port = first + Math.floor(Math.random() * size);
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port left in ${first}-${first + size - 1}`);
 }
 
 /** Runs the admin CLI against the system of `env`; returns its parsed JSON line. */
