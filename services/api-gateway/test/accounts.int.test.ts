@@ -105,6 +105,19 @@ describe('the admin CLI', () => {
       code: 2,
     });
   });
+
+  it('exits 1, not 2 (a usage error), for a well-formed team id that names no team', async () => {
+    const missing = '01a21ae0-cde7-75ab-9b3c-000000000000';
+    for (const args of [
+      ['team', 'disable', '--team', missing],
+      ['team', 'set-rate-limit', '--team', missing, '--per-second', '5'],
+      ['user', 'create', '--team', missing, '--email', 'nobody@example.com'],
+    ])
+      await expect(cli(...args)).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining(`no team ${missing}`),
+      });
+  });
 });
 
 describe('sessions', () => {

@@ -84,7 +84,7 @@ async function team(verb: string, values: { name?: string; team?: string; 'per-s
       case 'disable':
       case 'enable': {
         const id = teamId();
-        if (!(await setTeamAccess(db, id, verb === 'enable'))) throw new UsageError(`no team ${id}`);
+        if (!(await setTeamAccess(db, id, verb === 'enable'))) throw new Error(`no team ${id}`);
         return { team_id: id, access_enabled: verb === 'enable' };
       }
       case 'set-rate-limit': {
@@ -92,7 +92,7 @@ async function team(verb: string, values: { name?: string; team?: string; 'per-s
         const perSecond = Number(values['per-second']);
         if (!Number.isInteger(perSecond) || perSecond < 1)
           throw new UsageError('--per-second must be a positive integer');
-        if (!(await setTeamRateLimit(db, id, perSecond))) throw new UsageError(`no team ${id}`);
+        if (!(await setTeamRateLimit(db, id, perSecond))) throw new Error(`no team ${id}`);
         return { team_id: id, rate_limit_per_second: perSecond };
       }
       default:

@@ -31,7 +31,7 @@ export async function createUserCommand(values: {
   try {
     await migrate(db);
     const team = await db.selectFrom('teams').select('id').where('id', '=', teamId).executeTakeFirst();
-    if (!team) throw new UsageError(`no team ${teamId}`);
+    if (!team) throw new Error(`no team ${teamId}`);
     const existing = await findUserByEmail(db, email);
     const password = existing ? undefined : randomToken(15);
     const passwordHash = password ? await hashPassword(password) : undefined;
