@@ -52,7 +52,9 @@ export async function startSharedSystems(): Promise<{ url: string; stop: () => P
         PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '10',
         ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
         DNS_SERVERS: dns.address,
-        DNS_TIMEOUT_MS: '300',
+        // The forwarding server waits up to 1.5 s for the test files' servers, each in a jest worker that may
+        // be busy for a moment; a lookup that times out reads as a DNS failure (SPF temperror, say).
+        DNS_TIMEOUT_MS: '2000',
         MX_DELIVERY_PORT: String(mxPort),
         ...env,
       });
