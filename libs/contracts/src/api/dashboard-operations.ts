@@ -1,5 +1,6 @@
 // The catalog's dashboard routes under /dashboard-api/ (a session cookie, not an API key).
 import * as rq from './requests.ts';
+import * as ds from './dashboard-shapes.ts';
 import * as rs from './shapes.ts';
 import { created, ok, type HttpMethod, type Operation, type OperationError } from './operation.ts';
 
@@ -26,7 +27,7 @@ export function dashboardOperations(): Operation[] {
   // A session whose team's access is off, or an admin-only route for a member.
   const TEAM_ERRORS: OperationError[] = ['invalid_permission', 'team_access_disabled'];
   const signedIn = (description: string) => ({
-    ...created(rs.DashboardSession),
+    ...created(ds.DashboardSession),
     description,
     headers: { 'set-cookie': 'The session cookie, `__Host-postline_session`.' },
   });
@@ -44,7 +45,7 @@ export function dashboardOperations(): Operation[] {
       ],
     }),
     dashboard('get', '/session', 'Retrieve the session (and its CSRF token)', 'session', {
-      success: ok(rs.DashboardSession),
+      success: ok(ds.DashboardSession),
       errors: [],
     }),
     dashboard('delete', '/session', 'Sign out', 'csrf', {
@@ -53,11 +54,11 @@ export function dashboardOperations(): Operation[] {
     }),
     dashboard('put', '/session/team', 'Switch the team the session acts on', 'csrf', {
       body: { schema: rq.SwitchTeamBody, required: true },
-      success: ok(rs.DashboardSession),
+      success: ok(ds.DashboardSession),
       errors: ['validation_error', 'missing_required_field', 'not_found'],
     }),
     dashboard('get', '/sessions', "List the user's live sessions", 'csrf', {
-      success: ok(rs.DashboardSessionList),
+      success: ok(ds.DashboardSessionList),
       errors: [],
     }),
     dashboard('delete', '/sessions/{session_id}', "Revoke one of the user's sessions", 'csrf', {
@@ -71,7 +72,7 @@ export function dashboardOperations(): Operation[] {
     }),
     dashboard('get', '/setup', "Check the first account's setup link", 'sign_in', {
       query: rq.LinkTokenQuery,
-      success: ok(rs.SetupLink),
+      success: ok(ds.SetupLink),
       errors: ['not_found'],
     }),
     dashboard('post', '/setup', 'Create the first user and team', 'sign_in', {
@@ -81,16 +82,16 @@ export function dashboardOperations(): Operation[] {
     }),
     dashboard('get', '/audit-log', "List the team's audit log", 'csrf', {
       query: rq.PaginationQuery.safeExtend(rq.AuditLogQuery.shape),
-      success: ok(rs.AuditLogList),
+      success: ok(ds.AuditLogList),
       errors: ['validation_error', ...TEAM_ERRORS],
     }),
     dashboard('get', '/members', "List the team's members (admins)", 'csrf', {
-      success: ok(rs.MemberList),
+      success: ok(ds.MemberList),
       errors: TEAM_ERRORS,
     }),
     dashboard('patch', '/members/{user_id}', "Change a member's role (admins)", 'csrf', {
       body: { schema: rq.UpdateMemberBody, required: true },
-      success: ok(rs.UpdatedMember),
+      success: ok(ds.UpdatedMember),
       // 422 also when the team would be left without an admin.
       errors: ['not_found', 'validation_error', 'missing_required_field', ...TEAM_ERRORS],
     }),
@@ -99,17 +100,17 @@ export function dashboardOperations(): Operation[] {
       errors: ['not_found', 'validation_error', ...TEAM_ERRORS],
     }),
     dashboard('get', '/invites', "List the team's pending invites (admins)", 'csrf', {
-      success: ok(rs.InviteList),
+      success: ok(ds.InviteList),
       errors: TEAM_ERRORS,
     }),
     dashboard('post', '/invites', 'Invite someone to the team (admins)', 'csrf', {
       body: { schema: rq.CreateInviteBody, required: true },
-      success: created(rs.CreatedInvite),
+      success: created(ds.CreatedInvite),
       errors: ['validation_error', 'missing_required_field', ...TEAM_ERRORS],
     }),
     dashboard('get', '/invites/accept', 'Check an invite link', 'sign_in', {
       query: rq.LinkTokenQuery,
-      success: ok(rs.InviteLink),
+      success: ok(ds.InviteLink),
       errors: ['not_found'],
     }),
     dashboard('post', '/invites/accept', 'Accept an invite (and sign in)', 'sign_in', {
@@ -123,7 +124,7 @@ export function dashboardOperations(): Operation[] {
     }),
     dashboard('post', '/password-resets', "Make a member's password-reset link (admins)", 'csrf', {
       body: { schema: rq.CreatePasswordResetBody, required: true },
-      success: created(rs.CreatedPasswordReset),
+      success: created(ds.CreatedPasswordReset),
       errors: ['validation_error', 'missing_required_field', 'not_found', ...TEAM_ERRORS],
     }),
     dashboard('post', '/password-resets/complete', 'Set a new password with a reset link', 'sign_in', {

@@ -9,8 +9,8 @@ import { ListEnvelope } from '../pagination.ts';
 export const Timestamp = z.string().describe('A timestamp such as `2026-01-02 03:04:05.678+00`.');
 /** An ISO 8601 timestamp (`2026-01-02T03:04:05.678Z`). */
 export const IsoTimestamp = z.string().describe('An ISO 8601 timestamp.');
-const Id = z.string();
-const NullableString = z.string().nullable();
+export const Id = z.string();
+export const NullableString = z.string().nullable();
 const Addresses = z.array(z.string());
 
 /** `{ object, id }`, what most writes answer. */
@@ -380,102 +380,4 @@ export const DomainClaim = z.strictObject({
   failure_reason: NullableString,
   created_at: Timestamp,
   expires_at: Timestamp,
-});
-
-// ---- Dashboard (/dashboard-api) --------------------------------------------------------------------------
-const MemberRole = z.enum(['admin', 'member']);
-const SessionTeam = z.strictObject({ id: Id, name: z.string(), role: MemberRole, access_enabled: z.boolean() });
-export const DashboardSession = z.strictObject({
-  object: z.literal('session'),
-  id: Id,
-  user: z.strictObject({ id: Id, email: z.string(), name: z.string() }).nullable(),
-  team: SessionTeam.nullable().describe('The team the session acts on.'),
-  teams: z.array(SessionTeam).describe('Every team of the user (the team switcher).'),
-  csrf_token: z.string().describe('Sent back in the `x-csrf-token` header of every request made with the session.'),
-  created_at: Timestamp,
-  expires_at: Timestamp,
-});
-export const DashboardSessionList = z.strictObject({
-  object: z.literal('list'),
-  data: z.array(
-    z.strictObject({
-      id: Id,
-      current: z.boolean().describe('The session of this request.'),
-      ip: NullableString,
-      user_agent: NullableString,
-      created_at: Timestamp,
-      last_seen_at: Timestamp,
-      expires_at: Timestamp,
-    }),
-  ),
-});
-export const SetupLink = z.strictObject({ object: z.literal('setup'), valid: z.literal(true) });
-export const AuditLogList = ListEnvelope(
-  z.strictObject({
-    object: z.literal('audit_log_entry'),
-    id: Id,
-    action: z.string().describe('`<family>.<verb>`, such as `api-keys.created`.'),
-    actor: z.union([
-      z.strictObject({ type: z.literal('user'), id: Id, email: NullableString }),
-      z.strictObject({ type: z.literal('api_key'), id: Id, name: NullableString }),
-    ]),
-    target: z.strictObject({ type: z.string(), id: NullableString }),
-    method: z.string(),
-    endpoint: z.string(),
-    ip: NullableString,
-    user_agent: NullableString,
-    created_at: Timestamp,
-  }),
-);
-export const MemberList = z.strictObject({
-  object: z.literal('list'),
-  data: z.array(
-    z.strictObject({
-      object: z.literal('member'),
-      id: Id.describe("The user's id."),
-      email: z.string(),
-      name: z.string(),
-      role: MemberRole,
-      created_at: Timestamp,
-    }),
-  ),
-});
-export const UpdatedMember = z.strictObject({ object: z.literal('member'), id: Id, role: MemberRole });
-const LinkShown = {
-  email_sent: z.boolean().describe('Whether the link was emailed.'),
-  url: z.string().optional().describe('When not emailed: the link, shown once for the admin to hand over.'),
-};
-export const InviteList = z.strictObject({
-  object: z.literal('list'),
-  data: z.array(
-    z.strictObject({
-      object: z.literal('invite'),
-      id: Id,
-      email: z.string(),
-      role: MemberRole,
-      created_at: Timestamp,
-      expires_at: Timestamp,
-    }),
-  ),
-});
-export const CreatedInvite = z.strictObject({
-  object: z.literal('invite'),
-  id: Id,
-  email: z.string(),
-  role: MemberRole,
-  expires_at: Timestamp,
-  ...LinkShown,
-});
-export const InviteLink = z.strictObject({
-  object: z.literal('invite'),
-  email: z.string(),
-  role: MemberRole,
-  team: z.strictObject({ id: Id, name: z.string() }),
-  existing_user: z.boolean().describe('Whether the address has an account: accepting then takes its password.'),
-});
-export const CreatedPasswordReset = z.strictObject({
-  object: z.literal('password_reset'),
-  user_id: Id,
-  expires_at: Timestamp,
-  ...LinkShown,
 });
