@@ -6,7 +6,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { ApiRequests, jsonSchemaOf } from '@postline/contracts';
-import { ClaimDomain, CreateDomain, UpdateDomain } from '../../services/domain-verifier/src/http/domains.ts';
 import {
   AddBody,
   BatchAddBody,
@@ -28,14 +27,6 @@ function shape(schema: Schema): unknown {
 
 /** The schemas an owner validates with that are its own, each with the contract that documents it. */
 const OWN_SCHEMAS: Record<string, { file: string; schemas: [Schema, Schema][] }> = {
-  'domain-verifier domains': {
-    file: 'services/domain-verifier/src/http/domains.ts',
-    schemas: [
-      [CreateDomain, ApiRequests.CreateDomainBody],
-      [UpdateDomain, ApiRequests.UpdateDomainBody],
-      [ClaimDomain, ApiRequests.ClaimDomainBody],
-    ],
-  },
   'sender suppressions': {
     file: 'services/sender/src/suppressions/http/suppressions.ts',
     schemas: [

@@ -104,3 +104,4 @@ export {
   type OpenApiDocument,
 } from './api/openapi.ts';
 export * as ApiRequests from './api/requests.ts';
+export { DNS_LABEL, isSubdomainLabel } from './dns-names.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isSubdomainLabel } from '../dns-names.ts';
 import { SuppressionOrigin } from '../events.ts';
 import { PaginationQuery } from '../pagination.ts';
 
@@ -60,7 +61,13 @@ export const ReceivedEmailQuery = z.object({
 // ---- Domains -------------------------------------------------------------------------------------------
 const Tls = z.enum(['opportunistic', 'enforced'], { message: 'must be "opportunistic" or "enforced"' });
 const CapabilityField = z.enum(['enabled', 'disabled']).nullish();
-const Label = z.string().describe('A subdomain label such as `send`.');
+const Label = z
+  .string()
+  .refine(
+    isSubdomainLabel,
+    'must be a subdomain label such as `send` (letters, digits, inner hyphens; at most 63 characters)',
+  )
+  .describe('A subdomain label such as `send`.');
 const TrackingSubdomain = z.union([z.literal(''), Label]);
 const DomainCapabilitiesInput = z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish();
 export const CreateDomainBody = z.object({

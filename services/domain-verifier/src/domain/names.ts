@@ -1,6 +1,7 @@
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { parse } from 'tldts';
+import { DNS_LABEL } from '@postline/contracts';
 
 /** A domain name as we store it: lower-case ASCII (IDNs in punycode), no trailing dot. */
 export type DomainName = {
@@ -10,8 +11,6 @@ export type DomainName = {
 };
 
 export type NameCheck = { ok: true; domain: DomainName } | { ok: false; message: string };
-
-const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * Checks a domain name a customer wants to send from or receive at. Refused: anything that is not a host
@@ -32,7 +31,8 @@ export function checkDomainName(input: string): NameCheck {
   if (ascii.length > 253) return bad('at most 253 characters');
   const labels = ascii.split('.');
   if (labels.length < 2) return bad('at least two labels, such as example.com');
-  if (!labels.every((l) => LABEL.test(l))) return bad('labels are letters, digits and inner hyphens, up to 63 each');
+  if (!labels.every((l) => DNS_LABEL.test(l)))
+    return bad('labels are letters, digits and inner hyphens, up to 63 each');
   if (/^\d+$/.test(labels.at(-1) ?? '')) return bad('an IP address is not a domain');
   const parsed = parse(ascii, { allowPrivateDomains: true });
   if (parsed.isIp) return bad('an IP address is not a domain');
@@ -44,10 +44,4 @@ export function checkDomainName(input: string): NameCheck {
 export function relativeTo(fqdn: string, zone: string): string {
   if (fqdn === zone) return '';
   return fqdn.endsWith(`.${zone}`) ? fqdn.slice(0, -(zone.length + 1)) : fqdn;
-}
-
-/** One or more DNS labels, as for `custom_return_path` (`send`, `bounces.mail`). */
-export function isSubdomainLabel(value: string): boolean {
-  const labels = value.toLowerCase().split('.');
-  return value.length <= 63 && labels.every((l) => LABEL.test(l));
 }

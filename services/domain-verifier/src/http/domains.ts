@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { Capability, PaginationQuery } from '@postline/contracts';
+import type { z } from 'zod';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route, teamOf } from '@postline/platform';
 import { findDomain, listDomains, recordStates, type RecordStates } from '../db/domains.ts';
 import type { DomainRow } from '../db/schema.ts';
-import { checkDomainName, isSubdomainLabel } from '../domain/names.ts';
+import { checkDomainName } from '../domain/names.ts';
 import { apiRecord, capabilitiesOf, recordSpecsOf } from '../domain/records.ts';
 import { checkDomainNow, type CheckDeps } from '../use-cases/check-domain.ts';
 import { claimBody, CLAIM_NOT_FOUND, createClaim, readClaim, verifyClaim } from '../use-cases/claims.ts';
@@ -21,55 +21,14 @@ export type DomainRouteDeps = ManageDomainsDeps & CheckDeps;
 
 const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'] as const;
 
-const Tls = z.enum(['opportunistic', 'enforced'], { message: 'must be "opportunistic" or "enforced"' });
-const CapabilityField = Capability.nullish();
-const Label = z
-  .string()
-  .refine(
-    isSubdomainLabel,
-    'must be a subdomain label such as `send` (letters, digits, inner hyphens; at most 63 characters)',
-  );
-
-/** A tracking subdomain label; `""` means none (clears it on PATCH, where null means "not given"). */
-const TrackingSubdomain = z.union([z.literal(''), Label]);
-
-// Unknown keys are ignored and null means "not given", as the SDKs send both. The OpenAPI document's
-// schemas of these bodies are checked to be these (tests/openapi/request-schemas.test.ts).
-export const CreateDomain = z.object({
-  name: z.string(),
-  region: z.string().nullish(),
-  custom_return_path: Label.nullish(),
-  open_tracking: z.boolean().nullish(),
-  click_tracking: z.boolean().nullish(),
-  tracking_subdomain: TrackingSubdomain.nullish(),
-  tls: Tls.nullish(),
-  capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
-});
-
-/** The body of POST /domains/claim: the create body's name and settings (Resend's CreateDomainClaimRequest). */
-export const ClaimDomain = CreateDomain.pick({
-  name: true,
-  region: true,
-  custom_return_path: true,
-  open_tracking: true,
-  click_tracking: true,
-  tracking_subdomain: true,
-});
-
-export const UpdateDomain = z.object({
-  open_tracking: z.boolean().nullish(),
-  click_tracking: z.boolean().nullish(),
-  tracking_subdomain: TrackingSubdomain.nullish(),
-  tls: Tls.nullish(),
-  capabilities: z.object({ sending: CapabilityField, receiving: CapabilityField }).nullish(),
-});
+const { ClaimDomainBody, CreateDomainBody, UpdateDomainBody } = ApiRequests;
 
 /** `/domains` and its claims as in Resend's API reference: the team comes from the gateway's header. */
 export function domainRoutes(deps: DomainRouteDeps): Router {
   const router = Router();
   route(router, '/domains/claim', {
     post: async (req, res) => {
-      const input = newDomainInput(parseInput(ClaimDomain, req.body));
+      const input = newDomainInput(parseInput(ClaimDomainBody, req.body));
       const { claim, created } = await createClaim(deps, teamOf(res), input);
       res.status(created ? 201 : 200).json(claimBody(claim, formatTimestamp));
     },
@@ -89,7 +48,11 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
   route(router, '/domains', {
     post: async (req, res) => {
       const teamId = teamOf(res);
-      const { domain, states } = await createDomain(deps, teamId, newDomainInput(parseInput(CreateDomain, req.body)));
+      const { domain, states } = await createDomain(
+        deps,
+        teamId,
+        newDomainInput(parseInput(CreateDomainBody, req.body)),
+      );
       const { object: _object, ...created } = domainBody(deps, domain, states);
       res.status(201).json(created);
     },
@@ -109,7 +72,7 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
     patch: async (req, res) => {
       const teamId = teamOf(res);
       const id = domainId(req.params.id);
-      const body = parseInput(UpdateDomain, req.body);
+      const body = parseInput(UpdateDomainBody, req.body);
       const patch: DomainPatch = {
         openTracking: body.open_tracking ?? undefined,
         clickTracking: body.click_tracking ?? undefined,
@@ -141,7 +104,7 @@ export function domainRoutes(deps: DomainRouteDeps): Router {
 }
 
 /** A create (or claim) body checked: the name, the region, the capabilities; what createDomain takes. */
-function newDomainInput(body: z.infer<typeof CreateDomain>): NewDomain {
+function newDomainInput(body: z.infer<typeof CreateDomainBody>): NewDomain {
   const checked = checkDomainName(body.name);
   if (!checked.ok) throw new ApiError(422, 'validation_error', checked.message);
   const region = body.region ?? 'us-east-1';
