@@ -138,6 +138,8 @@ export default tseslint.config(
       '**/node_modules/**',
       '.runtime/**',
       'coverage/**',
+      'web/*/dist/**',
+      '.local/**',
       'scripts/bootstrap.mjs',
       'eslint.config.js',
       'jest.config.js',

@@ -4,7 +4,7 @@
 // requested task with Node 24 first on PATH. Postline's TypeScript runs directly on Node 24's type
 // stripping, so there is no build step.
 import { spawnSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
@@ -111,11 +111,41 @@ function ensureDeps(env) {
   writeFileSync(stamp, digest);
 }
 
+// The dashboard (web/dashboard) is built by Vite into its dist/, which the gateway serves. It is rebuilt
+// when its sources or the lockfile changed since the last build (their digest is kept beside the build).
+const DASHBOARD = join(root, 'web', 'dashboard');
+
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)]));
+}
+
+function ensureDashboard(env) {
+  const sources = [
+    ...filesUnder(join(DASHBOARD, 'src')),
+    join(DASHBOARD, 'index.html'),
+    join(DASHBOARD, 'vite.config.ts'),
+    join(DASHBOARD, 'package.json'),
+    join(root, 'pnpm-lock.yaml'),
+  ];
+  const hash = createHash('sha256');
+  for (const file of sources) hash.update(file.slice(root.length)).update(readFileSync(file));
+  const digest = hash.digest('hex');
+  const stamp = join(DASHBOARD, 'dist', '.sources.sha256');
+  if (existsSync(join(DASHBOARD, 'dist', 'index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest)
+    return;
+  log('building the dashboard (web/dashboard)');
+  run('pnpm', ['--filter', '@postline/dashboard', 'run', 'build', '--logLevel', 'warn'], { env });
+  writeFileSync(stamp, digest);
+}
+
 const [task, ...rest] = process.argv.slice(2);
 const nodeBin = ensureNode();
 const env = { ...process.env, PATH: `${nodeBin}:${process.env.PATH}` };
 env.PATH = `${ensurePnpm(env)}:${env.PATH}`;
 ensureDeps(env);
+if (task === 'start' || task === 'test' || task === 'setup') ensureDashboard(env);
 
 const tasks = {
   // Prepares the database and runs every service in the foreground.

@@ -9,12 +9,12 @@
 //
 // Postgres, RabbitMQ and Redis come from DATABASE_URL, AMQP_URL and REDIS_URL; where one is unset and the
 // server answers on its default local port, that is used; otherwise jest's global setup falls back to
-// testcontainers. What the tests need besides (a Chromium for the browser test) is set up here, or the run
+// testcontainers. What the tests need besides (a Chromium for the browser tests) is set up here, or the run
 // stops at once naming what is missing and how to install it.
 //
 // tsc and eslint keep their caches under .runtime/, so a developer's second run checks only what changed.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ROOT } from './services.ts';
@@ -25,8 +25,13 @@ const DEFAULTS = {
   REDIS_URL: ['redis://127.0.0.1:6379', 6379],
 } as const;
 
-/** The one test that drives a browser; it finds Chromium through CHROMIUM_PATH. */
-const BROWSER_TEST = 'services/sender/test/preference-page.int.test.ts';
+/** The tests that drive a browser (the dashboard's, the reference page's, the preference page's); they find
+ * Chromium through CHROMIUM_PATH. */
+const BROWSER_TESTS = [
+  ...readdirSync(join(ROOT, 'tests', 'dashboard')).map((file) => `tests/dashboard/${file}`),
+  'services/api-gateway/test/reference.int.test.ts',
+  'services/sender/test/preference-page.int.test.ts',
+];
 
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -105,7 +110,7 @@ async function staticChecks(): Promise<boolean> {
   return results.every(Boolean);
 }
 
-/** Whether the jest arguments select the browser test (jest reads positional arguments as path patterns). */
+/** Whether the jest arguments select a browser test (jest reads positional arguments as path patterns). */
 function selectsBrowserTest(args: string[]): boolean {
   const project = args.indexOf('--selectProjects');
   if (project >= 0 && args[project + 1] === 'unit') return false;
@@ -113,7 +118,7 @@ function selectsBrowserTest(args: string[]): boolean {
   if (patterns.length === 0) return true;
   return patterns.some((p) => {
     try {
-      return new RegExp(p).test(join(ROOT, BROWSER_TEST));
+      return BROWSER_TESTS.some((test) => new RegExp(p).test(join(ROOT, test)));
     } catch {
       return false;
     }
@@ -147,13 +152,13 @@ function playwrightChromium(): string | undefined {
     return path && existsSync(path) ? path : undefined;
   };
   if (executable()) return executable();
-  log("installing Playwright's Chromium for the browser test (playwright-core install chromium)");
+  log("installing Playwright's Chromium for the browser tests (playwright-core install chromium)");
   const r = spawnSync(process.execPath, [join(PLAYWRIGHT, 'cli.js'), 'install', 'chromium'], { stdio: 'inherit' });
   return r.status === 0 ? executable() : undefined;
 }
 
 /**
- * A Chromium for the browser test: CHROMIUM_PATH, or `chromium` on PATH, or Debian's package installed
+ * A Chromium for the browser tests: CHROMIUM_PATH, or `chromium` on PATH, or Debian's package installed
  * through apt where this runs as root on Debian (as CI does), or off Debian the build Playwright installs.
  * Where none can be had it stops with one line naming the command that installs one.
  */
@@ -162,7 +167,7 @@ function ensureChromium(): void {
   let found = which('chromium');
   const debianRoot = process.getuid?.() === 0 && existsSync('/etc/debian_version') && which('apt-get');
   if (!found && debianRoot) {
-    log("installing Debian's chromium for the browser test (apt-get install chromium)");
+    log("installing Debian's chromium for the browser tests (apt-get install chromium)");
     const r = spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium'], { stdio: 'inherit' });
     if (r.status === 0) found = which('chromium');
   }
@@ -170,7 +175,7 @@ function ensureChromium(): void {
   if (!found) {
     const install = existsSync('/etc/debian_version') ? 'sudo apt-get install chromium' : 'install Chromium';
     log(
-      `Chromium is missing (the preference page's browser test drives it): ${install}, ` +
+      `Chromium is missing (the dashboard's browser tests drive it): ${install}, ` +
         'or set CHROMIUM_PATH to a Chromium or Chrome executable',
     );
     process.exit(1);

@@ -105,3 +105,4 @@ export {
 } from './api/openapi.ts';
 export * as ApiRequests from './api/requests.ts';
 export { DNS_LABEL, isSubdomainLabel } from './dns-names.ts';
+export type { ApiShape, DashboardShape, ApiRequest } from './api/types.ts';

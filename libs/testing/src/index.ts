@@ -36,3 +36,13 @@ export {
 } from './inbound.ts';
 export { startTcpProxy, type TcpProxy, type CutMode } from './tcp-proxy.ts';
 export { validateApiResponses, checkApiResponse } from './api-validation.ts';
+export {
+  accessibilityViolations,
+  launchBrowser,
+  openBrowserSession,
+  screenshot,
+  LAPTOP,
+  PHONE,
+  SCREENSHOT_DIR,
+  type BrowserSession,
+} from './browser.ts';

@@ -10,7 +10,7 @@ import { infraFromEnv } from './infra.ts';
 import { migrateSystem, systemTemplate } from './system-template.ts';
 import { validateApiResponses } from './api-validation.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 export type RunningService = { name: ServiceName; port: number; url: string; process: ChildProcess; output: string[] };
 

@@ -15,6 +15,7 @@ import { createWindowCounter } from '../redis/window-counter.ts';
 import { auditLog } from './audit.ts';
 import { authenticate } from './auth.ts';
 import { dashboardRoutes } from './dashboard.ts';
+import { dashboardAppRoutes } from './dashboard-app.ts';
 import { forwardPublic } from './forward.ts';
 import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
 import { referenceRoutes } from './reference.ts';
@@ -57,9 +58,9 @@ export type GatewayHttp = {
 };
 
 /**
- * The public API: the OpenAPI document and reference page (no key) → public link routes (no key, a rate
- * limit per link) → the dashboard's own routes (/dashboard-api) → auth (a dashboard session, else a bearer
- * key) → rate limit → body → idempotency → gateway-owned
+ * The public API: the OpenAPI document, the reference page and the dashboard's pages (no key) → public
+ * link routes (no key, a rate limit per link) → the dashboard's own routes (/dashboard-api) → auth (a
+ * dashboard session, else a bearer key) → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
  * health routes and its readiness check of Postgres.
  */
@@ -80,6 +81,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         next();
       });
       app.use(referenceRoutes());
+      app.use(dashboardAppRoutes());
       app.use(
         forwardPublic({
           owners: deps.owners,

@@ -1,0 +1,44 @@
+// What the dashboard's browser tests share: people made with the admin CLI, signing in through the page as a
+// person does, and the checks every page gets (axe-core, a screenshot written for the reader).
+import { expect } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { accessibilityViolations, screenshot, type BrowserSession, type SharedSystem } from '@postline/testing';
+
+export type Person = { id: string; email: string; password: string; teamId: string };
+
+let counter = 0;
+
+/** A person in a team, made with the admin CLI as an operator would (`user create` prints the password once). */
+export function createPerson(system: SharedSystem, teamId: string, role: 'admin' | 'member', name = 'Ada'): Person {
+  const email = `${name.toLowerCase()}-${process.pid}-${++counter}-${Date.now()}@example.com`;
+  const made = system.admin('user', 'create', '--team', teamId, '--email', email, '--name', name, '--role', role);
+  return { id: String(made.user_id), email, password: String(made.password), teamId };
+}
+
+/** A new team with its first API key, and its admin. */
+export function createTeam(system: SharedSystem, name: string): { teamId: string; apiKey: string; admin: Person } {
+  const team = system.admin('team', 'create', '--name', name);
+  const teamId = String(team.team_id);
+  return { teamId, apiKey: String(team.api_key), admin: createPerson(system, teamId, 'admin') };
+}
+
+/** Signs in on the sign-in page; resolves once the signed-in frame shows. */
+export async function signIn(
+  page: Page,
+  person: Pick<Person, 'email' | 'password'>,
+  path = '/dashboard/',
+): Promise<void> {
+  await page.goto(path);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/** The page as it is now passes axe-core (no serious or critical violation); its screenshot is written. */
+export async function checkPage(session: BrowserSession, name: string): Promise<void> {
+  await session.page.waitForLoadState('networkidle');
+  expect(await accessibilityViolations(session.page)).toEqual([]);
+  await screenshot(session.page, name);
+}

@@ -1,0 +1,73 @@
+// The one way the dashboard talks to the gateway: the public API's routes (and /dashboard-api/ for what only
+// people do), authenticated by the session cookie. Every change carries the session's CSRF token; the browser
+// adds the Origin. An error answer is thrown as an ApiError holding the API's own {statusCode, name, message}.
+import type { ErrorBody } from '@postline/contracts';
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  /** The API's error name (`validation_error`…), or `network_error` when the server could not be reached. */
+  readonly code: string;
+  constructor(body: { statusCode: number; name: string; message: string }) {
+    super(body.message);
+    this.statusCode = body.statusCode;
+    this.code = body.name;
+  }
+}
+
+let csrfToken: string | null = null;
+
+/** Set from the session body when signed in; cleared at sign-out. */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+/** `path?query`, leaving out empty values. */
+export function withQuery(path: string, query?: Query): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  }
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError({ statusCode: 0, name: 'network_error', message: 'The server could not be reached.' });
+  }
+  const text = await response.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!response.ok) {
+    const error = json as Partial<ErrorBody> | null;
+    throw new ApiError({
+      statusCode: response.status,
+      name: error?.name ?? 'application_error',
+      message: error?.message ?? `The server answered ${response.status} ${response.statusText}.`,
+    });
+  }
+  return json as T;
+}
+
+export const get = <T>(path: string, query?: Query) => request<T>('GET', withQuery(path, query));
+export const post = <T>(path: string, body?: unknown) => request<T>('POST', path, body ?? {});
+export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);
+export const put = <T>(path: string, body: unknown) => request<T>('PUT', path, body);
+export const del = <T>(path: string) => request<T>('DELETE', path);

@@ -1,0 +1,118 @@
+// The signed-in frame of every page: the navigation, the team switcher, the account menu, and a banner when
+// the team's access is off. On a phone-width screen the navigation folds behind a Menu button.
+import { useState, type ReactNode } from 'react';
+import { NavLink, useNavigate } from 'react-router';
+import { useSession, useSignOut, useSwitchTeam } from './session.tsx';
+import { ErrorMessage } from './ui/feedback.tsx';
+
+type NavItem = { to: string; label: string; adminOnly?: boolean };
+
+/** The pages, in the order the navigation lists them. */
+export const NAV: NavItem[] = [
+  { to: '/api-keys', label: 'API keys', adminOnly: true },
+  { to: '/domains', label: 'Domains' },
+  { to: '/webhooks', label: 'Webhooks' },
+  { to: '/logs', label: 'Logs' },
+  { to: '/audit-log', label: 'Audit log' },
+  { to: '/team', label: 'Team' },
+];
+
+export function Layout({ children }: { children: ReactNode }) {
+  const session = useSession();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const isAdmin = session.team?.role === 'admin';
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">Postline</span>
+        <button
+          type="button"
+          className="button small menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="primary-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <TeamSwitcher />
+        <AccountMenu />
+      </header>
+      <div className="frame">
+        <nav id="primary-nav" aria-label="Main" className={menuOpen ? 'sidebar open' : 'sidebar'}>
+          <ul>
+            {NAV.filter((item) => isAdmin || !item.adminOnly).map((item) => (
+              <li key={item.to}>
+                <NavLink to={item.to} onClick={() => setMenuOpen(false)}>
+                  {item.label}
+                </NavLink>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          {session.team && !session.team.access_enabled ? (
+            <div role="alert" className="alert alert-error">
+              <strong>This team&apos;s access is turned off.</strong> Its API keys and this dashboard are refused until
+              the operator turns it on again (<code>npm run admin -- team enable</code>).
+            </div>
+          ) : null}
+          {children}
+        </main>
+      </div>
+    </div>
+  );
+}
+
+function TeamSwitcher() {
+  const session = useSession();
+  const switchTeam = useSwitchTeam();
+  const navigate = useNavigate();
+  const [error, setError] = useState<unknown>(null);
+  if (session.teams.length < 2) return <span className="team-name">{session.team?.name}</span>;
+  return (
+    <div className="team-switcher">
+      <label htmlFor="team-switcher" className="visually-hidden">
+        Team
+      </label>
+      <select
+        id="team-switcher"
+        value={session.team?.id ?? ''}
+        onChange={(e) => {
+          setError(null);
+          switchTeam(e.target.value).then(
+            () => void navigate('/'),
+            (err: unknown) => setError(err),
+          );
+        }}
+      >
+        {session.teams.map((team) => (
+          <option key={team.id} value={team.id}>
+            {team.name} ({team.role})
+          </option>
+        ))}
+      </select>
+      <ErrorMessage error={error} />
+    </div>
+  );
+}
+
+function AccountMenu() {
+  const session = useSession();
+  const signOut = useSignOut();
+  const navigate = useNavigate();
+  return (
+    <div className="account">
+      <NavLink to="/account">{session.user?.name ?? 'Account'}</NavLink>
+      <button
+        type="button"
+        className="button small"
+        onClick={() => void signOut().finally(() => void navigate('/sign-in'))}
+      >
+        Sign out
+      </button>
+    </div>
+  );
+}

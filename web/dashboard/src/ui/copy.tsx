@@ -1,0 +1,36 @@
+// A copy button for a value (a key, a secret, a DNS record): its label names what it copies, and it says
+// "Copied" to screen readers too.
+import { useState } from 'react';
+
+export function CopyButton({ value, label }: { value: string; label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setState('copied');
+    } catch {
+      setState('failed');
+    }
+    window.setTimeout(() => setState('idle'), 2000);
+  };
+  return (
+    <span className="copy">
+      <button type="button" className="button small" onClick={() => void copy()} aria-label={label}>
+        Copy
+      </button>
+      <span aria-live="polite" className="muted small-text">
+        {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed: select the text' : ''}
+      </span>
+    </span>
+  );
+}
+
+/** A secret or long value in a monospace box the reader can select, with its copy button. */
+export function CodeValue({ value, label }: { value: string; label: string }) {
+  return (
+    <div className="code-value">
+      <code>{value}</code>
+      <CopyButton value={value} label={label} />
+    </div>
+  );
+}

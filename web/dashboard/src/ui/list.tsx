@@ -1,0 +1,72 @@
+// Paginated lists: the API's cursor pagination (`limit`, `after`, `before`, `has_more`) with the cursor and
+// the filters kept in the page's URL, so a filtered page can be shared and survives a reload.
+import { useQuery, keepPreviousData } from '@tanstack/react-query';
+import { useSearchParams } from 'react-router';
+import { get, type Query } from '../api/client.ts';
+
+export type ListPage<T> = { object: 'list'; has_more: boolean; data: T[] };
+
+/** The URL's filter values (every search parameter but the cursor), and a setter that resets the cursor. */
+export function useFilters(): [Record<string, string>, (next: Record<string, string>) => void] {
+  const [params, setParams] = useSearchParams();
+  const filters: Record<string, string> = {};
+  for (const [key, value] of params) if (key !== 'after' && key !== 'before') filters[key] = value;
+  const set = (next: Record<string, string>) => {
+    const clean = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== ''));
+    setParams(clean);
+  };
+  return [filters, set];
+}
+
+/**
+ * One page of a list route, at the cursor in the URL. `query` adds the route's filters; the page keeps the
+ * previous data on screen while the next loads.
+ */
+export function useListPage<T extends { id: string }>(key: string, path: string, query: Query = {}, limit = 50) {
+  const [params] = useSearchParams();
+  const after = params.get('after');
+  const before = params.get('before');
+  const result = useQuery({
+    queryKey: [key, path, query, after, before, limit],
+    queryFn: () => get<ListPage<T>>(path, { ...query, limit, after, before }),
+    placeholderData: keepPreviousData,
+  });
+  return { ...result, after, before };
+}
+
+/** Newer and Older links for a page of a list (newest first), keeping the other search parameters. */
+export function Pager<T extends { id: string }>({
+  page,
+  after,
+  before,
+}: {
+  page: ListPage<T> | undefined;
+  after: string | null;
+  before: string | null;
+}) {
+  const [params, setParams] = useSearchParams();
+  if (!page || page.data.length === 0) return null;
+  const first = page.data[0]!.id;
+  const last = page.data[page.data.length - 1]!.id;
+  // Paging backwards (before) answers has_more for what lies further back that way, so newer pages exist
+  // when we came with `after`, or when `before` says there are more; older ones likewise the other way.
+  const hasNewer = Boolean(after) || (Boolean(before) && page.has_more);
+  const hasOlder = before ? true : page.has_more;
+  const go = (cursor: 'after' | 'before', id: string) => {
+    const next = new URLSearchParams(params);
+    next.delete('after');
+    next.delete('before');
+    next.set(cursor, id);
+    setParams(next);
+  };
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" className="button small" disabled={!hasNewer} onClick={() => go('before', first)}>
+        Newer
+      </button>
+      <button type="button" className="button small" disabled={!hasOlder} onClick={() => go('after', last)}>
+        Older
+      </button>
+    </nav>
+  );
+}

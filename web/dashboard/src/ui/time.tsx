@@ -1,0 +1,29 @@
+// Timestamps as the API answers them ("2026-01-02 03:04:05.678+00" or ISO 8601), shown in the reader's
+// time zone, with the exact UTC instant on hover.
+export function parseTimestamp(value: string): Date {
+  const iso = value.includes('T') ? value : value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
+  return new Date(iso);
+}
+
+const FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+export function formatTime(value: string): string {
+  const date = parseTimestamp(value);
+  return Number.isNaN(date.getTime()) ? value : FORMAT.format(date);
+}
+
+export function Time({ value, fallback = '—' }: { value: string | null | undefined; fallback?: string }) {
+  if (!value) return <span className="muted">{fallback}</span>;
+  const date = parseTimestamp(value);
+  if (Number.isNaN(date.getTime())) return <span>{value}</span>;
+  return (
+    <time dateTime={date.toISOString()} title={date.toISOString()}>
+      {FORMAT.format(date)}
+    </time>
+  );
+}
+
+/** Days between a timestamp and now (whole days, rounded down). */
+export function daysSince(value: string, now = Date.now()): number {
+  return Math.floor((now - parseTimestamp(value).getTime()) / 86_400_000);
+}
