@@ -29,6 +29,7 @@ const DEFAULTS = {
  * Chromium through CHROMIUM_PATH. */
 const BROWSER_TESTS = [
   ...readdirSync(join(ROOT, 'tests', 'dashboard')).map((file) => `tests/dashboard/${file}`),
+  'services/api-gateway/test/dashboard-browser.int.test.ts',
   'services/api-gateway/test/reference.int.test.ts',
   'services/sender/test/preference-page.int.test.ts',
 ];

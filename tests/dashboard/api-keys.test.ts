@@ -59,7 +59,7 @@ describe('the API keys page', () => {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
       await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
       // The team's first key, made by the admin CLI, is listed.
-      await page.getByRole('row', { name: /Keys/ }).first().waitFor();
+      await page.getByRole('row', { name: /^Default/ }).waitFor();
       await checkPage(s, 'api-keys');
 
       await page.getByRole('button', { name: 'Create API key' }).click();

@@ -33,7 +33,7 @@ export async function signIn(
   await page.getByLabel('Email').fill(person.email);
   await page.getByLabel('Password').fill(person.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
 /** The page as it is now passes axe-core (no serious or critical violation); its screenshot is written. */

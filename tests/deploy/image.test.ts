@@ -24,7 +24,8 @@ describe('deploy/Dockerfile', () => {
   const instructions = dockerfile.split('\n').filter((l) => /^[A-Z]+\s/.test(l));
 
   it('builds on node:24-slim with the pnpm version the repository pins', () => {
-    expect(instructions[0]).toBe('FROM node:24-slim');
+    // The dashboard's build stage, then the runtime image.
+    expect(instructions.filter((l) => l.startsWith('FROM '))).toEqual(['FROM node:24-slim AS dashboard', 'FROM node:24-slim']);
     const { packageManager } = JSON.parse(readRepoFile('package.json')) as { packageManager: string };
     expect(dockerfile).toContain(`ARG PNPM_VERSION=${packageManager.replace(/^pnpm@/, '')}\n`);
   });
@@ -41,7 +42,11 @@ describe('deploy/Dockerfile', () => {
     }
     expect(before.some((l) => /^COPY (libs|services)\/ /.test(l))).toBe(false);
     expect(instructions.slice(install)).toEqual(
-      expect.arrayContaining(['COPY libs/ libs/', 'COPY services/ services/']),
+      expect.arrayContaining([
+        'COPY libs/ libs/',
+        'COPY services/ services/',
+        'COPY --from=dashboard /build/web/dashboard/dist/ web/dashboard/dist/',
+      ]),
     );
   });
 

@@ -79,8 +79,12 @@ export function dashboardAppRoutes(dist = DASHBOARD_DIST): Router {
   router.use(ASSETS_PATH, () => {
     throw notFound('Not found');
   });
-  router.get(DASHBOARD_PATH, (_req, res) => res.redirect(301, `${DASHBOARD_PATH}/`));
-  router.get(`${DASHBOARD_PATH}/{*rest}`, (_req, res) => {
+  router.get([DASHBOARD_PATH, `${DASHBOARD_PATH}/{*rest}`], (req, res) => {
+    // The app's links are relative to /dashboard/, so the bare path is sent there.
+    if (new URL(req.originalUrl, 'http://x').pathname === DASHBOARD_PATH) {
+      res.redirect(301, `${DASHBOARD_PATH}/`);
+      return;
+    }
     security(res);
     res.setHeader('content-security-policy', DASHBOARD_CSP);
     res.setHeader('cache-control', 'no-cache');
