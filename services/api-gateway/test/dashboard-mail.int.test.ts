@@ -63,12 +63,12 @@ it('emails an invite through Postline as the operator’s team, and shows the li
   answer = 422;
   const shown = await asUser(gw, a, 'POST', '/dashboard-api/invites', { body: { email: 'other@example.com' } });
   expect(shown.body.email_sent).toBe(false);
-  expect(String(shown.body.url)).toContain('/dashboard-api/invites/accept?token=');
+  expect(String(shown.body.url)).toContain('/dashboard/invite?token=');
   answer = 200;
 
   const member = await createUser(gw, [[team.teamId, 'member']]);
   const reset = await asUser(gw, a, 'POST', '/dashboard-api/password-resets', { body: { user_id: member.id } });
   expect(reset.body.email_sent).toBe(true);
   expect(received.at(-1)!.body.to).toEqual([member.email]);
-  expect(received.at(-1)!.body.text).toContain('/dashboard-api/password-resets/complete?token=');
+  expect(received.at(-1)!.body.text).toContain('/dashboard/reset-password?token=');
 });

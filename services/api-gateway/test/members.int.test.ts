@@ -61,7 +61,7 @@ describe('invites', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ object: 'invite', email: 'new@example.com', role: 'member' });
     const token = tokenOf(created.body.url);
-    expect(String(created.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard-api\/invites\/accept\?token=/);
+    expect(String(created.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard\/invite\?token=/);
     const stored = await gw.db
       .selectFrom('invites')
       .selectAll()
@@ -142,6 +142,7 @@ describe('password resets', () => {
     ).toBe(403);
     const reset = await asUser(gw, a, 'POST', '/dashboard-api/password-resets', { body: { user_id: member.id } });
     expect(reset.status).toBe(201);
+    expect(String(reset.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard\/reset-password\?token=/);
     const token = tokenOf(reset.body.url);
     const weak = await call(gw, 'POST', '/dashboard-api/password-resets/complete', {
       body: { token, password: 'short' },
