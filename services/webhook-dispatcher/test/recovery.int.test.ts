@@ -23,7 +23,7 @@ const hooks: string[] = [];
 // The same environment as webhooks.int.test.ts: one shared system for both files.
 const world = useSystem({ env: { POSTLINE_DELAY_SCALE: '0.00002' } });
 
-beforeAll(async () => {
+beforeAll(() => {
   ({ system } = world);
   apiKey = String(system.admin('team', 'create', '--name', 'Recovery').api_key);
   otherKey = String(system.admin('team', 'create', '--name', 'Elsewhere').api_key);
