@@ -95,11 +95,14 @@ describe('the API keys page', () => {
         await resend.emails.send({ from: `hi@${domain}`, to: `ada@${world.rcptDomain}`, subject: 'Hi', text: 'Hello' }),
       );
       expect(sent.id).toBeTruthy();
-      await waitFor(async () => (await page.reload(), (await row.textContent())?.includes('Never') === false));
+      await waitFor('the key’s last use shown', async () => {
+        await page.reload();
+        return !(await row.getByRole('cell').nth(3).textContent())?.includes('Never');
+      });
 
       await row.getByRole('button', { name: 'Rename Production sender' }).click();
       const rename = page.getByRole('dialog', { name: 'Rename Production sender' });
-      await rename.getByLabel('Name').fill('Billing sender');
+      await rename.getByRole('textbox', { name: 'Name' }).fill('Billing sender');
       await rename.getByRole('button', { name: 'Save' }).click();
       const renamed = page.getByRole('row', { name: /Billing sender/ });
       await renamed.waitFor();
