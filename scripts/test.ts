@@ -95,6 +95,15 @@ async function staticChecks(): Promise<boolean> {
       '--tsBuildInfoFile',
       join(cache, 'tsconfig.tsbuildinfo'),
     ]).then(report),
+    // The dashboard is browser code (DOM types, JSX): its own project.
+    check('typecheck dashboard', [
+      bin('typescript', 'bin/tsc'),
+      '-p',
+      'web/dashboard/tsconfig.json',
+      '--incremental',
+      '--tsBuildInfoFile',
+      join(cache, 'dashboard.tsbuildinfo'),
+    ]).then(report),
     check('lint', [
       bin('eslint', 'bin/eslint.js'),
       '--max-warnings',
