@@ -79,7 +79,12 @@ export function dashboardAppRoutes(dist = DASHBOARD_DIST): Router {
   router.use(ASSETS_PATH, () => {
     throw notFound('Not found');
   });
-  router.get(DASHBOARD_PATH, (_req, res) => res.redirect(301, `${DASHBOARD_PATH}/`));
+  // Routing is not strict, so this path also matches `/dashboard/`: only the bare path is sent on (else the
+  // app's own address would redirect to itself).
+  router.get(DASHBOARD_PATH, (req, res, next) => {
+    if (req.path !== DASHBOARD_PATH) return next();
+    res.redirect(301, `${DASHBOARD_PATH}/`);
+  });
   router.get(`${DASHBOARD_PATH}/{*rest}`, (_req, res) => {
     security(res);
     res.setHeader('content-security-policy', DASHBOARD_CSP);
