@@ -130,7 +130,6 @@ describe('the Domains pages', () => {
       await page.getByText('Checks are under way').waitFor({ state: 'detached' });
       const verified = await copyRecords(page, recordsRegion);
       expect(verified.map((r) => r.status)).toEqual(['verified', 'verified', 'verified', 'verified']);
-      await checkPage(s, 'domain-detail');
 
       // Tracking on, with a tracking subdomain: its two records appear, not started.
       const tracking = page.getByRole('form', { name: 'Tracking' });
@@ -154,6 +153,7 @@ describe('the Domains pages', () => {
       await page.getByText('Checks are under way').waitFor({ state: 'detached' });
       const trackingTable = page.getByRole('table', { name: 'Tracking records' });
       expect((await copyRecords(page, trackingTable)).map((r) => r.status)).toEqual(['verified', 'verified']);
+      await checkPage(s, 'domain-detail');
       // The form shows the stored settings after a reload; turning open tracking off again saves too.
       await page.reload();
       expect(await tracking.getByLabel('Open tracking').isChecked()).toBe(true);
@@ -199,6 +199,11 @@ describe('the Domains pages', () => {
       await page.getByRole('heading', { name: ours.name, level: 1 }).waitFor();
       await page.getByRole('region', { name: 'DNS records' }).getByRole('row').nth(1).waitFor();
       await checkPage(s, 'domain-detail-phone');
+      // A domain keeps at least one capability: the API's refusal is shown by its message.
+      const capabilities = page.getByRole('form', { name: 'Sending and receiving' });
+      await capabilities.getByLabel('Sending').uncheck();
+      await capabilities.getByRole('button', { name: 'Save sending and receiving' }).click();
+      await capabilities.getByRole('alert').getByText('At least one of').waitFor();
       expect(s.problems()).toEqual([]);
     } finally {
       await s.close();

@@ -45,7 +45,7 @@ function DomainView({ domain }: { domain: Domain }) {
       </p>
       <div className="page-header">
         <div>
-          <h1>{domain.name}</h1>
+          <h1 className="domain-title">{domain.name}</h1>
           <p>
             <StatusBadge status={domain.status} />
           </p>

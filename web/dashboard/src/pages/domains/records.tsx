@@ -65,14 +65,14 @@ function RecordTable({ title, records }: { title: string; records: DomainRecord[
             return (
               <tr key={`${record.record}-${record.type}-${record.name}`}>
                 <th scope="row">{record.record}</th>
-                <td>{record.type}</td>
-                <td className="record-name">
+                <td data-label="Type">{record.type}</td>
+                <td className="record-name" data-label="Name">
                   <div className="code-value">
                     <code>{record.name}</code>
                     <CopyButton value={record.name} label={`Copy the ${label} name`} />
                   </div>
                 </td>
-                <td className="record-value">
+                <td className="record-value" data-label="Value">
                   <div className="code-value">
                     <code>{record.value}</code>
                     <CopyButton value={record.value} label={`Copy the ${label} value`} />
@@ -81,9 +81,9 @@ function RecordTable({ title, records }: { title: string; records: DomainRecord[
                     <LongValueHint label={label} value={record.value} />
                   ) : null}
                 </td>
-                <td>{record.priority ?? <span className="muted">—</span>}</td>
-                <td>{record.ttl}</td>
-                <td>
+                <td data-label="Priority">{record.priority ?? <span className="muted">—</span>}</td>
+                <td data-label="TTL">{record.ttl}</td>
+                <td data-label="Status">
                   <StatusBadge status={record.status} />
                 </td>
               </tr>
@@ -132,14 +132,14 @@ export function DmarcSuggestion({ domain }: { domain: Domain }) {
           </thead>
           <tbody>
             <tr>
-              <td>TXT</td>
-              <td>
+              <td data-label="Type">TXT</td>
+              <td className="record-name" data-label="Name">
                 <div className="code-value">
                   <code>{name}</code>
                   <CopyButton value={name} label="Copy the DMARC name" />
                 </div>
               </td>
-              <td className="record-value">
+              <td className="record-value" data-label="Value">
                 <div className="code-value">
                   <code>{DMARC_VALUE}</code>
                   <CopyButton value={DMARC_VALUE} label="Copy the DMARC value" />
