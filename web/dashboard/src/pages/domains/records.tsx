@@ -37,7 +37,7 @@ export function RecordSections({ domain }: { domain: Domain }) {
         ) : null,
       )}
       {domain.tracking_subdomain ? null : (
-        <p className="hint">No tracking subdomain: set one under Tracking below to see its records.</p>
+        <p className="hint">No tracking subdomain: set one under Open and click tracking below to see its records.</p>
       )}
     </section>
   );

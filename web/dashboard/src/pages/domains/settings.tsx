@@ -39,7 +39,7 @@ export function TrackingSettings({ domain }: { domain: Domain }) {
   };
   return (
     <section aria-labelledby="tracking-title" className="section">
-      <h2 id="tracking-title">Tracking</h2>
+      <h2 id="tracking-title">Open and click tracking</h2>
       <div className="card">
         <ActionForm
           key={`${domain.open_tracking}-${domain.click_tracking}-${stored}`}
