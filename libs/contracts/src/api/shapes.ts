@@ -24,8 +24,13 @@ export function deleted<O extends string>(object: O) {
 }
 
 /** A single resource: its list item with `object` and the detail fields. */
-function single<O extends string, S extends z.ZodRawShape>(object: O, item: z.ZodObject<S>, more: z.ZodRawShape = {}) {
-  return z.strictObject({ object: z.literal(object), ...item.shape, ...more });
+function single<O extends string, S extends z.ZodRawShape, M extends z.ZodRawShape = Record<never, never>>(
+  object: O,
+  item: z.ZodObject<S>,
+  more?: M,
+) {
+  // `more` typed by its own parameter, so that ApiShape<'Domain'> keeps every field's type.
+  return z.strictObject({ object: z.literal(object), ...item.shape, ...(more ?? ({} as M)) });
 }
 
 export const Tag = z.strictObject({ name: z.string(), value: z.string() });

@@ -1,0 +1,140 @@
+// The team's domains with their status, and adding one (its page then shows the records to publish).
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { useQueryClient } from '@tanstack/react-query';
+import type { ApiRequest, ApiShape } from '@postline/contracts';
+import { post } from '../../api/client.ts';
+import { Dialog } from '../../ui/dialog.tsx';
+import { EmptyState, ErrorMessage, Loading, StatusBadge } from '../../ui/feedback.tsx';
+import { ActionForm, Field, text } from '../../ui/form.tsx';
+import { Pager, useListPage } from '../../ui/list.tsx';
+import { Time } from '../../ui/time.tsx';
+import { DOMAINS, type DomainItem } from './model.ts';
+
+/** The regions POST /domains takes (Resend's names; Postline sends from wherever it runs). */
+const REGIONS = ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'];
+
+export function DomainList() {
+  const page = useListPage<DomainItem>(DOMAINS, '/domains');
+  return (
+    <>
+      <div className="page-header">
+        <div>
+          <h1>Domains</h1>
+          <p className="muted">Email is sent from, and received at, the domains whose DNS records are verified.</p>
+        </div>
+        <AddDomain />
+      </div>
+      <ErrorMessage error={page.error} />
+      {page.isPending ? <Loading /> : null}
+      {page.data && page.data.data.length === 0 ? (
+        <EmptyState title="No domains yet">
+          <p>Add the domain you send from; its page then lists the DNS records to publish.</p>
+        </EmptyState>
+      ) : null}
+      {page.data && page.data.data.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Domains</caption>
+            <thead>
+              <tr>
+                <th scope="col">Domain</th>
+                <th scope="col">Status</th>
+                <th scope="col">Sending</th>
+                <th scope="col">Receiving</th>
+                <th scope="col">Region</th>
+                <th scope="col">Added</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.data.map((domain) => (
+                <tr key={domain.id}>
+                  <th scope="row">
+                    <Link to={`/domains/${domain.id}`}>{domain.name}</Link>
+                  </th>
+                  <td>
+                    <StatusBadge status={domain.status} />
+                  </td>
+                  <td>{domain.capabilities.sending}</td>
+                  <td>{domain.capabilities.receiving}</td>
+                  <td>{domain.region}</td>
+                  <td>
+                    <Time value={domain.created_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <Pager page={page.data} after={page.after} before={page.before} />
+    </>
+  );
+}
+
+function AddDomain() {
+  const client = useQueryClient();
+  const navigate = useNavigate();
+  const [open, setOpen] = useState(false);
+  const add = async (data: FormData) => {
+    const body: ApiRequest<'CreateDomainBody'> = { name: text(data, 'name'), region: text(data, 'region') };
+    const returnPath = text(data, 'custom_return_path');
+    if (returnPath) body.custom_return_path = returnPath;
+    if (data.get('receiving') === 'on') body.capabilities = { sending: 'enabled', receiving: 'enabled' };
+    const created = await post<ApiShape<'CreatedDomain'>>('/domains', body);
+    await client.invalidateQueries({ queryKey: [DOMAINS] });
+    setOpen(false);
+    await navigate(`/domains/${created.id}`);
+  };
+  return (
+    <>
+      <button type="button" className="button primary" onClick={() => setOpen(true)}>
+        Add domain
+      </button>
+      <Dialog open={open} title="Add domain" onClose={() => setOpen(false)}>
+        <ActionForm
+          action={add}
+          submitLabel="Add"
+          label="Add domain"
+          secondary={
+            <button type="button" className="button" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
+          }
+        >
+          <Field
+            label="Domain name"
+            hint="The domain in your From addresses, or a subdomain of it such as mail.example.com."
+          >
+            {(p) => <input {...p} name="name" required autoComplete="off" spellCheck={false} />}
+          </Field>
+          <Field label="Region">
+            {(p) => (
+              <select {...p} name="region" defaultValue={REGIONS[0]}>
+                {REGIONS.map((region) => (
+                  <option key={region}>{region}</option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field
+            label="Return path"
+            hint={
+              <>
+                The subdomain bounces come back to, where the SPF records go. Leave empty for <code>send</code>.
+              </>
+            }
+          >
+            {(p) => <input {...p} name="custom_return_path" placeholder="send" autoComplete="off" spellCheck={false} />}
+          </Field>
+          <div className="field">
+            <label>
+              <input type="checkbox" name="receiving" /> Receive email at this domain
+            </label>
+            <p className="hint">Adds an MX record on the domain itself: mail to any address at it comes to Postline.</p>
+          </div>
+        </ActionForm>
+      </Dialog>
+    </>
+  );
+}
