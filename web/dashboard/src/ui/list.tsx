@@ -4,13 +4,16 @@ import { useQuery, keepPreviousData } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import { get, type Query } from '../api/client.ts';
 
+/** The search parameters of paging, not filters: the cursor and the page size. */
+const PAGING = ['after', 'before', 'limit'];
+
 export type ListPage<T> = { object: 'list'; has_more: boolean; data: T[] };
 
 /** The URL's filter values (every search parameter but the cursor), and a setter that resets the cursor. */
 export function useFilters(): [Record<string, string>, (next: Record<string, string>) => void] {
   const [params, setParams] = useSearchParams();
   const filters: Record<string, string> = {};
-  for (const [key, value] of params) if (key !== 'after' && key !== 'before') filters[key] = value;
+  for (const [key, value] of params) if (!PAGING.includes(key)) filters[key] = value;
   const set = (next: Record<string, string>) => {
     const clean = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== ''));
     setParams(clean);
@@ -20,12 +23,14 @@ export function useFilters(): [Record<string, string>, (next: Record<string, str
 
 /**
  * One page of a list route, at the cursor in the URL. `query` adds the route's filters; the page keeps the
- * previous data on screen while the next loads.
+ * previous data on screen while the next loads. `?limit=` in the URL (1 to 100) overrides the page size.
  */
-export function useListPage<T extends { id: string }>(key: string, path: string, query: Query = {}, limit = 50) {
+export function useListPage<T extends { id: string }>(key: string, path: string, query: Query = {}, pageSize = 50) {
   const [params] = useSearchParams();
   const after = params.get('after');
   const before = params.get('before');
+  const asked = Number(params.get('limit'));
+  const limit = Number.isInteger(asked) && asked >= 1 && asked <= 100 ? asked : pageSize;
   const result = useQuery({
     queryKey: [key, path, query, after, before, limit],
     queryFn: () => get<ListPage<T>>(path, { ...query, limit, after, before }),
