@@ -121,10 +121,12 @@ export const KEYED_ERRORS: OperationError[] = [
   'rate_limit_exceeded',
   'application_error',
   'service_unavailable',
-  // A dashboard session instead of a key: unknown or expired, without its CSRF token, or its team disabled.
+  // A dashboard session instead of a key: unknown or expired, without its CSRF token, its team disabled, or
+  // its user no longer a member (or a member, not an admin, on the API keys).
   'invalid_session',
   'invalid_csrf_token',
   'team_access_disabled',
+  'invalid_permission',
 ];
 
 /** What every dashboard operation with a session may answer: no live session, no CSRF token or another site, a fault. */
