@@ -38,6 +38,8 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/{libs,services}/*/test/**/*.int.test.ts', '<rootDir>/tests/**/*.test.ts'],
       testPathIgnorePatterns: ['/tests/perf/', '/tests/lint/'],
+      // Fails a file whose answers broke the OpenAPI document, even where its client swallowed the failure.
+      setupFilesAfterEnv: ['<rootDir>/libs/testing/src/api-validation-setup.ts'],
     },
   ],
 };

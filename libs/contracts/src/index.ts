@@ -60,7 +60,13 @@ export {
   parseMessage,
 } from './catalog.ts';
 export { SERVICE_NAMES, type ServiceName } from './services.ts';
-export type { PropertyType, Subscription, TemplateVariable, VariableType } from './resource-values.ts';
+export {
+  PROPERTY_KEY,
+  type PropertyType,
+  type Subscription,
+  type TemplateVariable,
+  type VariableType,
+} from './resource-values.ts';
 export {
   PUBLIC_LINK_GONE,
   PUBLIC_LINK_PATH,
@@ -104,5 +110,12 @@ export {
   type OpenApiDocument,
 } from './api/openapi.ts';
 export * as ApiRequests from './api/requests.ts';
+export {
+  CONTROL_CHARACTERS,
+  FROM_FORMAT,
+  MAX_ATTACHMENTS_BASE64_BYTES,
+  MAX_BATCH_EMAILS,
+  MAX_RECIPIENTS_PER_FIELD,
+} from './api/send-email-body.ts';
 export { DNS_LABEL, isSubdomainLabel } from './dns-names.ts';
 export type { ApiShape, DashboardShape, ApiRequest } from './api/types.ts';

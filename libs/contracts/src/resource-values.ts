@@ -1,6 +1,9 @@
 // Values of the public API's resources that the sender also stores as they are written: the columns of its
 // tables take these types, and so do its rules, from this one place.
 
+/** Contact property keys: letters, digits and underscores, 1 to 50, case-sensitive. */
+export const PROPERTY_KEY = /^[A-Za-z0-9_]{1,50}$/;
+
 /** A contact property's type. */
 export type PropertyType = 'string' | 'number';
 

@@ -1,23 +1,30 @@
 // Every response the tests receive from a test system's API is checked against the OpenAPI document the
 // gateway serves: its status must be one the operation documents, and its JSON body must match that
-// status's schema. A response shape that drifts from the document fails where it is produced.
+// status's schema. A response shape that drifts from the document fails where it is produced, and, should
+// the caller swallow that failure (a client that retries, an SDK that turns it into an error value), the
+// test file fails at its end (api-validation-setup.ts).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { OPERATIONS, openApiDocument, type Operation } from '@postline/contracts';
 
 type Match = { op: Operation; template: RegExp; literal: number };
 
-const bases = new Set<string>();
+/** Which responses of a base URL are not checked: those a test's stand-in produced, not Postline. */
+export type ValidationOptions = { skip?: (method: string, path: string) => boolean };
+
+const bases = new Map<string, ValidationOptions>();
 let installed = false;
 let matchers: Match[] | undefined;
 let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction | null>();
+const problems: string[] = [];
 
 /**
  * Checks every later `fetch` to `apiUrl` (the resend SDK's and the tests' own) against the document; a
- * mismatch is printed and thrown from that `fetch`. Idempotent per URL; cheap: each schema is compiled once.
+ * mismatch is printed, kept (apiResponseProblems) and thrown from that `fetch`. Idempotent per URL; cheap:
+ * each schema is compiled once.
  */
-export function validateApiResponses(apiUrl: string): void {
-  bases.add(apiUrl.replace(/\/+$/, ''));
+export function validateApiResponses(apiUrl: string, options: ValidationOptions = {}): void {
+  bases.set(apiUrl.replace(/\/+$/, ''), options);
   if (installed) return;
   installed = true;
   const original = globalThis.fetch;
@@ -25,16 +32,36 @@ export function validateApiResponses(apiUrl: string): void {
     const response = await original(input, init);
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
-    const base = [...bases].find((b) => url.startsWith(`${b}/`));
-    if (base) {
-      const problem = await checkResponse(method, new URL(url).pathname, response);
-      if (problem) {
-        console.error(problem);
-        throw new Error(problem);
-      }
-    }
+    const problem = await checkAnswer(method, url, response);
+    if (problem) throw new Error(problem);
     return response;
   };
+}
+
+/**
+ * Checks one answer a client other than `fetch` received (the fuzzer's undici requests) when its URL is
+ * one validateApiResponses watches: the problem (also printed and kept), or undefined.
+ */
+export async function checkApiAnswer(method: string, url: string, response: Response): Promise<string | undefined> {
+  return checkAnswer(method.toUpperCase(), url, response);
+}
+
+/** The problems found so far in this test file's answers (every one also failed where it was received). */
+export function apiResponseProblems(): readonly string[] {
+  return problems;
+}
+
+async function checkAnswer(method: string, url: string, response: Response): Promise<string | undefined> {
+  const base = [...bases.keys()].find((b) => url.startsWith(`${b}/`) || url === b);
+  if (base === undefined) return undefined;
+  const path = new URL(url).pathname;
+  if (bases.get(base)?.skip?.(method, path)) return undefined;
+  const problem = await checkResponse(method, path, response);
+  if (problem) {
+    console.error(problem);
+    problems.push(problem);
+  }
+  return problem;
 }
 
 /** The operation a request reaches, literal segments before parameters (`/emails/batch` before `/emails/{id}`). */

@@ -35,7 +35,13 @@ export {
   type SmtpReply,
 } from './inbound.ts';
 export { startTcpProxy, type TcpProxy, type CutMode } from './tcp-proxy.ts';
-export { validateApiResponses, checkApiResponse } from './api-validation.ts';
+export {
+  apiResponseProblems,
+  checkApiAnswer,
+  checkApiResponse,
+  validateApiResponses,
+  type ValidationOptions,
+} from './api-validation.ts';
 export {
   accessibilityViolations,
   launchBrowser,

@@ -2,14 +2,17 @@
 // every list still reads item by item.
 import fc from 'fast-check';
 import { request, Agent } from 'undici';
+import { checkApiAnswer } from '@postline/testing';
 import { fuzzRequest, type FuzzContext, type FuzzRequest } from './request-generators.ts';
 
 const agent = new Agent({ connections: 16, keepAliveTimeout: 10_000 });
 
-export type FuzzAnswer = { status: number; body: string };
+/** An answer, and why it breaks the OpenAPI document (its status undocumented, its body not the schema). */
+export type FuzzAnswer = { status: number; body: string; documentProblem?: string | undefined };
 
 export async function send(apiUrl: string, req: FuzzRequest): Promise<FuzzAnswer> {
-  const res = await request(`${apiUrl}${req.path}`, {
+  const url = `${apiUrl}${req.path}`;
+  const res = await request(url, {
     method: req.method as 'GET',
     headers: req.headers,
     body: req.body,
@@ -17,11 +20,20 @@ export async function send(apiUrl: string, req: FuzzRequest): Promise<FuzzAnswer
     headersTimeout: 15_000,
     bodyTimeout: 15_000,
   });
-  return { status: res.statusCode, body: await res.body.text() };
+  const body = await res.body.text();
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    for (const one of Array.isArray(value) ? value : [value ?? '']) headers.append(name, one);
+  }
+  // Checked as every fetch to a test system is (validateApiResponses), from what undici received.
+  const bodyless = res.statusCode === 204 || res.statusCode === 304;
+  const answer = new Response(bodyless ? null : body, { status: res.statusCode, headers });
+  return { status: res.statusCode, body, documentProblem: await checkApiAnswer(req.method, url, answer) };
 }
 
 /** Why an answer breaks the properties, or undefined when it keeps them. */
 export function problemOf(req: FuzzRequest, answer: FuzzAnswer): string | undefined {
+  if (answer.documentProblem) return answer.documentProblem;
   if (answer.status >= 500) return `${answer.status}: ${answer.body.slice(0, 300)}`;
   if (answer.status < 400 || req.method === 'HEAD') return undefined;
   // A public link's 404 and every API error are JSON errors; nothing answers an HTML page or a bare text.

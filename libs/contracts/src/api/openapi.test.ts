@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { PUBLIC_EVENT_TYPES } from '../events.ts';
-import { EXTENSION_KEY, openApiDocument, operationId } from './openapi.ts';
+import { errorsByStatus, EXTENSION_KEY, openApiDocument, operationId } from './openapi.ts';
 import { FAMILIES, OPERATIONS } from './operations.ts';
 
 type Json = Record<string, unknown>;
@@ -124,5 +124,25 @@ describe('the OpenAPI document', () => {
       expect(schema.properties.type).toEqual({ type: 'string', const: type });
       expect(isEmpty(schema.properties.data)).toBe(false);
     }
+  });
+});
+
+describe('the errors an operation documents', () => {
+  const names = (method: string, path: string) => {
+    const op = OPERATIONS.find((o) => o.method === method && o.path === path);
+    if (!op) throw new Error(`no ${method} ${path}`);
+    return [...errorsByStatus(op)].flatMap(([status, list]) => list.map((name) => `${name}@${status}`));
+  };
+
+  it('leave out the shared ones the operation cannot answer', () => {
+    // No path parameter to be badly percent-encoded, and no body.
+    expect(names('get', '/emails')).not.toContain('validation_error@400');
+    expect(names('get', '/emails/{email_id}')).toContain('validation_error@400');
+    // A sending_access key may send: restricted only elsewhere.
+    expect(names('post', '/emails')).not.toContain('restricted_api_key@401');
+    expect(names('get', '/domains')).toContain('restricted_api_key@401');
+    // The relay's key check is not rate limited.
+    expect(names('get', '/relay/credentials')).not.toContain('rate_limit_exceeded@429');
+    expect(names('post', '/emails/batch')).not.toContain('invalid_attachment@422');
   });
 });

@@ -7,6 +7,7 @@ import {
   FAMILIES,
   KEYED_ERRORS,
   OPERATIONS,
+  answerableShared,
   SESSION_ERRORS,
   SIGN_IN_ERRORS,
   type Operation,
@@ -72,14 +73,12 @@ export function errorStatus(error: OperationError): { name: ErrorName; status: n
 
 /** Every error an operation may answer, by status (the keyed ones included). */
 export function errorsByStatus(op: Operation): Map<number, ErrorName[]> {
-  const all = [
+  const shared: OperationError[] = [
     ...(op.auth === 'api_key' ? KEYED_ERRORS : []),
     ...(op.auth === 'session' ? SESSION_ERRORS : []),
     ...(op.auth === 'sign_in' ? SIGN_IN_ERRORS : []),
-    ...(op.body ? BODY_ERRORS : []),
-    ...op.errors,
-    'method_not_allowed' as const,
-  ];
+  ].filter((error) => answerableShared(op, error));
+  const all = [...shared, ...(op.body ? BODY_ERRORS : []), ...op.errors, 'method_not_allowed' as const];
   const byStatus = new Map<number, ErrorName[]>();
   for (const error of all) {
     const { name, status } = errorStatus(error);
@@ -169,7 +168,7 @@ function requestBodyOf(op: Operation): JsonSchema | undefined {
 function responsesOf(op: Operation): JsonSchema {
   const { success } = op;
   const headers: Record<string, JsonSchema> = {
-    ...(op.auth === 'api_key' ? RATE_LIMIT_REFS : {}),
+    ...(op.auth === 'api_key' && op.rateLimitExempt !== true ? RATE_LIMIT_REFS : {}),
     ...Object.fromEntries(
       Object.entries(success.headers ?? {}).map(([name, description]) => [
         name,

@@ -51,8 +51,10 @@ export type Operation = {
   deprecated?: boolean;
   /** Takes an `Idempotency-Key` header. */
   idempotent?: boolean;
-  /** Callable with a `sending_access` key. */
+  /** Callable with a `sending_access` key (so never answers `restricted_api_key`). */
   sendingAccess?: boolean;
+  /** Not counted by the rate limit: never answers `rate_limit_exceeded`, and carries no rate-limit headers. */
+  rateLimitExempt?: boolean;
   query?: z.ZodObject;
   body?: { schema: z.ZodType; contentType?: string; required?: boolean; alternative?: string };
   success: {
@@ -106,9 +108,12 @@ export const ERROR_STATUS: Record<ErrorName, number> = {
   team_access_disabled: 403,
 };
 
-/** What every operation behind an API key may answer: no key, a bad or disabled key, the rate limit, a fault. */
+/**
+ * What every operation behind an API key may answer: no key, a bad or disabled key, the rate limit, a fault
+ * (narrowed per operation by answerableShared).
+ */
 export const KEYED_ERRORS: OperationError[] = [
-  // A path that is not valid percent-encoding.
+  // A path parameter that is not valid percent-encoding.
   'validation_error@400',
   'missing_api_key',
   'restricted_api_key',
@@ -116,10 +121,12 @@ export const KEYED_ERRORS: OperationError[] = [
   'rate_limit_exceeded',
   'application_error',
   'service_unavailable',
-  // A dashboard session instead of a key: unknown or expired, without its CSRF token, or its team disabled.
+  // A dashboard session instead of a key: unknown or expired, without its CSRF token, its team disabled, or
+  // its user no longer a member (or a member, not an admin, on the API keys).
   'invalid_session',
   'invalid_csrf_token',
   'team_access_disabled',
+  'invalid_permission',
 ];
 
 /** What every dashboard operation with a session may answer: no live session, no CSRF token or another site, a fault. */
@@ -143,6 +150,18 @@ export const SIGN_IN_ERRORS: OperationError[] = [
 export const BODY_ERRORS: OperationError[] = ['validation_error@400', 'validation_error@413', 'validation_error@415'];
 
 export const LIST_ERRORS: OperationError[] = ['validation_error'];
+
+/**
+ * Whether an operation can answer one of the errors its family of operations shares: a path without
+ * parameters has none badly percent-encoded, a `sending_access` key is never restricted from a sending
+ * route, and a route the rate limit does not count is never limited.
+ */
+export function answerableShared(op: Operation, error: OperationError): boolean {
+  if (error === 'validation_error@400') return op.path.includes('{');
+  if (error === 'restricted_api_key') return op.sendingAccess !== true;
+  if (error === 'rate_limit_exceeded') return op.rateLimitExempt !== true;
+  return true;
+}
 export const json = (schema: z.ZodType) => ({ schema });
 
 type OperationFields = Omit<Operation, 'method' | 'path' | 'tag' | 'summary' | 'auth'>;

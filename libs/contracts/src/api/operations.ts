@@ -7,6 +7,7 @@ import { publicLinks } from './public-link-operations.ts';
 import { created, del, get, json, list, ok, patch, post, type Operation, type OperationError } from './operation.ts';
 
 export {
+  answerableShared,
   BODY_ERRORS,
   ERROR_STATUS,
   FAMILIES,
@@ -19,14 +20,16 @@ export {
   type OperationError,
 } from './operation.ts';
 
+/**
+ * What sending answers besides the body's own errors: a refused field (invalid_parameter: `from` or
+ * `topic_id`), a sender domain the team or key may not use (403), a template or topic not found, an
+ * idempotency key refused or in use.
+ */
 const SEND_ERRORS: OperationError[] = [
   'validation_error',
   'missing_required_field',
-  'invalid_from_address',
-  'invalid_attachment',
   'invalid_parameter',
   'validation_error@403',
-  'validation_error@413',
   'not_found',
   'invalid_idempotency_key',
   'concurrent_idempotent_requests',
@@ -49,7 +52,7 @@ export const OPERATIONS: readonly Operation[] = [
       alternative: 'message/rfc822',
     },
     success: ok(rs.SendEmailResponse),
-    errors: SEND_ERRORS,
+    errors: [...SEND_ERRORS, 'invalid_attachment'],
   }),
   list('/emails', 'Emails', 'List sent emails', rs.EmailList),
   post('/emails/batch', 'Emails', 'Send up to 100 emails at once', {
@@ -57,6 +60,7 @@ export const OPERATIONS: readonly Operation[] = [
     sendingAccess: true,
     body: { schema: rq.BatchEmailsBody, required: true },
     success: ok(rs.BatchEmailsResponse),
+    // A batch refuses attachments before reading them: never invalid_attachment.
     errors: SEND_ERRORS,
   }),
   get('/emails/metrics', 'Emails', 'Email metrics (not available)', {
@@ -72,7 +76,8 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   post('/emails/{email_id}/cancel', 'Emails', 'Cancel a scheduled email', {
     success: ok(rs.ref('email')),
-    errors: ['not_found', 'validation_error', 'validation_error@403'],
+    // 403: the email is not scheduled.
+    errors: ['not_found', 'validation_error@403'],
   }),
   list('/emails/{email_id}/attachments', 'Emails', "List a sent email's attachments", rs.AttachmentList, {
     errors: ['not_found', 'validation_error'],
@@ -182,7 +187,8 @@ export const OPERATIONS: readonly Operation[] = [
   post('/templates', 'Templates', 'Create a template', {
     body: { schema: rq.CreateTemplateBody, required: true },
     success: created(rs.TemplateRef),
-    errors: ['validation_error', 'missing_required_field'],
+    // invalid_parameter: a `from` that is not an address.
+    errors: ['validation_error', 'missing_required_field', 'invalid_parameter'],
   }),
   list('/templates', 'Templates', 'List templates', rs.TemplateList),
   get('/templates/{id}', 'Templates', 'Retrieve a template', {
@@ -194,7 +200,7 @@ export const OPERATIONS: readonly Operation[] = [
     params: { id: 'The template id or alias.' },
     body: json(rq.UpdateTemplateBody),
     success: ok(rs.TemplateRef),
-    errors: ['not_found', 'validation_error'],
+    errors: ['not_found', 'validation_error', 'invalid_parameter'],
   }),
   del('/templates/{id}', 'Templates', 'Delete a template', {
     params: { id: 'The template id or alias.' },
@@ -218,21 +224,14 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts', 'Broadcasts', 'Create a broadcast', {
     body: { schema: rq.CreateBroadcastBody, required: true },
     success: created(rs.ref('broadcast')),
-    errors: [
-      'validation_error',
-      'missing_required_field',
-      'not_found',
-      'invalid_from_address',
-      'invalid_parameter',
-      'validation_error@403',
-    ],
+    errors: ['validation_error', 'missing_required_field', 'not_found', 'invalid_parameter', 'validation_error@403'],
   }),
   list('/broadcasts', 'Broadcasts', 'List broadcasts', rs.BroadcastList),
   get('/broadcasts/{id}', 'Broadcasts', 'Retrieve a broadcast', { success: ok(rs.Broadcast), errors: ['not_found'] }),
   patch('/broadcasts/{id}', 'Broadcasts', 'Update a draft broadcast', {
     body: json(rq.UpdateBroadcastBody),
     success: ok(rs.ref('broadcast')),
-    errors: ['not_found', 'validation_error', 'invalid_from_address', 'invalid_parameter', 'validation_error@403'],
+    errors: ['not_found', 'validation_error', 'missing_required_field', 'invalid_parameter', 'validation_error@403'],
   }),
   del('/broadcasts/{id}', 'Broadcasts', 'Delete a draft or scheduled broadcast', {
     success: ok(rs.deleted('broadcast')),
@@ -241,7 +240,7 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts/{id}/send', 'Broadcasts', 'Send or schedule a broadcast', {
     body: json(rq.SendBroadcastBody),
     success: ok(rs.SentBroadcast),
-    errors: ['not_found', 'validation_error', 'invalid_from_address', 'invalid_parameter', 'validation_error@403'],
+    errors: ['not_found', 'validation_error', 'missing_required_field', 'invalid_parameter', 'validation_error@403'],
   }),
   post('/broadcasts/{id}/cancel', 'Broadcasts', 'Cancel a scheduled broadcast', {
     success: ok(rs.ref('broadcast')),
@@ -358,6 +357,7 @@ export const OPERATIONS: readonly Operation[] = [
   get('/relay/credentials', 'SMTP Relay', "Check an API key (the SMTP relay's AUTH)", {
     extension: 'Used by the SMTP relay to check the API key a client gives at AUTH.',
     sendingAccess: true,
+    rateLimitExempt: true,
     success: ok(rs.RelayCredentials),
     errors: [],
   }),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isSubdomainLabel } from '../dns-names.ts';
 import { PublicEventType, SuppressionOrigin } from '../events.ts';
+import { PROPERTY_KEY } from '../resource-values.ts';
 import { PaginationQuery } from '../pagination.ts';
 
 // The request bodies and query parameters of the public API: the schemas the owners validate with
@@ -12,39 +13,7 @@ export { PaginationQuery };
 const Addresses = z.union([z.string(), z.array(z.string())]);
 
 // ---- Emails --------------------------------------------------------------------------------------------
-/**
- * POST /emails and each item of /emails/batch. The sender checks this body field by field (its messages
- * name Resend's); this schema is its documented shape.
- */
-export const SendEmailBody = z.object({
-  from: z.string().describe('`Name <address>` or a bare address on a verified domain.'),
-  to: Addresses.describe('Up to 50 addresses.'),
-  subject: z.string(),
-  bcc: Addresses.nullish(),
-  cc: Addresses.nullish(),
-  reply_to: Addresses.nullish(),
-  html: z.string().nullish(),
-  text: z.string().nullish(),
-  headers: z.record(z.string(), z.string()).nullish(),
-  attachments: z
-    .array(
-      z.object({
-        content: z.string().nullish().describe('Base64 content.'),
-        filename: z.string().nullish(),
-        path: z.string().nullish().describe('A URL the content is fetched from.'),
-        content_type: z.string().nullish(),
-        content_id: z.string().nullish(),
-      }),
-    )
-    .nullish(),
-  tags: z.array(z.object({ name: z.string(), value: z.string() })).nullish(),
-  scheduled_at: z.string().nullish().describe('ISO 8601, or natural language such as `in 1 hour`.'),
-  template: z
-    .object({ id: z.string(), variables: z.record(z.string(), z.union([z.string(), z.number()])).nullish() })
-    .nullish(),
-  topic_id: z.string().nullish(),
-});
-export const BatchEmailsBody = z.array(SendEmailBody).min(1).max(100);
+export { BatchEmailsBody, SendEmailBody } from './send-email-body.ts';
 
 /** PATCH /emails/{id}: ISO 8601 as documented; natural language is accepted as on create. */
 export const RescheduleEmailBody = z.object({ scheduled_at: z.string({ message: 'must be a date string' }) });
@@ -257,14 +226,104 @@ export const UpdateContactPropertyBody = z.object({
   fallback_value: FallbackValue,
 });
 
-/** POST /contacts/imports: multipart/form-data; the JSON fields are JSON-encoded form fields. */
+/** The contact fields a CSV import fills (besides the properties). */
+export const CONTACT_IMPORT_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed'] as const;
+const MAX_IMPORT_SEGMENTS = 100;
+const MAX_IMPORT_TOPICS = 100;
+const Column = z.string().trim().min(1, 'must name a column');
+/** A property's column: the SDK's `{column, type}`, or the column alone. */
+const PropertyColumn = z.union([
+  Column.transform((column) => ({ column })),
+  z.object({ column: Column, type: z.string().optional() }),
+]);
+/**
+ * `column_map`: contact field → column, properties under `properties` (as the SDK sends them) or, flat, any
+ * other key that is a property key.
+ */
+export const ContactImportColumnMap = z
+  .object({
+    email: Column.nullish(),
+    first_name: Column.nullish(),
+    last_name: Column.nullish(),
+    unsubscribed: Column.nullish(),
+    properties: z.record(z.string(), PropertyColumn).nullish(),
+  })
+  .catchall(z.union([Column, z.null()]))
+  .superRefine((map, ctx) => {
+    const flat = Object.keys(map).filter(
+      (key) => key !== 'properties' && !(CONTACT_IMPORT_FIELDS as readonly string[]).includes(key),
+    );
+    for (const key of [...flat, ...Object.keys(map.properties ?? {})]) {
+      if (!PROPERTY_KEY.test(key))
+        ctx.addIssue({ code: 'custom', message: `\`${key}\` is not a contact field nor a property key.`, path: [key] });
+    }
+  });
+const ImportSegmentRef = z
+  .union([z.string(), z.object({ id: z.string() })])
+  .transform((ref) => (typeof ref === 'string' ? ref : ref.id));
+// A string first, so that a subscription left out is a missing field rather than a wrong value.
+const ImportTopicRef = z.object({ id: z.string(), subscription: z.string().pipe(Subscription) });
+
+function contentSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  });
+  return rest;
+}
+
+/**
+ * A multipart form field holding JSON: decoded, then checked with `schema`. Left out or blank, it is not
+ * given. The document shows it as a string whose content is `schema` (JSON Schema's `contentSchema`).
+ */
+function jsonField<T extends z.ZodType>(schema: T, kind: 'object' | 'array', description: string) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx): unknown => {
+      if (text === undefined || text.trim() === '') return undefined;
+      try {
+        return JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `it must be a JSON-encoded ${kind}.` });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema)
+    .meta({
+      description,
+      contentMediaType: 'application/json',
+      contentSchema: contentSchemaOf(schema),
+    });
+}
+
+/**
+ * POST /contacts/imports, multipart/form-data: the file, and JSON-encoded form fields. The route checks
+ * the `file` part is there (a missing field) and parses the form with this schema.
+ */
 export const ContactImportForm = z.object({
-  file: z.string().describe('The CSV file (binary).'),
-  column_map: z.string().optional().describe('JSON object: contact field or property key → CSV column.'),
-  on_conflict: z.enum(['upsert', 'skip']).optional(),
-  segments: z.string().optional().describe('JSON array of segment ids.'),
-  topics: z.string().optional().describe('JSON array of `{ id, subscription }`.'),
+  file: z
+    .custom<Uint8Array>((value) => value instanceof Uint8Array)
+    .meta({ type: 'string', contentMediaType: 'text/csv', description: 'The CSV file, with a header row.' }),
+  column_map: jsonField(
+    ContactImportColumnMap.optional(),
+    'object',
+    'JSON object: contact field or property key → CSV column (default: columns named like them).',
+  ),
+  on_conflict: z.enum(['upsert', 'skip']).default('skip'),
+  segments: jsonField(
+    z.array(ImportSegmentRef).max(MAX_IMPORT_SEGMENTS).default([]),
+    'array',
+    'JSON array of segment ids (or `{ id }`) every imported contact joins.',
+  ),
+  topics: jsonField(
+    z.array(ImportTopicRef).max(MAX_IMPORT_TOPICS).default([]),
+    'array',
+    'JSON array of `{ id, subscription }` set on every imported contact.',
+  ),
 });
+export type ContactImportColumnMap = z.output<typeof ContactImportColumnMap>;
 export const ContactImportListQuery = z.object({
   status: z.enum(['queued', 'in_progress', 'completed', 'failed']).optional(),
 });

@@ -1,3 +1,4 @@
+import { ApiRequests } from '@postline/contracts';
 import { checkValue, contactEmail, unknownProperty, type PropertyDefinition, type PropertyValue } from './contacts.ts';
 import type { Refusal } from '../../message/index.ts';
 
@@ -12,7 +13,7 @@ export const MAX_RECORDED_FAILURES = 1000;
 
 export type OnConflict = 'upsert' | 'skip';
 
-export const IMPORT_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed'] as const;
+export const IMPORT_FIELDS = ApiRequests.CONTACT_IMPORT_FIELDS;
 export type ImportField = (typeof IMPORT_FIELDS)[number];
 
 /**

@@ -1,4 +1,4 @@
-import type { PropertyType, Subscription } from '@postline/contracts';
+import { PROPERTY_KEY, type PropertyType, type Subscription } from '@postline/contracts';
 import { isUuid } from '@postline/platform/pure';
 import { parseMailbox, type Refusal } from '../../message/index.ts';
 
@@ -9,8 +9,7 @@ export type PropertyValue = string | number | null;
 /** A team's contact property as the rules need it. */
 export type PropertyDefinition = { id: string; key: string; type: PropertyType; fallback_value: PropertyValue };
 
-/** Property keys: letters, digits and underscores, 1 to 50, case-sensitive. */
-export const PROPERTY_KEY = /^[A-Za-z0-9_]{1,50}$/;
+export { PROPERTY_KEY };
 
 /**
  * A contact's email as stored: a bare address (`a@b.com`, not `Name <a@b.com>`), its domain lowercased as

@@ -1,8 +1,7 @@
 import busboy from 'busboy';
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { CONTACT_IMPORT_FILE_LIMIT_BYTES, PaginationQuery } from '@postline/contracts';
+import { ApiRequests, CONTACT_IMPORT_FILE_LIMIT_BYTES, PaginationQuery } from '@postline/contracts';
 import {
   ApiError,
   createSlots,
@@ -16,7 +15,6 @@ import {
 import type { ContactImportRecord, ImportFailure } from '../db/contact-imports.ts';
 import type { SenderDb } from '../../db/schema.ts';
 import { IMPORT_FIELDS, type ColumnMapRequest } from '../domain/contact-import.ts';
-import { PROPERTY_KEY } from '../domain/contacts.ts';
 import { createContactImport, getContactImport, pageOfContactImports } from '../use-cases/contact-imports.ts';
 
 export type ContactImportRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
@@ -25,59 +23,6 @@ export type ContactImportRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 const CONCURRENT_UPLOADS = 2;
 /** The form fields besides the file are small JSON texts. */
 const MAX_FIELD_BYTES = 1024 * 1024;
-const MAX_SEGMENTS = 100;
-const MAX_TOPICS = 100;
-
-const ImportStatus = z.enum(['queued', 'in_progress', 'completed', 'failed']);
-const Column = z.string().trim().min(1, 'must name a column');
-/** A property's column: the SDK's `{column, type}`, or the column alone. */
-const PropertyColumn = z.union([
-  Column.transform((column) => ({ column })),
-  z.object({ column: Column, type: z.string().optional() }),
-]);
-/**
- * `column_map`: field → column, properties under `properties` (as the SDK sends it) or, flat, any other
- * key that is a property key.
- */
-const ColumnMapField = z
-  .object({
-    email: Column.nullish(),
-    first_name: Column.nullish(),
-    last_name: Column.nullish(),
-    unsubscribed: Column.nullish(),
-    properties: z.record(z.string(), PropertyColumn).nullish(),
-  })
-  .catchall(z.union([Column, z.null()]))
-  .superRefine((map, ctx) => {
-    const flat = Object.keys(map).filter((key) => !['properties', ...IMPORT_FIELDS].includes(key));
-    for (const key of [...flat, ...Object.keys(map.properties ?? {})]) {
-      if (!PROPERTY_KEY.test(key))
-        ctx.addIssue({ code: 'custom', message: `\`${key}\` is not a contact field nor a property key.`, path: [key] });
-    }
-  })
-  .transform((map): ColumnMapRequest => {
-    const fields: ColumnMapRequest['fields'] = {};
-    const properties: ColumnMapRequest['properties'] = {};
-    for (const [key, value] of Object.entries(map)) {
-      if (value === null || value === undefined || key === 'properties') continue;
-      if ((IMPORT_FIELDS as readonly string[]).includes(key))
-        fields[key as keyof ColumnMapRequest['fields']] = value as string;
-      else properties[key] = { column: value as string };
-    }
-    return { fields, properties: { ...properties, ...map.properties } };
-  });
-const SegmentRef = z
-  .union([z.string(), z.object({ id: z.string() })])
-  .transform((ref) => (typeof ref === 'string' ? ref : ref.id));
-// A string first, so that a subscription left out is a missing field rather than a wrong value.
-const TopicRef = z.object({ id: z.string(), subscription: z.string().pipe(z.enum(['opt_in', 'opt_out'])) });
-const UploadFields = z.object({
-  column_map: ColumnMapField.optional(),
-  on_conflict: z.enum(['upsert', 'skip']).default('skip'),
-  segments: z.array(SegmentRef).max(MAX_SEGMENTS).default([]),
-  topics: z.array(TopicRef).max(MAX_TOPICS).default([]),
-});
-const ListQuery = z.object({ status: ImportStatus.optional() });
 
 /** `/contacts/imports` as in Resend's API reference: CSV uploads run in the background, their list and records. */
 export function contactImportRoutes(deps: ContactImportRouteDeps): Router {
@@ -91,11 +36,11 @@ export function contactImportRoutes(deps: ContactImportRouteDeps): Router {
       res.once('close', release);
       const upload = await readUpload(req);
       if (!upload.file) throw missingField('file');
-      const fields = parseInput(UploadFields, jsonFields(upload.fields));
+      const fields = parseInput(ApiRequests.ContactImportForm, { ...upload.fields, file: upload.file });
       const id = await createContactImport(deps, teamId, {
         file: upload.file,
         onConflict: fields.on_conflict,
-        columnMap: fields.column_map,
+        columnMap: fields.column_map && columnMapRequest(fields.column_map),
         segmentIds: fields.segments,
         topics: fields.topics,
       });
@@ -103,7 +48,7 @@ export function contactImportRoutes(deps: ContactImportRouteDeps): Router {
     },
     get: async (req, res) => {
       const page = parseInput(PaginationQuery, req.query);
-      const { status } = parseInput(ListQuery, { status: req.query.status });
+      const { status } = parseInput(ApiRequests.ContactImportListQuery, { status: req.query.status });
       const result = await pageOfContactImports(deps, teamOf(res), status, page);
       res.json({ ...result, data: result.data.map((record) => item(record)) });
     },
@@ -141,22 +86,16 @@ function item(record: ContactImportRecord, failures?: readonly ImportFailure[]) 
   };
 }
 
-/** The JSON-encoded form fields decoded (`on_conflict` is plain text); invalid JSON is refused naming the field. */
-function jsonFields(fields: Record<string, string>): Record<string, unknown> {
-  const decoded: Record<string, unknown> = {};
-  if (fields.on_conflict !== undefined) decoded.on_conflict = fields.on_conflict;
-  for (const name of ['column_map', 'segments', 'topics']) {
-    const text = fields[name];
-    if (text === undefined || text.trim() === '') continue;
-    try {
-      decoded[name] = JSON.parse(text);
-    } catch {
-      throw validationError(
-        `Invalid \`${name}\`: it must be a JSON-encoded ${name === 'column_map' ? 'object' : 'array'}.`,
-      );
-    }
+/** The request's column map as the import's rules take it: the fields, and the properties by key. */
+function columnMapRequest(map: ApiRequests.ContactImportColumnMap): ColumnMapRequest {
+  const fields: ColumnMapRequest['fields'] = {};
+  const properties: ColumnMapRequest['properties'] = {};
+  for (const [key, value] of Object.entries(map)) {
+    if (value === null || value === undefined || key === 'properties' || typeof value !== 'string') continue;
+    if ((IMPORT_FIELDS as readonly string[]).includes(key)) fields[key as keyof ColumnMapRequest['fields']] = value;
+    else properties[key] = { column: value };
   }
-  return decoded;
+  return { fields, properties: { ...properties, ...map.properties } };
 }
 
 type Upload = { file: Buffer | undefined; fields: Record<string, string> };

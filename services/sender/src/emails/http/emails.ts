@@ -30,8 +30,6 @@ import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
 import { checkEmailId, getEmail, pageOfEmails } from '../use-cases/read-emails.ts';
 import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';
 
-export const MAX_BATCH = 100;
-
 export type EmailRouteDeps = {
   db: Kysely<SenderDb>;
   now: () => Date;
@@ -88,10 +86,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     post: async (req, res) => {
       const teamId = teamOf(res);
       const mode = batchMode(req);
-      if (!Array.isArray(req.body)) throw validationError('The request body must be an array of emails.');
-      const items: unknown[] = req.body;
-      if (items.length === 0) throw validationError('The batch must contain at least one email.');
-      if (items.length > MAX_BATCH) throw validationError(`A batch can contain at most ${MAX_BATCH} emails.`);
+      const items = batchItems(req.body);
       const { answer, accepted } = await acceptBatch(deps, {
         teamId,
         items,
@@ -142,6 +137,17 @@ function idempotencyKeyOf(req: Request, teamId: string): IdempotencyKey | undefi
   if (key === undefined) return undefined;
   const requestHash = req.header(IDEMPOTENCY_HASH_HEADER);
   return requestHash === undefined ? { teamId, key } : { teamId, key, requestHash };
+}
+
+/**
+ * The emails of a batch body, refused unless the documented schema (ApiRequests.BatchEmailsBody) takes the
+ * list itself; each email is checked on its own (acceptBatch), as a permissive batch accepts the valid ones.
+ */
+function batchItems(body: unknown): unknown[] {
+  const parsed = ApiRequests.BatchEmailsBody.safeParse(body);
+  const refused = parsed.success ? undefined : parsed.error.issues.find((issue) => issue.path.length === 0);
+  if (refused) throw validationError(refused.message);
+  return body as unknown[];
 }
 
 function batchMode(req: Request): BatchMode {

@@ -96,7 +96,7 @@ export type BatchAnswer =
   | { data: { id: string }[]; errors: { index: number; message: string }[] };
 
 /**
- * POST /emails/batch (at least one item, at most MAX_BATCH): checks every item and the team's right to send
+ * POST /emails/batch (its list checked by the route): checks every item and the team's right to send
  * from each item's domain, and accepts the valid ones in one statement. Returns the answer and how many
  * emails it accepted.
  */

@@ -1,13 +1,11 @@
 // The address grammar of the API: a mailbox (`a@b.com` or `Name <a@b.com>`), stricter than RFC 5322 on
-// purpose, and the control characters no header value may carry.
+// purpose.
 import { domainToASCII } from 'node:url';
+import { CONTROL_CHARACTERS as CONTROL } from '@postline/contracts';
 
 /** One parsed address. `address` is as given with the domain lower-cased (an IDN stays in Unicode). */
 export type Mailbox = { name: string | null; address: string };
 
-/** Line breaks, NUL and the other C0 controls (tab excepted) and DEL: header injection and smuggling. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-export const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
 const LOCAL_PART = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*$`);
 const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { ApiRequests } from '@postline/contracts';
 import {
   parseEmailRequest,
   parseTemplateReference,
@@ -461,5 +462,36 @@ describe('parseEmailRequest: scheduled_at', () => {
     expect(parsed(body({ scheduled_at: 'in 1 min' }), { now: NOW, batch: true }).scheduledAt).not.toBeNull();
     expect(parseFails({ scheduled_at: 1795168800000 })).toMatchObject({ name: 'validation_error' });
     expect(parseFails({ scheduled_at: 'whenever' })).toMatchObject({ name: 'validation_error' });
+  });
+});
+
+describe('parseEmailRequest: the documented schema', () => {
+  it("answers the schema's own message for a body it refuses", () => {
+    for (const overrides of [{ subject: 5 }, { tags: 'x' }, { headers: { 'X-A': 'a\r\nb' } }, { attachments: [{}] }]) {
+      const issue = ApiRequests.SendEmailBody.safeParse(body(overrides)).error?.issues[0];
+      expect(issue).toBeDefined();
+      expect(parseFails(overrides).message).toBe(issue?.message);
+    }
+  });
+
+  it('refuses a field only after the checks of the fields before it, whether the schema or the sender makes them', () => {
+    expect(parseFails({ from: 'bad', subject: 5 })).toEqual({ name: 'invalid_parameter', message: FROM_MESSAGE });
+    expect(parseFails({ html: undefined, headers: { 'X A': 'v' } }).message).toBe('Missing `html` or `text` field.');
+    expect(parseFails({ attachments: [{ content: 5 }] }, { now: NOW, batch: true })).toEqual({
+      name: 'validation_error',
+      message: 'Attachments are not supported in batch emails.',
+    });
+  });
+
+  it('names the attachment and the header a refusal is about', () => {
+    expect(parseFails({ attachments: [{ content: 'eA==' }, { content: 'eA==', filename: '' }] })).toEqual({
+      name: 'invalid_attachment',
+      message:
+        'Invalid `attachments[1].filename`: it must be a non-empty string of at most 255 characters without line breaks.',
+    });
+    expect(parseFails({ headers: { 'X A': 'v' } }).message).toBe(
+      'Invalid header name "X A": a header name is printable ASCII without spaces or colons.',
+    );
+    expect(parseFails({ headers: { 'X-A': 5 } }).message).toBe('Invalid value of header "X-A": it must be a string.');
   });
 });

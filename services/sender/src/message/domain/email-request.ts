@@ -1,6 +1,7 @@
 import { domainToASCII } from 'node:url';
-import { isUuid } from '@postline/platform/pure';
-import { CONTROL, parseMailbox, type Mailbox } from './address.ts';
+import type { z } from 'zod';
+import { ApiRequests, FROM_FORMAT, MAX_ATTACHMENTS_BASE64_BYTES } from '@postline/contracts';
+import { parseMailbox, type Mailbox } from './address.ts';
 import type { Refusal } from './refusal.ts';
 import { parseScheduledAt } from './scheduled-at.ts';
 
@@ -50,19 +51,9 @@ export type ParseEmailOptions = {
   batch: boolean;
 };
 
-export const MAX_RECIPIENTS_PER_FIELD = 50;
-export const MAX_TAGS = 75;
-export const MAX_TAG_LENGTH = 256;
-/** Attachments' total size counted as base64, as the reference states it ("≤40 MB after base64"). */
-export const MAX_ATTACHMENTS_BASE64_BYTES = 40 * 1024 * 1024;
+export { MAX_RECIPIENTS_PER_FIELD } from '@postline/contracts';
 
-const FROM_FORMAT = 'The email address needs to follow the `email@example.com` or `Name <email@example.com>` format';
-/** RFC 5322 field name: printable ASCII except the colon. */
-const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
-const TAG_TEXT = /^[A-Za-z0-9_-]+$/;
-const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
-const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;.*)?$`);
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+type SendEmailBody = z.infer<typeof ApiRequests.SendEmailBody>;
 
 /**
  * Headers the API may not set through `headers`: the ones we write ourselves from other fields or while composing and
@@ -180,114 +171,144 @@ function invalidAttachment(message: string): Refused {
   return new Refused('invalid_attachment', message);
 }
 
-/** The fields are checked in this order; the first refusal is the answer. */
+/** The body's fields in the order they are checked: the documented schema's order. */
+const FIELD_ORDER: readonly string[] = Object.keys(ApiRequests.SendEmailBody.shape);
+
+/**
+ * The body is parsed with the documented schema (ApiRequests.SendEmailBody), whose fields are in the order
+ * they are checked; the checks a schema cannot make come in the same order, each after its field. When the
+ * schema refuses a field, the checks of the fields before it still come first: the first refusal in that
+ * order is the answer.
+ */
 function emailRequest(body: unknown, options: ParseEmailOptions): EmailRequest | Refused {
   const input = body ?? {};
-  if (typeof input !== 'object' || Array.isArray(input)) return invalid('The email must be a JSON object.');
-  const fields = input as Record<string, unknown>;
+  const parsed = ApiRequests.SendEmailBody.safeParse(input);
+  const refusedAt = parsed.success ? FIELD_ORDER.length : firstRefusedField(parsed.error.issues);
+  /** Whether the schema took this field and every one before it (so its value has the schema's type). */
+  const took = (field: string) => FIELD_ORDER.indexOf(field) < refusedAt;
+  const schemaRefusal = () => refusalOfIssues(parsed.error?.issues ?? [], input);
+  // Before the refused field, the values are the schema's; the input itself is kept (transforms change none).
+  const fields = (parsed.success ? parsed.data : input) as SendEmailBody;
 
-  const fromHeader = fields.from;
-  if (!present(fromHeader) || fromHeader === '') return missingField('from');
-  const from = typeof fromHeader === 'string' ? parseMailbox(fromHeader) : null;
-  if (typeof fromHeader !== 'string' || !from) return invalidParameter(`Invalid \`from\` field. ${FROM_FORMAT}`);
-
-  const to = fields.to === '' ? [] : parseRecipients(fields.to, 'to');
+  if (!took('from')) return schemaRefusal();
+  const from = parseMailbox(fields.from);
+  if (!from) return invalidParameter(`Invalid \`from\` field. ${FROM_FORMAT}`);
+  if (!took('to')) return schemaRefusal();
+  const to = recipientsOf(fields.to, 'to');
   if (to instanceof Refused) return to;
-  if (to.length === 0) return missingField('to');
-  const cc = parseRecipients(fields.cc, 'cc');
+  if (!took('cc')) return schemaRefusal();
+  const cc = recipientsOf(fields.cc, 'cc');
   if (cc instanceof Refused) return cc;
-  const bcc = parseRecipients(fields.bcc, 'bcc');
+  if (!took('bcc')) return schemaRefusal();
+  const bcc = recipientsOf(fields.bcc, 'bcc');
   if (bcc instanceof Refused) return bcc;
-  const replyTo = parseRecipients(fields.reply_to, 'reply_to');
+  if (!took('reply_to')) return schemaRefusal();
+  const replyTo = recipientsOf(fields.reply_to, 'reply_to');
   if (replyTo instanceof Refused) return replyTo;
 
-  if (!present(fields.subject)) return missingField('subject');
-  const subject = fields.subject;
-  if (typeof subject !== 'string') return invalid('Invalid `subject` field: it must be a string.');
-  if (CONTROL.test(subject))
-    return invalid('Invalid `subject` field: it must not contain line breaks or control characters.');
-  if (subject.length > 998) return invalid('Invalid `subject` field: it must be at most 998 characters.');
-
-  const html = optionalString(fields.html, 'html');
-  if (html instanceof Refused) return html;
-  const text = optionalString(fields.text, 'text');
-  if (text instanceof Refused) return text;
+  if (!took('text')) return schemaRefusal();
+  const html = fields.html ?? null;
+  const text = fields.text ?? null;
   if (html === null && (text === null || text === '')) return invalid('Missing `html` or `text` field.');
-
-  if (options.batch && Array.isArray(fields.attachments) && fields.attachments.length > 0) {
+  const attachmentsGiven = (input as { attachments?: unknown }).attachments;
+  if (options.batch && Array.isArray(attachmentsGiven) && attachmentsGiven.length > 0) {
     return invalid('Attachments are not supported in batch emails.');
   }
 
-  const headers = parseHeaders(fields.headers);
+  if (!took('headers')) return schemaRefusal();
+  const headers = checkHeaders(fields.headers ?? {});
   if (headers instanceof Refused) return headers;
-  const attachments = parseAttachments(fields.attachments);
+  if (!took('attachments')) return schemaRefusal();
+  const attachments = decodeAttachments(fields.attachments ?? []);
   if (attachments instanceof Refused) return attachments;
-  const tags = parseTags(fields.tags);
+  if (!took('tags')) return schemaRefusal();
+  const tags = uniqueTags(fields.tags ?? []);
   if (tags instanceof Refused) return tags;
+  if (!took('scheduled_at')) return schemaRefusal();
   const scheduledAt = optionalScheduledAt(fields.scheduled_at, options.now);
   if (scheduledAt instanceof Refused) return scheduledAt;
-  const topicId = parseTopicId(fields.topic_id);
-  if (topicId instanceof Refused) return topicId;
+  if (!parsed.success) return schemaRefusal();
 
   return {
     from,
     fromDomain: domainToASCII(from.address.slice(from.address.lastIndexOf('@') + 1)),
-    fromHeader: fromHeader.trim(),
+    fromHeader: parsed.data.from.trim(),
     to,
     cc,
     bcc,
     replyTo,
-    subject,
+    subject: parsed.data.subject,
     html,
     text,
     headers,
     attachments,
     tags,
     scheduledAt,
-    topicId,
+    topicId: parsed.data.topic_id ?? null,
   };
+}
+
+/** The position (in FIELD_ORDER) of the first field the schema refused; -1 when it refused the body itself. */
+function firstRefusedField(issues: readonly z.core.$ZodIssue[]): number {
+  const field = issues[0]?.path[0];
+  return typeof field === 'string' ? FIELD_ORDER.indexOf(field) : -1;
 }
 
 function present(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-function parseRecipients(value: unknown, field: string): string[] | Refused {
+/** The fields a body must have: left out, null or empty, they answer missing_required_field. */
+const REQUIRED = new Set(['from', 'to', 'subject']);
+
+/**
+ * The refusal of a body the schema refuses, with Resend's error names: the first field refused (the
+ * schema's fields are in check order), its own checks (its type, its count) before its items'. A
+ * recipients field answers for the form given (a string or a list), not for both.
+ */
+function refusalOfIssues(issues: readonly z.core.$ZodIssue[], input: unknown): Refused {
+  const all = issues.flatMap(ofFormGiven);
+  const field = all[0]?.path[0];
+  const ofField = all.filter((issue) => issue.path[0] === field);
+  const issue = ofField.find((candidate) => candidate.path.length === 1) ?? ofField[0];
+  if (issue === undefined || typeof field !== 'string')
+    return invalid(issue?.message ?? 'The email must be a JSON object.');
+  const value = (input as Record<string, unknown>)[field];
+  const empty = !present(value) || value === '' || (Array.isArray(value) && value.length === 0);
+  if (issue.path.length === 1 && REQUIRED.has(field) && empty) return missingField(field);
+  if (field === 'from' || field === 'topic_id') return invalidParameter(issue.message);
+  if (field === 'attachments' && issue.path.length > 1) return invalidAttachment(issue.message);
+  return invalid(issue.message);
+}
+
+/** A top-level union's issues for the option of the value's form (the others fail on its type alone). */
+function ofFormGiven(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || issue.path.length !== 1) return [issue];
+  const option = issue.errors.find((errors) => {
+    const first = errors[0];
+    return first !== undefined && !(first.code === 'invalid_type' && first.path.length === 0);
+  });
+  return option ? option.map((sub) => ({ ...sub, path: [...issue.path, ...sub.path] })) : [issue];
+}
+
+/** Recipients as given (the schema checked their form), each a valid mailbox, trimmed. */
+function recipientsOf(value: string | string[] | null | undefined, field: string): string[] | Refused {
   if (!present(value)) return [];
-  const list: unknown = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list)) return invalid(`Invalid \`${field}\` field: it must be a string or an array of strings.`);
-  if (list.length > MAX_RECIPIENTS_PER_FIELD) {
-    return invalid(`Invalid \`${field}\` field: at most ${MAX_RECIPIENTS_PER_FIELD} addresses are allowed.`);
-  }
+  const list = typeof value === 'string' ? [value] : (value as string[]);
   const recipients: string[] = [];
-  for (const item of list as unknown[]) {
-    if (typeof item !== 'string' || !parseMailbox(item)) return invalid(`Invalid \`${field}\` field. ${FROM_FORMAT}.`);
+  for (const item of list) {
+    if (!parseMailbox(item)) return invalid(`Invalid \`${field}\` field. ${FROM_FORMAT}.`);
     recipients.push(item.trim());
   }
   return recipients;
 }
 
-function optionalString(value: unknown, field: string): string | null | Refused {
-  if (!present(value)) return null;
-  if (typeof value !== 'string') return invalid(`Invalid \`${field}\` field: it must be a string.`);
-  // Checked here, per email, so that a batch item with a NUL is that item's error, not the whole batch's
-  // failed statement (Postgres text cannot hold U+0000).
-  if (value.includes('\0')) return invalid(`Invalid \`${field}\` field: it must not contain NUL characters.`);
-  return value;
-}
-
-function parseHeaders(value: unknown): { name: string; value: string }[] | Refused {
-  if (!present(value)) return [];
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    return invalid('Invalid `headers` field: it must be an object of header names to string values.');
-  }
+/** The headers in the order given: none that Postline writes, no name twice, each line at most 998 characters. */
+function checkHeaders(value: Record<string, string>): { name: string; value: string }[] | Refused {
   const seen = new Set<string>();
   const headers: { name: string; value: string }[] = [];
-  for (const [name, headerValue] of Object.entries(value as Record<string, unknown>)) {
+  for (const [name, headerValue] of Object.entries(value)) {
     const label = JSON.stringify(name);
-    if (CONTROL.test(name) || !FIELD_NAME.test(name)) {
-      return invalid(`Invalid header name ${label}: a header name is printable ASCII without spaces or colons.`);
-    }
     const key = name.toLowerCase();
     const reserved = RESERVED_HEADERS.get(key);
     if (reserved !== undefined) {
@@ -299,10 +320,6 @@ function parseHeaders(value: unknown): { name: string; value: string }[] | Refus
     }
     if (seen.has(key)) return invalid(`Duplicate header ${label}: header names are case-insensitive.`);
     seen.add(key);
-    if (typeof headerValue !== 'string') return invalid(`Invalid value of header ${label}: it must be a string.`);
-    if (CONTROL.test(headerValue)) {
-      return invalid(`Invalid value of header ${label}: it must not contain line breaks or control characters.`);
-    }
     // RFC 5322 §2.1.1: a line is at most 998 characters, and a value without spaces cannot be folded.
     if (name.length + 2 + headerValue.length > 998) {
       return invalid(`Invalid value of header ${label}: a header is at most 998 characters.`);
@@ -312,16 +329,26 @@ function parseHeaders(value: unknown): { name: string; value: string }[] | Refus
   return headers;
 }
 
-function parseAttachments(value: unknown): EmailAttachment[] | Refused {
-  if (!present(value)) return [];
-  if (!Array.isArray(value)) return invalid('Invalid `attachments` field: it must be an array.');
+type AttachmentInput = NonNullable<SendEmailBody['attachments']>[number];
+
+/** The attachments' bytes: none empty, at most MAX_ATTACHMENTS_BASE64_BYTES in all, counted as base64. */
+function decodeAttachments(value: readonly AttachmentInput[]): EmailAttachment[] | Refused {
   let base64Bytes = 0;
   const parsed: EmailAttachment[] = [];
-  for (let index = 0; index < value.length; index++) {
-    const attachment = parseAttachment(value[index], index);
-    if (attachment instanceof Refused) return attachment;
-    base64Bytes += Math.ceil(attachment.content.length / 3) * 4;
-    parsed.push(attachment);
+  for (const [index, fields] of value.entries()) {
+    const content = attachmentContent(fields.content);
+    // Whatever the shape (`[]`, `"=="`, an empty Buffer), no bytes is the same mistake as `""`.
+    if (content.length === 0) {
+      return invalidAttachment(`Invalid \`attachments[${index}]\`: an attachment must have \`content\` or \`path\`.`);
+    }
+    base64Bytes += Math.ceil(content.length / 3) * 4;
+    const contentId = fields.content_id ?? fields.inline_content_id ?? null;
+    parsed.push({
+      filename: fields.filename ?? null,
+      contentType: fields.content_type ?? null,
+      contentId: contentId === null ? null : contentId.replace(/^<(.*)>$/, '$1'),
+      content,
+    });
   }
   if (base64Bytes > MAX_ATTACHMENTS_BASE64_BYTES) {
     return invalid('Attachments exceed the 40 MB limit per email (counted after base64 encoding).');
@@ -329,113 +356,24 @@ function parseAttachments(value: unknown): EmailAttachment[] | Refused {
   return parsed;
 }
 
-function parseAttachment(item: unknown, index: number): EmailAttachment | Refused {
-  const at = `attachments[${index}]`;
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-    return invalidAttachment(`Invalid \`${at}\`: an attachment must be an object with \`content\`.`);
-  }
-  const fields = item as Record<string, unknown>;
-  if (present(fields.path)) {
-    return invalidAttachment(
-      `Invalid \`${at}\`: attachments by remote \`path\` are not supported yet; send the file as base64 \`content\`.`,
-    );
-  }
-  if (!present(fields.content) || fields.content === '') {
-    return invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
-  }
-  const content = attachmentContent(fields.content);
-  if (!content) {
-    return invalidAttachment(
-      `Invalid \`${at}.content\`: it must be a base64 string, an array of bytes or a serialised Buffer.`,
-    );
-  }
-  // Whatever the shape (`[]`, `"=="`, an empty Buffer), no bytes is the same mistake as `""`.
-  if (content.length === 0)
-    return invalidAttachment(`Invalid \`${at}\`: an attachment must have \`content\` or \`path\`.`);
-
-  const filename = optionalText(fields.filename, `${at}.filename`, 255);
-  if (filename instanceof Refused) return filename;
-  const contentType = optionalText(fields.content_type, `${at}.content_type`, 255);
-  if (contentType instanceof Refused) return contentType;
-  if (contentType !== null && !CONTENT_TYPE.test(contentType)) {
-    return invalidAttachment(`Invalid \`${at}.content_type\`: it must be a MIME type such as \`application/pdf\`.`);
-  }
-  const cidField = present(fields.content_id) ? 'content_id' : 'inline_content_id';
-  const rawCid = optionalText(fields[cidField], `${at}.${cidField}`, 127);
-  if (rawCid instanceof Refused) return rawCid;
-  const contentId = rawCid === null ? null : rawCid.replace(/^<(.*)>$/, '$1');
-  if (contentId !== null && !/^[\x21-\x3b=\x3f-\x7e]+$/.test(contentId)) {
-    return invalidAttachment(
-      `Invalid \`${at}.${cidField}\`: it must be printable ASCII without spaces or angle brackets.`,
-    );
-  }
-  return { filename, contentType, contentId, content };
+/** The bytes of the three shapes Resend's SDKs send an attachment's `content` in (the schema checked which). */
+function attachmentContent(value: AttachmentInput['content']): Buffer {
+  if (typeof value === 'string') return Buffer.from(value.replace(/\s+/g, ''), 'base64');
+  return Buffer.from(Array.isArray(value) ? value : value.data);
 }
 
-/** The three shapes Resend's SDKs send an attachment's `content` in; null when the value is none of them. */
-function attachmentContent(value: unknown): Buffer | null {
-  if (typeof value === 'string') {
-    const compact = value.replace(/\s+/g, '');
-    if (!BASE64.test(compact) || compact.length % 4 === 1) return null;
-    return Buffer.from(compact, 'base64');
-  }
-  const bytes = Array.isArray(value)
-    ? (value as unknown[])
-    : typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer'
-      ? (value as { data?: unknown }).data
-      : undefined;
-  if (!Array.isArray(bytes)) return null;
-  const isByte = (b: unknown): b is number => typeof b === 'number' && Number.isInteger(b) && b >= 0 && b <= 255;
-  return (bytes as unknown[]).every(isByte) ? Buffer.from(bytes as number[]) : null;
-}
-
-function optionalText(value: unknown, field: string, maxLength: number): string | null | Refused {
-  if (!present(value)) return null;
-  if (typeof value !== 'string' || value === '' || value.length > maxLength || CONTROL.test(value)) {
-    return invalidAttachment(
-      `Invalid \`${field}\`: it must be a non-empty string of at most ${maxLength} characters without line breaks.`,
-    );
-  }
-  return value;
-}
-
-function parseTags(value: unknown): { name: string; value: string }[] | Refused {
-  if (!present(value)) return [];
-  if (!Array.isArray(value)) return invalid('Invalid `tags` field: it must be an array of `{name, value}` objects.');
-  if (value.length > MAX_TAGS) return invalid(`Invalid \`tags\` field: at most ${MAX_TAGS} tags are allowed.`);
+/** Webhook payloads carry tags as an object keyed by name, so a second tag of one name would be lost. */
+function uniqueTags(value: readonly { name: string; value: string }[]): { name: string; value: string }[] | Refused {
   const names = new Set<string>();
-  const tags: { name: string; value: string }[] = [];
-  for (let index = 0; index < value.length; index++) {
-    const item: unknown = value[index];
-    const tag = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
-    const { name, value: tagValue } = tag;
-    if (typeof name !== 'string' || typeof tagValue !== 'string') {
-      return invalid(`Invalid tag at \`tags[${index}]\`: it must have a string \`name\` and \`value\`.`);
-    }
-    for (const text of [name, tagValue]) {
-      if (!TAG_TEXT.test(text) || text.length > MAX_TAG_LENGTH) {
-        return invalid(
-          `Invalid tag ${JSON.stringify(name)}: names and values must be 1 to ${MAX_TAG_LENGTH} ASCII letters, numbers, underscores or dashes.`,
-        );
-      }
-    }
-    // Webhook payloads carry tags as an object keyed by name, so a second tag of one name would be lost.
-    if (names.has(name)) return invalid(`Invalid tag ${JSON.stringify(name)}: tag names must be unique.`);
-    names.add(name);
-    tags.push({ name, value: tagValue });
+  for (const tag of value) {
+    if (names.has(tag.name)) return invalid(`Invalid tag ${JSON.stringify(tag.name)}: tag names must be unique.`);
+    names.add(tag.name);
   }
-  return tags;
+  return value.map((tag) => ({ name: tag.name, value: tag.value }));
 }
 
-function optionalScheduledAt(value: unknown, now: Date): Date | null | Refused {
+function optionalScheduledAt(value: string | null | undefined, now: Date): Date | null | Refused {
   if (!present(value)) return null;
-  if (typeof value !== 'string') return invalid('Invalid `scheduled_at` field: it must be a string.');
-  const parsed = parseScheduledAt(value, now);
+  const parsed = parseScheduledAt(value as string, now);
   return parsed.ok ? parsed.date : invalid(parsed.refusal.message);
-}
-
-function parseTopicId(value: unknown): string | null | Refused {
-  if (!present(value)) return null;
-  if (typeof value !== 'string' || !isUuid(value)) return invalidParameter('The `topic_id` must be a valid UUID.');
-  return value;
 }
