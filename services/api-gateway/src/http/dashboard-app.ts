@@ -79,7 +79,11 @@ export function dashboardAppRoutes(dist = DASHBOARD_DIST): Router {
   router.use(ASSETS_PATH, () => {
     throw notFound('Not found');
   });
-  router.get(DASHBOARD_PATH, (_req, res) => res.redirect(301, `${DASHBOARD_PATH}/`));
+  // Express's routing ignores a trailing slash, so `/dashboard/` matches here too: only the bare path moves.
+  router.get(DASHBOARD_PATH, (req, res, next) => {
+    if (req.path.endsWith('/')) return next();
+    res.redirect(301, `${DASHBOARD_PATH}/`);
+  });
   router.get(`${DASHBOARD_PATH}/{*rest}`, (_req, res) => {
     security(res);
     res.setHeader('content-security-policy', DASHBOARD_CSP);
