@@ -24,7 +24,11 @@ export function deleted<O extends string>(object: O) {
 }
 
 /** A single resource: its list item with `object` and the detail fields. */
-function single<O extends string, S extends z.ZodRawShape>(object: O, item: z.ZodObject<S>, more: z.ZodRawShape = {}) {
+function single<O extends string, S extends z.ZodRawShape, M extends z.ZodRawShape = Record<never, never>>(
+  object: O,
+  item: z.ZodObject<S>,
+  more: M = {} as M,
+) {
   return z.strictObject({ object: z.literal(object), ...item.shape, ...more });
 }
 
