@@ -58,8 +58,11 @@ describe('the API keys page', () => {
       await signIn(page, team.admin);
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
       await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
-      // The team's first key, made by the admin CLI, is listed.
-      await page.getByRole('row', { name: /Keys/ }).first().waitFor();
+      // The team's first key, made by the admin CLI (named Default), is listed.
+      await page
+        .getByRole('row', { name: /Default/ })
+        .first()
+        .waitFor();
       await checkPage(s, 'api-keys');
 
       await page.getByRole('button', { name: 'Create API key' }).click();
@@ -95,11 +98,14 @@ describe('the API keys page', () => {
         await resend.emails.send({ from: `hi@${domain}`, to: `ada@${world.rcptDomain}`, subject: 'Hi', text: 'Hello' }),
       );
       expect(sent.id).toBeTruthy();
-      await waitFor(async () => (await page.reload(), (await row.textContent())?.includes('Never') === false));
+      await waitFor(
+        'the key to show its last use',
+        async () => (await page.reload(), (await row.textContent())?.includes('Never') === false),
+      );
 
       await row.getByRole('button', { name: 'Rename Production sender' }).click();
       const rename = page.getByRole('dialog', { name: 'Rename Production sender' });
-      await rename.getByLabel('Name').fill('Billing sender');
+      await rename.getByLabel('Name', { exact: true }).fill('Billing sender');
       await rename.getByRole('button', { name: 'Save' }).click();
       const renamed = page.getByRole('row', { name: /Billing sender/ });
       await renamed.waitFor();
