@@ -376,6 +376,12 @@ export const WebhookEvent = z.strictObject({
 export const WebhookReplay = z.strictObject({
   object: z.literal('replay'),
   replayed: z.number().int().describe('How many events are delivered again (at most 10,000 per call).'),
+  next_since: z
+    .string()
+    .nullable()
+    .describe(
+      'Null when every failed event since `since` was replayed; past the cap, the `since` of the next call (ISO 8601).',
+    ),
 });
 export const WebhookTestEvent = z.strictObject({
   object: z.literal('webhook_event'),
