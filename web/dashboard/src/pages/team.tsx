@@ -1,4 +1,69 @@
-// Placeholder: this page is being built.
-export default function Page() {
-  return <h1>team</h1>;
+// The team: its settings (rate limit, access), its members and their roles, and its open invites. Members
+// and invites are the admins' business, as in Resend: a member sees the team read-only and the API's word
+// on the rest. Sign-in sessions are the person's own, on Your account.
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import type { DashboardShape } from '@postline/contracts';
+import { get } from '../api/client.ts';
+import { useIsAdmin } from '../session.tsx';
+import { Badge, ErrorMessage, Loading } from '../ui/feedback.tsx';
+import { Time } from '../ui/time.tsx';
+import { Invites } from './team/invites.tsx';
+import { Members } from './team/members.tsx';
+
+export default function Team() {
+  const isAdmin = useIsAdmin();
+  const team = useQuery({
+    queryKey: ['team'],
+    queryFn: () => get<DashboardShape<'DashboardTeam'>>('/dashboard-api/team'),
+  });
+  return (
+    <>
+      <div className="page-header">
+        <div>
+          <h1>Team</h1>
+          <p className="muted">
+            {team.data ? team.data.name : null} · Your sign-in sessions and password are on{' '}
+            <Link to="/account">Your account</Link>.
+          </p>
+        </div>
+      </div>
+      <ErrorMessage error={team.error} />
+      {team.isPending ? <Loading /> : null}
+      {team.data ? <Settings team={team.data} /> : null}
+      <Members />
+      {isAdmin ? <Invites /> : null}
+    </>
+  );
+}
+
+function Settings({ team }: { team: DashboardShape<'DashboardTeam'> }) {
+  return (
+    <section aria-labelledby="settings-title" className="section card">
+      <h2 id="settings-title" style={{ marginTop: 0 }}>
+        Settings
+      </h2>
+      <dl className="facts">
+        <dt>Name</dt>
+        <dd>{team.name}</dd>
+        <dt>Your role</dt>
+        <dd>{team.role === 'admin' ? 'Admin' : 'Member'}</dd>
+        <dt>API access</dt>
+        <dd>
+          {team.access_enabled ? <Badge tone="good">enabled</Badge> : <Badge tone="bad">disabled</Badge>}{' '}
+          <span className="muted small-text">(the operator turns it on and off with the admin CLI)</span>
+        </dd>
+        <dt>Rate limit</dt>
+        <dd>
+          {team.rate_limit_per_second === null
+            ? 'The server’s default'
+            : `${team.rate_limit_per_second} requests per second`}
+        </dd>
+        <dt>Created</dt>
+        <dd>
+          <Time value={team.created_at} />
+        </dd>
+      </dl>
+    </section>
+  );
 }

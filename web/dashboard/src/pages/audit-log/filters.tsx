@@ -1,0 +1,82 @@
+// The audit log's filters: a family (or one action), an actor, a target id. Applied on submit, into the URL.
+import type { FormEvent } from 'react';
+import { useFilters } from '../../ui/list.tsx';
+import { Field, text } from '../../ui/form.tsx';
+
+export type Actor = { id: string; label: string };
+
+/** The families the audit log records, with their named actions. */
+const FAMILIES: { value: string; label: string }[] = [
+  { value: 'api-keys', label: 'API keys' },
+  { value: 'domains', label: 'Domains' },
+  { value: 'webhooks', label: 'Webhooks' },
+  { value: 'members', label: 'Members' },
+  { value: 'invites', label: 'Invites' },
+  { value: 'contacts', label: 'Contacts' },
+  { value: 'contact-properties', label: 'Contact properties' },
+  { value: 'segments', label: 'Segments' },
+  { value: 'audiences', label: 'Audiences' },
+  { value: 'topics', label: 'Topics' },
+  { value: 'templates', label: 'Templates' },
+  { value: 'broadcasts', label: 'Broadcasts' },
+  { value: 'suppressions', label: 'Suppressions' },
+];
+
+export function AuditFilters({ actors }: { actors: Actor[] }) {
+  const [filters, setFilters] = useFilters();
+  const apply = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    setFilters({ action: text(data, 'action'), actor_id: text(data, 'actor_id'), target_id: text(data, 'target_id') });
+  };
+  const known = FAMILIES.some((f) => f.value === filters.action);
+  return (
+    // Keyed on the URL's filters so the fields follow back and forward navigation.
+    <form
+      key={JSON.stringify(filters) + actors.length}
+      className="filters"
+      aria-label="Filter the audit log"
+      onSubmit={apply}
+    >
+      <Field label="Family or action">
+        {(p) => (
+          <select {...p} name="action" defaultValue={filters.action ?? ''}>
+            <option value="">Every change</option>
+            {FAMILIES.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label}
+              </option>
+            ))}
+            {filters.action && !known ? <option value={filters.action}>{filters.action}</option> : null}
+          </select>
+        )}
+      </Field>
+      <Field label="Actor">
+        {(p) => (
+          <select {...p} name="actor_id" defaultValue={filters.actor_id ?? ''}>
+            <option value="">Anyone</option>
+            {actors.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.label}
+              </option>
+            ))}
+            {filters.actor_id && !actors.some((a) => a.id === filters.actor_id) ? (
+              <option value={filters.actor_id}>{filters.actor_id}</option>
+            ) : null}
+          </select>
+        )}
+      </Field>
+      <Field label="Target id">
+        {(p) => <input {...p} name="target_id" defaultValue={filters.target_id ?? ''} autoComplete="off" />}
+      </Field>
+      <div className="actions">
+        <button type="button" className="button" onClick={() => setFilters({})}>
+          Clear
+        </button>
+        <button type="submit" className="button primary">
+          Filter
+        </button>
+      </div>
+    </form>
+  );
+}

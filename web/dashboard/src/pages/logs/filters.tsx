@@ -1,0 +1,132 @@
+// The request log's filters, as GET /logs takes them; applied on submit, into the URL. The time range is
+// picked in the reader's time zone and kept in the URL as ISO 8601.
+import type { FormEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import type { ApiShape } from '@postline/contracts';
+import { get } from '../../api/client.ts';
+import { useFilters } from '../../ui/list.tsx';
+import { Field, text } from '../../ui/form.tsx';
+
+type LogItem = ApiShape<'LogList'>['data'][number];
+
+export const FILTER_NAMES = [
+  'status',
+  'method',
+  'endpoint',
+  'api_key_id',
+  'user_agent',
+  'created_after',
+  'created_before',
+] as const;
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** An ISO instant as a datetime-local input's value, in the reader's time zone. */
+function toLocalInput(iso: string | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+function fromLocalInput(value: string): string {
+  if (!value) return '';
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}
+
+export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: boolean }) {
+  const [filters, setFilters] = useFilters();
+  const keys = useQuery({
+    queryKey: ['api-keys', 'all'],
+    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
+    enabled: isAdmin,
+  });
+  // Admins pick among the team's keys; members among the keys of the requests shown.
+  const options = new Map<string, string>();
+  for (const k of keys.data?.data ?? []) options.set(k.id, k.name);
+  for (const log of shown)
+    if (log.api_key && !options.has(log.api_key.id)) options.set(log.api_key.id, log.api_key.name ?? log.api_key.id);
+  if (filters.api_key_id && !options.has(filters.api_key_id)) options.set(filters.api_key_id, filters.api_key_id);
+
+  const apply = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    setFilters({
+      status: text(data, 'status').toLowerCase(),
+      method: text(data, 'method'),
+      endpoint: text(data, 'endpoint'),
+      api_key_id: text(data, 'api_key_id'),
+      user_agent: text(data, 'user_agent'),
+      created_after: fromLocalInput(text(data, 'created_after')),
+      created_before: fromLocalInput(text(data, 'created_before')),
+    });
+  };
+  return (
+    // Keyed on the URL's filters (and the keys known) so the fields follow back and forward navigation.
+    <form
+      key={JSON.stringify(filters) + options.size}
+      className="filters"
+      aria-label="Filter the logs"
+      onSubmit={apply}
+    >
+      <Field label="Status" hint="A code (404) or a class (4xx).">
+        {(p) => <input {...p} name="status" defaultValue={filters.status ?? ''} autoComplete="off" size={6} />}
+      </Field>
+      <Field label="Method">
+        {(p) => (
+          <select {...p} name="method" defaultValue={filters.method ?? ''}>
+            <option value="">Any</option>
+            {METHODS.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Endpoint" hint="A path or its start: /emails">
+        {(p) => <input {...p} name="endpoint" defaultValue={filters.endpoint ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="API key">
+        {(p) => (
+          <select {...p} name="api_key_id" defaultValue={filters.api_key_id ?? ''}>
+            <option value="">Any</option>
+            {[...options].map(([id, name]) => (
+              <option key={id} value={id}>
+                {name}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="User agent" hint="Any part of it: resend-node">
+        {(p) => <input {...p} name="user_agent" defaultValue={filters.user_agent ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="From">
+        {(p) => (
+          <input {...p} name="created_after" type="datetime-local" defaultValue={toLocalInput(filters.created_after)} />
+        )}
+      </Field>
+      <Field label="Until">
+        {(p) => (
+          <input
+            {...p}
+            name="created_before"
+            type="datetime-local"
+            defaultValue={toLocalInput(filters.created_before)}
+          />
+        )}
+      </Field>
+      <div className="actions">
+        <button type="button" className="button" onClick={() => setFilters({})}>
+          Clear
+        </button>
+        <button type="submit" className="button primary">
+          Filter
+        </button>
+      </div>
+    </form>
+  );
+}
