@@ -24,8 +24,13 @@ export function deleted<O extends string>(object: O) {
 }
 
 /** A single resource: its list item with `object` and the detail fields. */
-function single<O extends string, S extends z.ZodRawShape>(object: O, item: z.ZodObject<S>, more: z.ZodRawShape = {}) {
-  return z.strictObject({ object: z.literal(object), ...item.shape, ...more });
+function single<O extends string, S extends z.ZodRawShape, M extends z.ZodRawShape = Record<never, z.ZodType>>(
+  object: O,
+  item: z.ZodObject<S>,
+  more?: M,
+) {
+  // `more` typed by its own shape: a loose ZodRawShape would widen every field of the result to unknown.
+  return z.strictObject({ object: z.literal(object), ...item.shape, ...(more ?? ({} as M)) });
 }
 
 export const Tag = z.strictObject({ name: z.string(), value: z.string() });
@@ -335,7 +340,17 @@ const WebhookItem = z.strictObject({
   created_at: Timestamp,
 });
 export const WebhookList = ListEnvelope(WebhookItem);
-export const Webhook = single('webhook', WebhookItem, { signing_secret: z.string() });
+export const Webhook = single('webhook', WebhookItem, {
+  signing_secret: z.string(),
+  previous_secret_expires_at: Timestamp.nullable().describe(
+    'Postline extension: until when the secret before the last rotation still signs (second), ' +
+      'null when no previous secret signs any more.',
+  ),
+  disabled_reason: z
+    .string()
+    .nullable()
+    .describe('Postline extension: why a disabled endpoint was disabled, null while enabled.'),
+});
 export const WebhookSecret = z.strictObject({ object: z.literal('webhook'), id: Id, signing_secret: z.string() });
 const DeliveryStatus = z
   .enum(['pending', 'attempting', 'success', 'failed'])
