@@ -81,6 +81,11 @@ export const DeliverWebhook = z.object({
   event_id: z.string().regex(/^msg_[0-9a-f]{32}$/),
   attempt: z.number().int().min(1).max(8).nullable(),
   replay: z.boolean(),
+  /**
+   * A replay of a bulk recovery (POST /webhooks/{id}/events/replay): skipped once the event is no longer failed,
+   * so a recovery asked twice, or an event another replay delivered meanwhile, is not sent again.
+   */
+  only_if_failed: z.boolean().optional(),
 });
 export type DeliverWebhook = z.infer<typeof DeliverWebhook>;
 

@@ -20,7 +20,7 @@ afterAll(async () => {
 describe('the first account', () => {
   it('is created once through the setup link printed at start, which then signs in', async () => {
     const link = gw.setupLink();
-    expect(link).toMatch(/^http:\/\/localhost:3000\/dashboard-api\/setup\?token=[A-Za-z0-9_-]{40,}$/);
+    expect(link).toMatch(/^http:\/\/localhost:3000\/dashboard\/setup\?token=[A-Za-z0-9_-]{40,}$/);
     const token = new URL(link!).searchParams.get('token')!;
     const stored = await gw.db.selectFrom('setup_tokens').selectAll().execute();
     expect(stored.map((t) => t.token_hash)).toEqual([sha256Hex(token)]);
@@ -106,12 +106,49 @@ describe('the admin CLI', () => {
     });
   });
 
+  it('issues an API key for an existing team, its token shown once', async () => {
+    const team = await gw.createTeam();
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const { stdout } = await cli(
+      'key',
+      'create',
+      '--team',
+      team.teamId,
+      '--name',
+      'CI',
+      '--permission',
+      'sending_access',
+      '--expires-at',
+      expires,
+    );
+    const line = JSON.parse(stdout) as Record<string, string>;
+    expect(Object.keys(line).sort()).toEqual(['id', 'token']);
+    expect(line.token).toMatch(/^pl_/);
+    const stored = await gw.db.selectFrom('api_keys').selectAll().where('id', '=', line.id!).executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({ team_id: team.teamId, name: 'CI', permission: 'sending_access' });
+    expect(stored.expires_at?.toISOString()).toBe(expires);
+    // A sending_access key: refused outside sending, but a key of the team.
+    expect((await call(gw, 'GET', '/api-keys', { key: line.token })).body.name).toBe('restricted_api_key');
+    const plain = JSON.parse((await cli('key', 'create', '--team', team.teamId, '--name', 'Ops')).stdout) as {
+      token: string;
+    };
+    expect((await call(gw, 'GET', '/api-keys', { key: plain.token })).status).toBe(200);
+    for (const args of [
+      ['--name', 'x', '--permission', 'admin'],
+      ['--name', 'x', '--expires-at', 'soon'],
+      ['--name', 'x', '--expires-at', '2020-01-01T00:00:00Z'],
+      [],
+    ])
+      await expect(cli('key', 'create', '--team', team.teamId, ...args)).rejects.toMatchObject({ code: 2 });
+  });
+
   it('exits 1, not 2 (a usage error), for a well-formed team id that names no team', async () => {
     const missing = '01a21ae0-cde7-75ab-9b3c-000000000000';
     for (const args of [
       ['team', 'disable', '--team', missing],
       ['team', 'set-rate-limit', '--team', missing, '--per-second', '5'],
       ['user', 'create', '--team', missing, '--email', 'nobody@example.com'],
+      ['key', 'create', '--team', missing, '--name', 'x'],
     ])
       await expect(cli(...args)).rejects.toMatchObject({
         code: 1,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { testResend } from '@postline/testing';
+import { testResend, waitFor } from '@postline/testing';
 import { call, startGateway, type Gateway } from './harness.ts';
 
 let gw: Gateway;
@@ -98,6 +98,67 @@ describe('/api-keys', () => {
     expect(missing.error?.name).toBe('not_found');
     const denied = await testResend('pl_wrong', gw.url).apiKeys.list();
     expect(denied.error?.name).toBe('invalid_api_key');
+  });
+});
+
+describe('expiry and the fields the dashboard lists', () => {
+  it('lists permission, domain scope and expiry beside name and times', async () => {
+    const team = await gw.createTeam();
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000);
+    const created = await call(gw, 'POST', '/api-keys', {
+      key: team.apiKey,
+      body: { name: 'expiring', permission: 'sending_access', expires_at: expiresAt.toISOString() },
+    });
+    expect(created.status).toBe(201);
+    const list = await call(gw, 'GET', '/api-keys', { key: team.apiKey });
+    const items = list.body.data as Record<string, unknown>[];
+    expect(items.find((k) => k.id === created.body.id)).toEqual({
+      id: created.body.id,
+      name: 'expiring',
+      created_at: expect.any(String),
+      last_used_at: null,
+      permission: 'sending_access',
+      domain_id: null,
+      expires_at: expect.any(String),
+    });
+    const expiring = items.find((k) => k.id === created.body.id)!;
+    expect(new Date(String(expiring.expires_at).replace(' ', 'T').replace(/\+00$/, 'Z')).getTime()).toBe(
+      expiresAt.getTime(),
+    );
+    expect(items.find((k) => k.id === team.keyId)).toMatchObject({ permission: 'full_access', expires_at: null });
+  });
+
+  it('refuses an expiry that is past or not a time with 422, creating nothing', async () => {
+    const team = await gw.createTeam();
+    for (const expires_at of [new Date(Date.now() - 1000).toISOString(), 'tomorrow', '2027-13-01T00:00:00Z', 5]) {
+      const r = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'x', expires_at } });
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    }
+    const list = await call(gw, 'GET', '/api-keys', { key: team.apiKey });
+    expect((list.body.data as unknown[]).length).toBe(1);
+  });
+
+  it('refuses an expired key with 403 invalid_api_key', async () => {
+    const team = await gw.createTeam();
+    const created = await call(gw, 'POST', '/api-keys', {
+      key: team.apiKey,
+      body: { name: 'short-lived', expires_at: new Date(Date.now() + 3_600_000).toISOString() },
+    });
+    const token = String(created.body.token);
+    expect((await call(gw, 'GET', '/api-keys', { key: token })).status).toBe(200);
+    // Its hour has passed (the key-change notification drops the cached key).
+    await gw.db
+      .updateTable('api_keys')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', String(created.body.id))
+      .execute();
+    await waitFor(
+      'the expired key refused',
+      async () => (await call(gw, 'GET', '/api-keys', { key: token })).status === 403,
+    );
+    const refused = await call(gw, 'GET', '/api-keys', { key: token });
+    expect(refused.body).toEqual({ statusCode: 403, name: 'invalid_api_key', message: 'API key has expired' });
   });
 });
 

@@ -80,3 +80,32 @@ describe('the audit log', () => {
     expect(r.status).toBe(403);
   });
 });
+
+describe('GET /audit-log', () => {
+  it('serves the same list to a full-access key and a session, with the same filters, and refuses a sending key', async () => {
+    const team = await gw.createTeam();
+    const other = await gw.createTeam();
+    const s = await signIn(gw, (await createUser(gw, [[team.teamId, 'member']])).email);
+    const created = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'one' } });
+    await call(gw, 'PATCH', `/api-keys/${String(created.body.id)}`, { key: team.apiKey, body: { name: 'two' } });
+    await call(gw, 'POST', '/api-keys', { key: other.apiKey, body: { name: 'theirs' } });
+    await waitFor('two entries', async () => (await rowsOf(team.teamId)) === 2);
+
+    const byKey = await call(gw, 'GET', '/audit-log', { key: team.apiKey });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body).toEqual({ object: 'list', has_more: false, data: await entries(s) });
+    expect((byKey.body.data as Entry[]).map((e) => e.action)).toEqual(['api-keys.updated', 'api-keys.created']);
+    const bySession = await asUser(gw, s, 'GET', '/audit-log?action=api-keys.updated');
+    expect((bySession.body.data as Entry[]).map((e) => e.action)).toEqual(['api-keys.updated']);
+    const paged = await call(gw, 'GET', '/audit-log?limit=1', { key: team.apiKey });
+    expect(paged.body.has_more).toBe(true);
+    for (const q of ['limit=0', `action=${'x'.repeat(101)}`]) {
+      const bad = await call(gw, 'GET', `/audit-log?${q}`, { key: team.apiKey });
+      expect(bad.status).toBe(422);
+      expect(bad.body.name).toBe('validation_error');
+    }
+    const sending = await gw.createKey(team.teamId, 'sending_access');
+    expect((await call(gw, 'GET', '/audit-log', { key: sending.apiKey })).body.name).toBe('restricted_api_key');
+    expect((await call(gw, 'GET', '/audit-log')).status).toBe(401);
+  });
+});

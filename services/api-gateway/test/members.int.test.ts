@@ -61,7 +61,7 @@ describe('invites', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ object: 'invite', email: 'new@example.com', role: 'member' });
     const token = tokenOf(created.body.url);
-    expect(String(created.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard-api\/invites\/accept\?token=/);
+    expect(String(created.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard\/invite\?token=/);
     const stored = await gw.db
       .selectFrom('invites')
       .selectAll()
@@ -142,6 +142,7 @@ describe('password resets', () => {
     ).toBe(403);
     const reset = await asUser(gw, a, 'POST', '/dashboard-api/password-resets', { body: { user_id: member.id } });
     expect(reset.status).toBe(201);
+    expect(String(reset.body.url)).toMatch(/^http:\/\/localhost:3000\/dashboard\/reset-password\?token=/);
     const token = tokenOf(reset.body.url);
     const weak = await call(gw, 'POST', '/dashboard-api/password-resets/complete', {
       body: { token, password: 'short' },
@@ -157,5 +158,71 @@ describe('password resets', () => {
       body: { token, password: 'yet another password' },
     });
     expect(again.status).toBe(404);
+  });
+});
+
+describe('asking for a password reset', () => {
+  it('answers 202 whether or not an account has the address, and without configured email sends nothing', async () => {
+    const team = await gw.createTeam();
+    const user = await createUser(gw, [[team.teamId, 'member']]);
+    const resets = async () => (await gw.db.selectFrom('password_resets').select('user_id').execute()).length;
+    const before = await resets();
+    for (const email of [user.email, 'nobody-here@example.com']) {
+      const r = await call(gw, 'POST', '/dashboard-api/password-resets/request', {
+        body: { email },
+        headers: { origin: ORIGIN },
+      });
+      expect(r.status).toBe(202);
+      expect(r.body).toEqual({ object: 'password_reset_request' });
+    }
+    expect(await resets()).toBe(before);
+    const bad = await call(gw, 'POST', '/dashboard-api/password-resets/request', { body: { email: 'not an address' } });
+    expect(bad.body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    const missing = await call(gw, 'POST', '/dashboard-api/password-resets/request', { body: {} });
+    expect(missing.body).toMatchObject({ statusCode: 422, name: 'missing_required_field' });
+    const elsewhere = await call(gw, 'POST', '/dashboard-api/password-resets/request', {
+      body: { email: user.email },
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(elsewhere.status).toBe(403);
+  });
+
+  it('is limited per client address like sign-in', async () => {
+    const limited = await startGateway({ env: { SIGN_IN_ATTEMPTS_PER_ADDRESS: '2' } });
+    try {
+      const ask = () =>
+        call(limited, 'POST', '/dashboard-api/password-resets/request', { body: { email: 'a@example.com' } });
+      expect((await ask()).status).toBe(202);
+      expect((await ask()).status).toBe(202);
+      const third = await ask();
+      expect(third.status).toBe(429);
+      expect(third.body.name).toBe('rate_limit_exceeded');
+      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe('the team', () => {
+  it('shows the session’s team with its role, access and rate limit, also while its access is off', async () => {
+    const team = await gw.createTeam({ rateLimit: 7 });
+    const member = await createUser(gw, [[team.teamId, 'member']]);
+    const s = await signIn(gw, member.email);
+    const r = await asUser(gw, s, 'GET', '/dashboard-api/team');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      object: 'team',
+      id: team.teamId,
+      name: 'team',
+      role: 'member',
+      access_enabled: true,
+      rate_limit_per_second: 7,
+      created_at: expect.any(String),
+    });
+    await gw.db.updateTable('teams').set({ access_enabled: false }).where('id', '=', team.teamId).execute();
+    expect((await asUser(gw, s, 'GET', '/dashboard-api/team')).body).toMatchObject({ access_enabled: false });
+    expect((await call(gw, 'GET', '/dashboard-api/team', { headers: { cookie: s.cookie } })).status).toBe(403);
+    expect((await call(gw, 'GET', '/dashboard-api/team')).status).toBe(401);
   });
 });

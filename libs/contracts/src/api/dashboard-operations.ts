@@ -85,6 +85,10 @@ export function dashboardOperations(): Operation[] {
       success: ok(ds.AuditLogList),
       errors: ['validation_error', ...TEAM_ERRORS],
     }),
+    dashboard('get', '/team', 'Retrieve the team the session acts on', 'csrf', {
+      success: ok(ds.DashboardTeam),
+      errors: TEAM_ERRORS,
+    }),
     dashboard('get', '/members', "List the team's members (admins)", 'csrf', {
       success: ok(ds.MemberList),
       errors: TEAM_ERRORS,
@@ -126,6 +130,15 @@ export function dashboardOperations(): Operation[] {
       body: { schema: rq.CreatePasswordResetBody, required: true },
       success: created(ds.CreatedPasswordReset),
       errors: ['validation_error', 'missing_required_field', 'not_found', ...TEAM_ERRORS],
+    }),
+    dashboard('post', '/password-resets/request', 'Ask for a password-reset link by email', 'sign_in', {
+      body: { schema: rq.RequestPasswordResetBody, required: true },
+      success: {
+        status: 202,
+        schema: ds.PasswordResetRequest,
+        description: 'Accepted: the link is emailed when an account has the address and email is configured.',
+      },
+      errors: ['validation_error', 'missing_required_field', 'rate_limit_exceeded'],
     }),
     dashboard('post', '/password-resets/complete', 'Set a new password with a reset link', 'sign_in', {
       body: { schema: rq.CompletePasswordResetBody, required: true },

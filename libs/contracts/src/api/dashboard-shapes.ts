@@ -99,3 +99,19 @@ export const CreatedPasswordReset = z.strictObject({
   expires_at: Timestamp,
   ...LinkShown,
 });
+export const PasswordResetRequest = z
+  .strictObject({ object: z.literal('password_reset_request') })
+  .describe('The same answer whether or not an account has the address.');
+export const DashboardTeam = z.strictObject({
+  object: z.literal('team'),
+  id: Id,
+  name: z.string(),
+  role: MemberRole.describe("The session's user's role in the team."),
+  access_enabled: z.boolean(),
+  rate_limit_per_second: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The team’s own limit of API requests per second; null uses the server’s default.'),
+  created_at: Timestamp,
+});

@@ -1,4 +1,5 @@
 import * as rq from './requests.ts';
+import * as ds from './dashboard-shapes.ts';
 import * as rs from './shapes.ts';
 import { AUDIENCE_OPERATIONS } from './audience-operations.ts';
 import { dashboardOperations } from './dashboard-operations.ts';
@@ -169,7 +170,9 @@ export const OPERATIONS: readonly Operation[] = [
   }),
 
   // ---- Logs ----
-  list('/logs', 'Logs', 'List request logs', rs.LogList),
+  list('/logs', 'Logs', 'List request logs', rs.LogList, {
+    query: rq.PaginationQuery.safeExtend(rq.LogFilterQuery.shape),
+  }),
   get('/logs/{log_id}', 'Logs', 'Retrieve a request log', {
     success: ok(rs.Log),
     errors: ['not_found', 'validation_error'],
@@ -330,6 +333,25 @@ export const OPERATIONS: readonly Operation[] = [
     extension: 'Replay is not in the published reference.',
     success: ok(rs.ref('webhook_event')),
     errors: ['not_found'],
+  }),
+
+  post('/webhooks/{webhook_id}/events/replay', 'Webhooks', 'Deliver every failed event since a time again', {
+    extension: 'Bulk recovery is not in the published reference.',
+    body: { schema: rq.ReplayWebhookEventsBody, required: true },
+    success: ok(rs.WebhookReplay),
+    errors: ['not_found', 'validation_error', 'missing_required_field'],
+  }),
+  post('/webhooks/{webhook_id}/test', 'Webhooks', 'Deliver a signed sample event', {
+    extension: 'Test events are not in the published reference.',
+    body: json(rq.TestWebhookBody),
+    success: { status: 202, schema: rs.WebhookTestEvent },
+    errors: ['not_found', 'validation_error'],
+  }),
+  get('/audit-log', 'Logs', "List the team's audit log", {
+    extension: 'The audit log (the dashboard’s `GET /dashboard-api/audit-log`) served to a full-access key.',
+    query: rq.PaginationQuery.safeExtend(rq.AuditLogQuery.shape),
+    success: ok(ds.AuditLogList),
+    errors: ['validation_error'],
   }),
 
   // ---- SMTP relay ----

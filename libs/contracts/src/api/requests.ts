@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isSubdomainLabel } from '../dns-names.ts';
-import { SuppressionOrigin } from '../events.ts';
+import { PublicEventType, SuppressionOrigin } from '../events.ts';
 import { PaginationQuery } from '../pagination.ts';
 
 // The request bodies and query parameters of the public API: the schemas the owners validate with
@@ -110,8 +110,43 @@ export const CreateApiKeyBody = z.object({
     .optional()
     .meta({ type: 'string', enum: ['full_access', 'sending_access'], default: 'full_access' }),
   domain_id: z.string().nullish(),
+  expires_at: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 timestamp' })
+    .nullish()
+    .describe('Postline extension: when the key stops working (ISO 8601, in the future); never when absent.'),
 });
 export const UpdateApiKeyBody = z.object({ name: KeyName });
+
+// ---- Logs ----------------------------------------------------------------------------------------------
+const QueryTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp' });
+// Postgres refuses NUL in text: a 422 here, never a 500 there.
+const QueryText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters');
+/** Postline extensions: the filters of GET /logs, each narrowing the list (all together). */
+export const LogFilterQuery = z.object({
+  status: z
+    .string()
+    .regex(/^([1-5][0-9][0-9]|[1-5]xx)$/, 'must be a status code such as `404`, or a class such as `4xx`')
+    .optional()
+    .describe('Postline extension: a response status (`429`) or a class (`2xx`, `4xx`, `5xx`).'),
+  method: z
+    .enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], { message: 'must be GET, POST, PUT, PATCH or DELETE' })
+    .optional()
+    .describe('Postline extension: the request method.'),
+  endpoint: QueryText(500)
+    .regex(/^\//, 'must be a path starting with `/`')
+    .optional()
+    .describe('Postline extension: a path prefix (`/emails` matches `/emails/batch`).'),
+  api_key_id: z.uuid({ message: 'must be an API key id' }).optional().describe('Postline extension: the API key.'),
+  user_agent: QueryText(500).optional().describe('Postline extension: a part of the user agent (any case).'),
+  created_after: QueryTime.optional().describe('Postline extension: logged at or after this time.'),
+  created_before: QueryTime.optional().describe('Postline extension: logged before this time.'),
+});
+export type LogFilterQuery = z.infer<typeof LogFilterQuery>;
 
 // ---- Templates -----------------------------------------------------------------------------------------
 export const TEMPLATE_NAME_MAX = 255;
@@ -326,6 +361,20 @@ export const WebhookEventPageQuery = z
   })
   .refine(...oneCursor);
 export const WebhookAttemptPageQuery = z.object(cursorFields('atmpt')).refine(...oneCursor);
+/** The most events one bulk replay delivers again; a larger backlog takes several calls. */
+export const WEBHOOK_REPLAY_MAX = 10_000;
+export const ReplayWebhookEventsBody = z.object({
+  since: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 timestamp' })
+    .describe('Replays the events created at or after this time.'),
+  status: z.literal('failed', { message: 'must be "failed"' }).describe('Only failed events are replayed.'),
+});
+export const TestWebhookBody = z.object({
+  type: z
+    .enum(PublicEventType.options, { message: 'must be one of the 19 event names' })
+    .optional()
+    .describe('The sample event to deliver (default `email.sent`).'),
+});
 
 // ---- Public links --------------------------------------------------------------------------------------
 export const UnsubscribeForm = z.object({
@@ -385,3 +434,4 @@ export const AcceptInviteBody = z.object({
 export const NewAccountPassword = z.object({ password: DashboardPassword });
 export const CreatePasswordResetBody = z.object({ user_id: z.string() });
 export const CompletePasswordResetBody = z.object({ token: LinkToken, password: DashboardPassword });
+export const RequestPasswordResetBody = z.object({ email: DashboardEmail });

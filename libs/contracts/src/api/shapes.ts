@@ -149,7 +149,15 @@ export const CreatedDomain = z.strictObject({ ...DomainItem.shape, ...DomainDeta
 // ---- API keys and logs ---------------------------------------------------------------------------------
 export const CreatedApiKey = z.strictObject({ id: Id, token: z.string() });
 export const ApiKeyList = ListEnvelope(
-  z.strictObject({ id: Id, name: z.string(), created_at: Timestamp, last_used_at: Timestamp.nullable() }),
+  z.strictObject({
+    id: Id,
+    name: z.string(),
+    created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
+    permission: z.enum(['full_access', 'sending_access']).describe('Postline extension: what the key may call.'),
+    domain_id: Id.nullable().describe('Postline extension: the one domain a `sending_access` key may send from.'),
+    expires_at: Timestamp.nullable().describe('Postline extension: when the key stops working; null for never.'),
+  }),
 );
 const LogItem = z.strictObject({
   id: Id,
@@ -158,6 +166,14 @@ const LogItem = z.strictObject({
   method: z.string(),
   response_status: z.number().int(),
   user_agent: NullableString,
+  api_key: z
+    .strictObject({ id: Id, name: NullableString })
+    .nullable()
+    .describe('Postline extension: the API key that made the request (its name null once deleted); null for a user.'),
+  user: z
+    .strictObject({ id: Id, email: NullableString })
+    .nullable()
+    .describe('Postline extension: the dashboard user whose session made the request; null for an API key.'),
 });
 export const LogList = ListEnvelope(LogItem);
 export const Log = single('log', LogItem, { request_body: z.unknown(), response_body: z.unknown() });
@@ -367,6 +383,21 @@ export const WebhookEvent = z.strictObject({
   next_attempt_at: Timestamp.nullable(),
   attempts: z.number().int(),
   payload: z.record(z.string(), z.unknown()).describe('The body delivered (see `webhooks`).'),
+});
+export const WebhookReplay = z.strictObject({
+  object: z.literal('replay'),
+  replayed: z.number().int().describe('How many events are delivered again (at most 10,000 per call).'),
+  next_since: z
+    .string()
+    .nullable()
+    .describe(
+      'Null when every failed event since `since` was replayed; past the cap, the `since` of the next call (ISO 8601).',
+    ),
+});
+export const WebhookTestEvent = z.strictObject({
+  object: z.literal('webhook_event'),
+  id: z.string().describe('The sample event, listed with the endpoint’s events.'),
+  type: z.string(),
 });
 export const WebhookAttemptList = ListEnvelope(
   z.strictObject({

@@ -20,7 +20,8 @@ export async function announceSetup(deps: {
   if (await anyUserExists(deps.db)) return undefined;
   const token = randomToken(32);
   await insertSetupToken(deps.db, sha256Hex(token), new Date(deps.now().getTime() + SETUP_LINK_TTL_MS));
-  const url = new URL('/dashboard-api/setup', deps.publicBaseUrl);
+  // The dashboard's setup page, which calls GET and POST /dashboard-api/setup with the token.
+  const url = new URL('/dashboard/setup', deps.publicBaseUrl);
   url.searchParams.set('token', token);
   const link = url.toString();
   deps.logger.warn(

@@ -6,6 +6,9 @@
 //   npm run admin -- user create --team ID --email EMAIL --name NAME [--role admin|member]
 //                                                         → {"user_id":"…","team_id":"…","role":"…","password":"…"}
 //     (a new user gets a random password, shown once; an existing user is added to the team and keeps theirs)
+//   npm run admin -- key create --team ID --name NAME [--permission full_access|sending_access] [--expires-at ISO]
+//                                                         → {"id":"…","token":"pl_…"}
+//     (full_access unless said; the token is shown once; an expiry must be in the future)
 //   npm run admin -- dead-letters list | show | redrive  (admin/dead-letters.ts)
 // Each command writes JSON lines on stdout; a usage error exits 2, any other failure 1.
 import { parseArgs } from 'node:util';
@@ -15,6 +18,7 @@ import { migrate } from '../db/migrate.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
 import { issueApiKey } from '../use-cases/api-keys.ts';
+import { createKeyCommand, KEY_USAGE } from './keys.ts';
 import { createUserCommand, USER_USAGE } from './users.ts';
 import { DEAD_LETTERS_USAGE, deadLetters, UsageError, type Line } from './dead-letters.ts';
 
@@ -24,6 +28,7 @@ const USAGE = `usage:
   team enable --team ID
   team set-rate-limit --team ID --per-second N
 ${USER_USAGE}
+${KEY_USAGE}
 ${DEAD_LETTERS_USAGE}`;
 
 async function main(argv: string[]): Promise<Line[]> {
@@ -40,6 +45,8 @@ async function main(argv: string[]): Promise<Line[]> {
         limit: { type: 'string' },
         email: { type: 'string' },
         role: { type: 'string' },
+        permission: { type: 'string' },
+        'expires-at': { type: 'string' },
       },
     });
   } catch (err) {
@@ -51,6 +58,10 @@ async function main(argv: string[]): Promise<Line[]> {
   if (noun === 'user') {
     if (verb !== 'create') throw new UsageError(USAGE);
     return [await createUserCommand(values)];
+  }
+  if (noun === 'key') {
+    if (verb !== 'create') throw new UsageError(USAGE);
+    return [await createKeyCommand(values)];
   }
   if (noun !== 'team' || !verb) throw new UsageError(USAGE);
   return [await team(verb, values)];

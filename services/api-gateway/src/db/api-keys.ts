@@ -13,11 +13,14 @@ export type KeyWithTeam = Pick<
 
 export async function insertApiKey(
   db: Kysely<GatewayDb>,
-  key: Pick<ApiKey, 'id' | 'team_id' | 'name' | 'permission' | 'domain_id' | 'token_hash' | 'token_last4'>,
+  key: Pick<
+    ApiKey,
+    'id' | 'team_id' | 'name' | 'permission' | 'domain_id' | 'token_hash' | 'token_last4' | 'expires_at'
+  >,
 ): Promise<ApiKey> {
   return db
     .insertInto('api_keys')
-    .values({ ...key, last_used_at: null, expires_at: null, revoked_at: null })
+    .values({ ...key, last_used_at: null, revoked_at: null })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -46,11 +49,13 @@ export async function listApiKeys(
   db: Kysely<GatewayDb>,
   teamId: string,
   query: PaginationQuery,
-): Promise<Page<Pick<ApiKey, 'id' | 'name' | 'created_at' | 'last_used_at'>>> {
+): Promise<
+  Page<Pick<ApiKey, 'id' | 'name' | 'created_at' | 'last_used_at' | 'permission' | 'domain_id' | 'expires_at'>>
+> {
   return paginate(
     db
       .selectFrom('api_keys')
-      .select(['id', 'name', 'created_at', 'last_used_at'])
+      .select(['id', 'name', 'created_at', 'last_used_at', 'permission', 'domain_id', 'expires_at'])
       .where('team_id', '=', teamId)
       .where('revoked_at', 'is', null),
     query,

@@ -31,6 +31,8 @@ export type RequestLogsTable = {
   id: string;
   team_id: string;
   api_key_id: string | null;
+  /** The signed-in user of a dashboard session's request (api_key_id is then null). */
+  user_id: string | null;
   endpoint: string;
   method: string;
   response_status: number;

@@ -29,3 +29,7 @@ export async function setTeamRateLimit(db: Kysely<GatewayDb>, id: string, perSec
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+export async function findTeam(db: Kysely<GatewayDb>, id: string): Promise<Team | undefined> {
+  return db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -26,6 +26,7 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
         name: body.name,
         permission,
         domainId: body.domain_id ?? null,
+        expiresAt: body.expires_at ? new Date(body.expires_at) : null,
       });
       res.status(201).json({ id: key.id, token });
     },
@@ -39,6 +40,9 @@ export function apiKeyRoutes(deps: ApiKeyDeps): Router {
           name: key.name,
           created_at: formatTimestamp(key.created_at),
           last_used_at: key.last_used_at ? formatTimestamp(key.last_used_at) : null,
+          permission: key.permission,
+          domain_id: key.domain_id,
+          expires_at: key.expires_at ? formatTimestamp(key.expires_at) : null,
         })),
       });
     },

@@ -122,6 +122,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         owners: deps.owners,
         domainExists: deps.domainExists,
         onKeysChanged: deps.keys.invalidate,
+        now: deps.now,
       }),
   };
 }

@@ -37,7 +37,8 @@ import {
 } from '../db/members.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import type { DashboardMail } from '../owners/dashboard-mail.ts';
-import { teamAccessOf, type CurrentSession } from './session-auth.ts';
+import type { SignInLimit } from '../redis/sign-in-limit.ts';
+import { checkOrigin, teamAccessOf, tooMany, type CurrentSession } from './session-auth.ts';
 
 /** How long an invite link and a password-reset link stay usable. */
 export const INVITE_TTL_MS = 7 * 24 * 3_600_000;
@@ -53,6 +54,8 @@ export type TeamRouteDeps = {
   start: (req: Request, res: Response, userId: string, teamId: string) => Promise<void>;
   /** Sends invites and reset links by email through Postline, when the operator configured it. */
   mail: DashboardMail | undefined;
+  /** The sign-in limits: a reset request counts against its address's sign-in attempts. */
+  signIn: SignInLimit;
 };
 
 /**
@@ -91,6 +94,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
     });
   const deliver = async (to: string, subject: string, lines: string[]) =>
     deps.mail ? deps.mail({ to, subject, text: `${lines.join('\n\n')}\n` }) : false;
+  // Links for people open the dashboard's pages, which call the JSON routes below with the token.
   const link = (path: string, token: string) => {
     const url = new URL(path, deps.publicBaseUrl);
     url.searchParams.set('token', token);
@@ -182,7 +186,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
         });
         return created;
       });
-      const url = link('/dashboard-api/invites/accept', token);
+      const url = link('/dashboard/invite', token);
       const teamName = (await membershipsOf(deps.db, current.user_id)).find(
         (t) => t.team_id === current.team_id,
       )?.team_name;
@@ -285,7 +289,7 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
           id: user_id,
         });
       });
-      const url = link('/dashboard-api/password-resets/complete', token);
+      const url = link('/dashboard/reset-password', token);
       const email = (await listMembers(deps.db, current.team_id)).find((m) => m.id === user_id)?.email;
       const sent = email
         ? await deliver(email, 'Reset your Postline password', [
@@ -302,6 +306,36 @@ export function mountTeamRoutes(router: Router, deps: TeamRouteDeps): void {
       });
     },
   });
+
+  // Self-service: the answer is the same 202, sent before anything is looked up, whether or not an account has
+  // the address, so neither its body nor its timing tells. The link is emailed only when the operator configured
+  // the dashboard's email; otherwise nothing is sent and an admin makes the link (POST /password-resets).
+  route(router, '/password-resets/request', {
+    post: async (req, res) => {
+      checkOrigin(req, deps.publicBaseUrl);
+      const { email } = parseInput(ApiRequests.RequestPasswordResetBody, req.body);
+      const waitMs = await deps.signIn.attempt(req.ip ?? 'unknown');
+      if (waitMs !== undefined) throw tooMany('Too many requests from this address.', waitMs);
+      res.status(202).json({ object: 'password_reset_request' });
+      if (!deps.mail) return;
+      emailResetLink(email).catch((err: unknown) => req.log.error({ err }, 'password reset email not sent'));
+    },
+  });
+  const emailResetLink = async (email: string): Promise<void> => {
+    const user = await findUserByEmail(deps.db, email);
+    if (!user || !(await deps.signIn.resetEmail(email))) return;
+    const token = randomToken(32);
+    await insertPasswordReset(deps.db, {
+      token_hash: sha256Hex(token),
+      user_id: user.id,
+      created_by: user.id,
+      expires_at: new Date(deps.now().getTime() + PASSWORD_RESET_TTL_MS),
+    });
+    await deliver(user.email, 'Reset your Postline password', [
+      'Someone (you, we hope) asked to reset your Postline password. If it was not you, ignore this email.',
+      `Set a new password within an hour: ${link('/dashboard/reset-password', token)}`,
+    ]);
+  };
 
   route(router, '/password-resets/complete', {
     post: async (req, res) => {

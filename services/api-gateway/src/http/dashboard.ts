@@ -1,6 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
-import { ApiRequests, PaginationQuery } from '@postline/contracts';
+import { ApiRequests } from '@postline/contracts';
 import {
   ApiError,
   formatTimestamp,
@@ -30,10 +30,10 @@ import {
   useSetupToken,
   type Membership,
 } from '../db/accounts.ts';
-import { listAuditLog } from '../db/audit.ts';
+import { auditLogPage } from './audit-log.ts';
 import { mountTeamRoutes } from './dashboard-team.ts';
 import type { GatewayDb, Session } from '../db/schema.ts';
-import { insertTeam } from '../db/teams.ts';
+import { findTeam, insertTeam } from '../db/teams.ts';
 import { csrfTokenOf, sessionCookie, sessionLive } from '../domain/session.ts';
 import type { DashboardMail } from '../owners/dashboard-mail.ts';
 import type { SignInLimit } from '../redis/sign-in-limit.ts';
@@ -43,6 +43,7 @@ import {
   loadSession,
   sessionTokenOf,
   teamAccessOf,
+  tooMany,
   type CurrentSession,
   type SessionDeps,
 } from './session-auth.ts';
@@ -203,32 +204,26 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     get: async (req, res) => {
       const current = await session(req, { csrf: true });
       teamAccessOf(current);
-      const { limit, after, before, ...rest } = req.query;
-      const filter = parseInput(ApiRequests.AuditLogQuery, rest);
-      const page = parseInput(PaginationQuery, { limit, after, before });
-      // An id that is not a uuid matches no actor.
-      if (filter.actor_id !== undefined && !isUuid(filter.actor_id)) {
-        res.json({ object: 'list', has_more: false, data: [] });
-        return;
-      }
-      const entries = await listAuditLog(deps.db, current.team_id, filter, page);
+      res.json(await auditLogPage(deps.db, current.team_id, req.query));
+    },
+  });
+
+  route(router, '/team', {
+    get: async (req, res) => {
+      const current = await session(req, { csrf: true });
+      // Answered while the team's access is off too: the Team page says so.
+      const role = current.role;
+      if (!role) throw new ApiError(403, 'invalid_permission', 'You are no longer a member of this team.');
+      const team = await findTeam(deps.db, current.team_id);
+      if (!team) throw notFound('Team not found');
       res.json({
-        ...entries,
-        data: entries.data.map((e) => ({
-          object: 'audit_log_entry',
-          id: e.id,
-          action: e.action,
-          actor:
-            e.actor_type === 'user'
-              ? { type: 'user', id: e.actor_id, email: e.user_email }
-              : { type: 'api_key', id: e.actor_id, name: e.key_name },
-          target: { type: e.target_type, id: e.target_id },
-          method: e.method,
-          endpoint: e.endpoint,
-          ip: e.ip,
-          user_agent: e.user_agent,
-          created_at: formatTimestamp(e.created_at),
-        })),
+        object: 'team',
+        id: team.id,
+        name: team.name,
+        role,
+        access_enabled: team.access_enabled,
+        rate_limit_per_second: team.rate_limit_per_second,
+        created_at: formatTimestamp(team.created_at),
       });
     },
   });
@@ -239,13 +234,6 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     throw notFound('Not found');
   });
   return router;
-}
-
-function tooMany(message: string, waitMs: number): ApiError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new ApiError(429, 'rate_limit_exceeded', `${message} Try again in ${seconds} seconds.`, {
-    'retry-after': String(seconds),
-  });
 }
 
 const teamBody = (t: Membership) => ({

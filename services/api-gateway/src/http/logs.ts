@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { PaginationQuery } from '@postline/contracts';
+import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { ApiError, formatTimestamp, isUuid, notFound, parseInput, route } from '@postline/platform';
 import { findRequestLog, listRequestLogs, type RequestLogItem } from '../db/request-logs.ts';
 import type { GatewayDb } from '../db/schema.ts';
@@ -14,6 +14,9 @@ function toItem(log: RequestLogItem) {
     method: log.method,
     response_status: log.response_status,
     user_agent: log.user_agent,
+    // Who made it: an API key (its name null once the key is gone), or a signed-in user.
+    api_key: log.api_key_id ? { id: log.api_key_id, name: log.api_key_name } : null,
+    user: log.user_id ? { id: log.user_id, email: log.user_email } : null,
   };
 }
 
@@ -22,7 +25,14 @@ export function logRoutes(deps: { db: Kysely<GatewayDb> }): Router {
   route(router, '/logs', {
     get: async (req, res) => {
       const { teamId } = authOf(res);
-      const page = await listRequestLogs(deps.db, teamId, parseInput(PaginationQuery, req.query));
+      const { limit, after, before, ...filters } = req.query;
+      const filter = parseInput(ApiRequests.LogFilterQuery, filters);
+      const page = await listRequestLogs(
+        deps.db,
+        teamId,
+        filter,
+        parseInput(PaginationQuery, { limit, after, before }),
+      );
       res.json({ ...page, data: page.data.map(toItem) });
     },
   });

@@ -20,6 +20,7 @@ export function requestLogger(writer: RequestLogWriter): RequestHandler {
         id: newId(),
         team_id: auth.teamId,
         api_key_id: auth.keyId,
+        user_id: auth.user?.id ?? null,
         endpoint: req.path,
         method: req.method,
         response_status: res.statusCode,

@@ -4,13 +4,14 @@ import type { Logger } from '@postline/platform';
 import type { GatewayDb } from '../db/schema.ts';
 import type { Owners } from '../domain/routes.ts';
 import { apiKeyRoutes, type ApiKeyDeps } from './api-keys.ts';
+import { auditLogRoutes } from './audit-log.ts';
 import { forwardToOwners } from './forward.ts';
 import { idempotency, idempotencyHooks } from './idempotency.ts';
 import { logRoutes } from './logs.ts';
 import { rawEmailBody } from './raw-email.ts';
 import { relayRoutes } from './relay.ts';
 
-export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged'> & {
+export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged' | 'now'> & {
   db: Kysely<GatewayDb>;
   logger: Logger;
   owners: Owners;
@@ -23,8 +24,11 @@ export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged'> & {
 export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use(rawEmailBody());
   app.use(idempotency({ db: deps.db }));
-  app.use(apiKeyRoutes({ db: deps.db, domainExists: deps.domainExists, onKeysChanged: deps.onKeysChanged }));
+  app.use(
+    apiKeyRoutes({ db: deps.db, domainExists: deps.domainExists, onKeysChanged: deps.onKeysChanged, now: deps.now }),
+  );
   app.use(logRoutes({ db: deps.db }));
+  app.use(auditLogRoutes({ db: deps.db }));
   app.use(relayRoutes());
   app.use(
     forwardToOwners({

@@ -102,3 +102,11 @@ export function authenticateSession(deps: SessionDeps): RequestHandler {
     next();
   };
 }
+
+/** 429 rate_limit_exceeded with `retry-after`: the sign-in limits' answer. */
+export function tooMany(message: string, waitMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ApiError(429, 'rate_limit_exceeded', `${message} Try again in ${seconds} seconds.`, {
+    'retry-after': String(seconds),
+  });
+}

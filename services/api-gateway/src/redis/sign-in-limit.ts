@@ -23,7 +23,12 @@ export type SignInLimit = {
   locked: (email: string) => Promise<number | undefined>;
   failed: (email: string) => Promise<void>;
   succeeded: (email: string) => Promise<void>;
+  /** Counts a reset email asked for `email`; false past RESET_EMAILS_PER_ACCOUNT in the window (no more sent). */
+  resetEmail: (email: string) => Promise<boolean>;
 };
+
+/** Reset emails one address may be sent per window, however many clients ask: no mailbox is flooded. */
+export const RESET_EMAILS_PER_ACCOUNT = 3;
 
 /**
  * Sign-in attempts per client address and failed sign-ins per account (the lower-cased email, whether or not an
@@ -62,6 +67,10 @@ export function createSignInLimit(deps: {
     },
     async succeeded(email) {
       await deps.redis.del(account(email)).catch(() => undefined);
+    },
+    async resetEmail(email) {
+      const outcome = await run(COUNT, key('reset', email.toLowerCase()));
+      return !outcome || outcome[0] <= RESET_EMAILS_PER_ACCOUNT;
     },
   };
 }

@@ -258,3 +258,36 @@ export async function readUndelivered(db: Db): Promise<{ count: number; oldestAg
       from webhook_events where status in ('pending', 'attempting')`.execute(db);
   return { count: rows[0]?.undelivered ?? 0, oldestAgeSeconds: Math.max(0, rows[0]?.oldest_age_seconds ?? 0) };
 }
+
+/**
+ * Up to `limit` + 1 of an endpoint's failed events created at or after `since`, oldest first (the extra one tells
+ * where the next call starts). Reads the partial index of failed events (webhook_events_failed_idx).
+ */
+export async function failedEventsSince(
+  db: Db,
+  endpointId: string,
+  since: Date,
+  limit: number,
+): Promise<Pick<EventRow, 'id' | 'created_at'>[]> {
+  return db
+    .selectFrom('webhook_events')
+    .select(['id', 'created_at'])
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'failed')
+    .where('created_at', '>=', since)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** A new event record of its own, not from a public event (a test event): pending, its first attempt due now. */
+export async function insertTestEvent(
+  db: Db,
+  row: Pick<Insertable<WebhookEventsTable>, 'id' | 'endpoint_id' | 'team_id' | 'source_event_id' | 'type' | 'body'>,
+): Promise<void> {
+  await db
+    .insertInto('webhook_events')
+    .values({ ...row, status: 'pending', attempts_made: 0, next_attempt_at: new Date() })
+    .execute();
+}

@@ -10,14 +10,23 @@ import {
   ownedEvent,
   removeEndpoint,
   replayEvent,
+  replayFailedEvents,
   rotateSigningSecret,
+  sendTestEvent,
   updateEndpointSettings,
   type WebhookEndpointsDeps,
 } from '../use-cases/webhook-endpoints.ts';
 
 export type WebhookRouteDeps = WebhookEndpointsDeps;
 
-const { CreateWebhookBody, UpdateWebhookBody, WebhookAttemptPageQuery, WebhookEventPageQuery } = ApiRequests;
+const {
+  CreateWebhookBody,
+  ReplayWebhookEventsBody,
+  TestWebhookBody,
+  UpdateWebhookBody,
+  WebhookAttemptPageQuery,
+  WebhookEventPageQuery,
+} = ApiRequests;
 
 /** `/webhooks` as in Resend's API reference: endpoints, their subscribed events and their signing secrets. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
@@ -82,6 +91,25 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
           status: event.status,
         })),
       });
+    },
+  });
+
+  // Before /events/:eventId, which would take `replay` for an event id.
+  route(router, '/webhooks/:id/events/replay', {
+    post: async (req, res) => {
+      const endpoint = await ownedEndpoint(deps, teamOf(res), req.params.id);
+      const body = parseInput(ReplayWebhookEventsBody, req.body);
+      const { replayed, nextSince } = await replayFailedEvents(deps, endpoint, new Date(body.since));
+      res.json({ object: 'replay', replayed, next_since: nextSince?.toISOString() ?? null });
+    },
+  });
+
+  route(router, '/webhooks/:id/test', {
+    post: async (req, res) => {
+      const endpoint = await ownedEndpoint(deps, teamOf(res), req.params.id);
+      const type = parseInput(TestWebhookBody, req.body).type ?? 'email.sent';
+      const id = await sendTestEvent(deps, endpoint, type);
+      res.status(202).json({ object: 'webhook_event', id, type });
     },
   });
 

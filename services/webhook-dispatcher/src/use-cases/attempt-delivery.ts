@@ -61,6 +61,7 @@ export function createAttemptDelivery(deps: AttemptDeliveryDeps): AttemptDeliver
     ) {
       return { kind: 'skip', why: 'done' };
     }
+    if (command.replay && command.only_if_failed && event.status !== 'failed') return { kind: 'skip', why: 'done' };
     if (endpoint.status === 'disabled') return { kind: 'skip', why: 'disabled' };
     const releaseEndpoint = await endpointSlots.acquire(event.endpoint_id, wait);
     if (!releaseEndpoint) return { kind: 'busy' };

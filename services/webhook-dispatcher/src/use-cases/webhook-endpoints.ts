@@ -1,13 +1,14 @@
 // Webhook endpoints behind /webhooks: saving them (URL and event names checked), rotating their signing
-// secret, and replaying one of their events. Another team's endpoint and a malformed id look the same: not
+// secret, replaying one of their events or every failed one since a time, and sending them a test event. Another team's endpoint and a malformed id look the same: not
 // found.
 import type { Kysely } from 'kysely';
-import { PublicEventType } from '@postline/contracts';
-import { enqueueCommand, isUuid, newId, notFound, validationError, type SecretBox } from '@postline/platform';
+import { ApiRequests, PublicEventType } from '@postline/contracts';
+import { enqueue, enqueueCommand, isUuid, newId, notFound, validationError, type SecretBox } from '@postline/platform';
 import { deleteEndpoint, findEndpoint, insertEndpoint, updateEndpoint } from '../db/endpoints.ts';
-import { findEvent } from '../db/events.ts';
+import { failedEventsSince, findEvent, insertTestEvent } from '../db/events.ts';
 import type { DispatcherDb, EndpointRow, EventRow } from '../db/schema.ts';
-import { isEventId } from '../domain/ids.ts';
+import { eventIdFor, isEventId } from '../domain/ids.ts';
+import { sampleEventData } from '../domain/sample-events.ts';
 import { ROTATION_OVERLAP_S } from '../domain/schedule.ts';
 import { newSecret } from '../domain/signing.ts';
 import { checkEndpointUrl } from '../webhook-http/url-policy.ts';
@@ -107,6 +108,81 @@ export async function replayEvent(deps: Pick<WebhookEndpointsDeps, 'db'>, event:
       replay: true,
     }),
   );
+}
+
+/** Replays and test events go to an enabled endpoint only: a disabled one would skip them without a word. */
+function checkEnabled(endpoint: EndpointRow): void {
+  if (endpoint.status === 'disabled') {
+    throw validationError('This webhook is disabled: enable it before sending it events.');
+  }
+}
+
+// Outbox rows written per statement of a bulk replay.
+const REPLAY_CHUNK = 1_000;
+
+/**
+ * Bulk recovery: every failed event of the endpoint created at or after `since`, oldest first and at most
+ * WEBHOOK_REPLAY_MAX a call, is delivered once more with its own webhook-id, through the outbox like a single
+ * replay (the schedule untouched). Each command is skipped if its event is no longer failed when it runs, so a
+ * recovery asked twice delivers each event once more, not twice, once the first has succeeded. Past the cap,
+ * `nextSince` is the creation time of the first event left, where the next call starts.
+ */
+export async function replayFailedEvents(
+  deps: Pick<WebhookEndpointsDeps, 'db'>,
+  endpoint: EndpointRow,
+  since: Date,
+): Promise<{ replayed: number; nextSince: Date | null }> {
+  checkEnabled(endpoint);
+  const max = ApiRequests.WEBHOOK_REPLAY_MAX;
+  return deps.db.transaction().execute(async (trx) => {
+    const events = await failedEventsSince(trx, endpoint.id, since, max);
+    const replayed = events.slice(0, max);
+    for (let i = 0; i < replayed.length; i += REPLAY_CHUNK) {
+      await enqueue(
+        trx,
+        replayed.slice(i, i + REPLAY_CHUNK).map((event) => ({
+          exchange: 'commands' as const,
+          type: 'webhook-dispatcher.deliver' as const,
+          team_id: endpoint.team_id,
+          data: { event_id: event.id, attempt: null, replay: true, only_if_failed: true },
+        })),
+      );
+    }
+    return { replayed: replayed.length, nextSince: events[max]?.created_at ?? null };
+  });
+}
+
+/**
+ * A signed sample of one of the 19 events, recorded with the endpoint's events and delivered like them: its
+ * first attempt through the outbox now, then the retry schedule if it fails. Its body has `{type, created_at,
+ * data}` like every event; the data's values say it is a test.
+ */
+export async function sendTestEvent(
+  deps: Pick<WebhookEndpointsDeps, 'db'>,
+  endpoint: EndpointRow,
+  type: PublicEventType,
+): Promise<string> {
+  checkEnabled(endpoint);
+  const now = new Date();
+  const sourceId = newId();
+  const id = eventIdFor(endpoint.id, sourceId, now);
+  const body = JSON.stringify({ type, created_at: now.toISOString(), data: sampleEventData(type, now) });
+  await deps.db.transaction().execute(async (trx) => {
+    await insertTestEvent(trx, {
+      id,
+      endpoint_id: endpoint.id,
+      team_id: endpoint.team_id,
+      source_event_id: sourceId,
+      type,
+      body,
+    });
+    await enqueueCommand(trx, 'webhook-dispatcher.deliver', endpoint.team_id, {
+      event_id: id,
+      attempt: 1,
+      replay: false,
+    });
+  });
+  return id;
 }
 
 function endpointUrl(raw: string, allowPrivate: boolean): string {
