@@ -191,14 +191,16 @@ describe('the Webhooks page', () => {
       );
       const replay = receiver.deliveries.find((d) => d.at >= replayedAt && d.headers['webhook-id'] === failedId)!;
       expect(verifyDelivery(replay, secret)).toBe(true);
-      await waitFor('the replay listed', async () => {
+      // Listed once refreshed, and the event it settled shows as delivered.
+      await waitFor('the replay listed and the event settled', async () => {
         await page.getByRole('button', { name: 'Refresh' }).click();
-        return (await attempts.filter({ hasText: '(replay)' }).filter({ hasText: '200' }).count()) === 1;
+        return (
+          (await attempts.filter({ hasText: '(replay)' }).filter({ hasText: '200' }).count()) === 1 &&
+          (await page.getByText('success', { exact: true }).count()) === 1
+        );
       });
-      // A replay that went through settles the event.
-      await waitFor('the event settled', async () => (await eventStatus(hookId, failedId)) === 'success');
-      await page.reload();
-      await page.getByText('success', { exact: true }).waitFor();
+      expect(await eventStatus(hookId, failedId)).toBe('success');
+      await page.waitForLoadState('networkidle');
 
       // Every other failure since a time picked (in the browser's time zone) is delivered again.
       const rest = failed.filter((id) => id !== failedId);
@@ -220,6 +222,7 @@ describe('the Webhooks page', () => {
         await page.getByRole('button', { name: 'Refresh' }).click();
         return (await page.getByRole('heading', { name: 'No failed events' }).count()) === 1;
       });
+      await page.waitForLoadState('networkidle');
 
       // A test event of the type picked, delivered signed; its page is one click away.
       await page.getByLabel('Event type').selectOption('email.bounced');
@@ -279,7 +282,7 @@ describe('the Webhooks page', () => {
     }
   });
 
-  it('shows an unknown endpoint and a refused URL by the API’s message, at phone width', async () => {
+  it('shows an unknown endpoint and a refused URL by the API’s message, and fits a phone’s width', async () => {
     const s = await openBrowserSession(browser, system.apiUrl);
     const { page } = s;
     try {
@@ -296,6 +299,20 @@ describe('the Webhooks page', () => {
       await dialog.getByRole('alert').waitFor();
       expect(await dialog.getByRole('alert').textContent()).toContain('validation_error');
       await checkPage(s, 'webhooks-create-phone');
+
+      // Fixed, it is created; its page fits the phone's width.
+      await dialog.getByLabel('Endpoint URL').fill('https://hooks.example.com/phone');
+      await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByRole('heading', { level: 1, name: 'hooks.example.com/phone' }).waitFor();
+      await page.getByRole('heading', { name: 'No events yet' }).waitFor();
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(PHONE.width);
+      await checkPage(s, 'webhook-detail-phone');
+      await page.getByRole('button', { name: 'Delete endpoint' }).click();
+      await page
+        .getByRole('dialog', { name: 'Delete this endpoint?' })
+        .getByRole('button', { name: 'Delete endpoint' })
+        .click();
+      await page.getByRole('heading', { name: 'No webhook endpoints yet' }).waitFor();
       expect(s.problems()).toEqual([]);
     } finally {
       await s.close();

@@ -111,12 +111,18 @@ const ATTEMPT_ERRORS: Record<string, string> = {
 
 function Attempts({ webhookId, eventId }: { webhookId: string; eventId: string }) {
   const headingId = useId();
+  const client = useQueryClient();
   const page = useListPage<WebhookAttempt>(WEBHOOKS, `/webhooks/${webhookId}/events/${eventId}/attempts`, {}, 20);
   return (
     <section className="section" aria-labelledby={headingId}>
       <div className="section-header">
         <h2 id={headingId}>Attempts</h2>
-        <button type="button" className="button small" disabled={page.isFetching} onClick={() => void page.refetch()}>
+        <button
+          type="button"
+          className="button small"
+          disabled={page.isFetching}
+          onClick={() => void client.invalidateQueries({ queryKey: [WEBHOOKS] })}
+        >
           Refresh
         </button>
       </div>
