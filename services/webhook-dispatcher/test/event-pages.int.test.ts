@@ -1,6 +1,8 @@
 // The pages of an endpoint's events and of an event's attempts (GET /webhooks/{id}/events[/{event}/attempts])
 // through the real gateway, webhook-dispatcher and sender: keyset `after` and `before` on the event and
-// attempt ids, both together refused as on every list. Events come from contacts created with the resend SDK.
+// attempt ids, both together refused as on every list; the events of one delivery state (Postline's `status`
+// filter, for the dashboard). Events come from contacts created with the resend SDK. Also the endpoint's
+// Postline fields: until when the previous secret signs after a rotation, and why it is disabled.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Resend } from 'resend';
 import {
@@ -37,8 +39,12 @@ afterAll(async () => {
 /** A JSON answer: a list page, an item or an error (tests read what they expect of it). */
 type Body = Record<string, unknown> & { data: ({ id: string } & Record<string, unknown>)[]; has_more: boolean };
 
-async function call(path: string): Promise<{ status: number; body: Body }> {
-  const res = await fetch(`${system.apiUrl}${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+async function call(path: string, method = 'GET', body?: unknown): Promise<{ status: number; body: Body }> {
+  const res = await fetch(`${system.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Body };
 }
 
@@ -84,6 +90,25 @@ describe('GET /webhooks/{id}/events and its attempts', () => {
       });
       expect((await call(`/webhooks/${hook.id}/events?before=not-an-id`)).status).toBe(422);
 
+      // Filtered by delivery state: all three were delivered, none failed; an unknown state is refused.
+      const delivered = await call(`/webhooks/${hook.id}/events?status=success&limit=2`);
+      expect(delivered.body).toMatchObject({ has_more: true, data: [{ id: newest }, { id: middle }] });
+      expect((await call(`/webhooks/${hook.id}/events?status=success&after=${middle}`)).body.data).toEqual([
+        expect.objectContaining({ id: oldest, status: 'success' }),
+      ]);
+      expect((await call(`/webhooks/${hook.id}/events?status=failed`)).body).toMatchObject({
+        data: [],
+        has_more: false,
+      });
+      expect(await call(`/webhooks/${hook.id}/events?status=lost`)).toEqual({
+        status: 422,
+        body: {
+          statusCode: 422,
+          name: 'validation_error',
+          message: expect.stringContaining('The `status` parameter must be one of'),
+        },
+      });
+
       const attempts = await call(`/webhooks/${hook.id}/events/${newest}/attempts`);
       expect(attempts.status).toBe(200);
       const [attempt] = attempts.body.data;
@@ -97,6 +122,35 @@ describe('GET /webhooks/{id}/events and its attempts', () => {
       );
       expect(bothAttempts.status).toBe(422);
       expect(bothAttempts.body.name).toBe('validation_error');
+    } finally {
+      await resend.webhooks.remove(hook.id);
+    }
+  });
+
+  it('answer until when the previous secret signs after a rotation, and why an endpoint is disabled', async () => {
+    const hook = dataOf(await resend.webhooks.create({ endpoint: `${receiver.url}/fields`, events: ['email.sent'] }));
+    try {
+      expect((await call(`/webhooks/${hook.id}`)).body).toMatchObject({
+        signing_secret: hook.signing_secret,
+        previous_secret_expires_at: null,
+        disabled_reason: null,
+      });
+      const before = Date.now();
+      const rotated = await call(`/webhooks/${hook.id}/signing-secret/rotate`, 'POST');
+      const after = (await call(`/webhooks/${hook.id}`)).body;
+      expect(after.signing_secret).toBe(rotated.body.signing_secret);
+      // 24 hours from the rotation (this system's schedules are not scaled).
+      const until = new Date(String(after.previous_secret_expires_at).replace(' ', 'T').replace(/\+00$/, 'Z'));
+      expect(until.getTime()).toBeGreaterThanOrEqual(before + 86_400_000 - 1000);
+      expect(until.getTime()).toBeLessThanOrEqual(Date.now() + 86_400_000 + 1000);
+
+      expect((await call(`/webhooks/${hook.id}`, 'PATCH', { status: 'disabled' })).status).toBe(200);
+      expect((await call(`/webhooks/${hook.id}`)).body).toMatchObject({
+        status: 'disabled',
+        disabled_reason: 'disabled through the API',
+      });
+      expect((await call(`/webhooks/${hook.id}`, 'PATCH', { status: 'enabled' })).status).toBe(200);
+      expect((await call(`/webhooks/${hook.id}`)).body).toMatchObject({ status: 'enabled', disabled_reason: null });
     } finally {
       await resend.webhooks.remove(hook.id);
     }

@@ -160,6 +160,8 @@ describe('webhook management', () => {
       status: 'enabled',
       created_at: expect.stringMatching(/\+00$/),
       signing_secret: created.signing_secret,
+      previous_secret_expires_at: null,
+      disabled_reason: null,
     });
     const list = await resend.webhooks.list();
     expect(list.data?.data.map((w) => w.id)).toEqual(expect.arrayContaining([created.id, other.id]));

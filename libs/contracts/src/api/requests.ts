@@ -397,19 +397,29 @@ export const UpdateWebhookBody = z.object({
  * Event and attempt lists page with `after` (older items) or `before` (newer items): the id of an event
  * (`msg_`) or attempt (`atmpt_`); both together are refused, as on every list.
  */
-function cursorPage(prefix: 'msg' | 'atmpt') {
+function cursorFields(prefix: 'msg' | 'atmpt') {
   const cursor = z
     .string()
     .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), 'The cursor must be a valid id.')
     .optional();
-  return z
-    .object({ limit: PaginationQuery.shape.limit, after: cursor, before: cursor })
-    .refine((q) => !(q.after !== undefined && q.before !== undefined), {
-      message: 'The `after` and `before` parameters cannot be used together.',
-    });
+  return { limit: PaginationQuery.shape.limit, after: cursor, before: cursor };
 }
-export const WebhookEventPageQuery = cursorPage('msg');
-export const WebhookAttemptPageQuery = cursorPage('atmpt');
+const oneCursor = [
+  (q: { after?: string; before?: string }) => !(q.after !== undefined && q.before !== undefined),
+  { message: 'The `after` and `before` parameters cannot be used together.' },
+] as const;
+export const WebhookEventPageQuery = z
+  .object({
+    ...cursorFields('msg'),
+    status: z
+      .enum(['pending', 'attempting', 'success', 'failed'], {
+        message: 'The `status` parameter must be one of pending, attempting, success or failed.',
+      })
+      .optional()
+      .meta({ description: 'Postline extension: only the events in this delivery state.' }),
+  })
+  .refine(...oneCursor);
+export const WebhookAttemptPageQuery = z.object(cursorFields('atmpt')).refine(...oneCursor);
 /** The most events one bulk replay delivers again; a larger backlog takes several calls. */
 export const WEBHOOK_REPLAY_MAX = 10_000;
 export const ReplayWebhookEventsBody = z.object({

@@ -356,7 +356,17 @@ const WebhookItem = z.strictObject({
   created_at: Timestamp,
 });
 export const WebhookList = ListEnvelope(WebhookItem);
-export const Webhook = single('webhook', WebhookItem, { signing_secret: z.string() });
+export const Webhook = single('webhook', WebhookItem, {
+  signing_secret: z.string(),
+  previous_secret_expires_at: Timestamp.nullable().describe(
+    'Postline extension: until when the secret before the last rotation still signs (second), ' +
+      'null when no previous secret signs any more.',
+  ),
+  disabled_reason: z
+    .string()
+    .nullable()
+    .describe('Postline extension: why a disabled endpoint was disabled, null while enabled.'),
+});
 export const WebhookSecret = z.strictObject({ object: z.literal('webhook'), id: Id, signing_secret: z.string() });
 const DeliveryStatus = z
   .enum(['pending', 'attempting', 'success', 'failed'])

@@ -50,7 +50,8 @@ function wantsPage(req: Request): boolean {
  * without a key still gets the API's JSON error.
  */
 export function dashboardAppRoutes(dist = DASHBOARD_DIST): Router {
-  const router = Router();
+  // Strict: else `/dashboard/` matches the `/dashboard` route too, and redirects to itself for ever.
+  const router = Router({ strict: true });
   let index: string | null = null;
   const page = (): string | null => {
     if (index === null && existsSync(join(dist, 'index.html'))) index = readFileSync(join(dist, 'index.html'), 'utf8');

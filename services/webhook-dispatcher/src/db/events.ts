@@ -178,12 +178,15 @@ export async function lockEvent(trx: Transaction<DispatcherDb>, id: string): Pro
   return trx.selectFrom('webhook_events').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/** An endpoint's events, newest first; only those in `status` when given. */
 export async function listEvents(
   db: Db,
   endpointId: string,
-  query: { limit?: number; after?: string; before?: string },
+  query: { limit?: number; after?: string; before?: string; status?: WebhookEventStatus },
 ): Promise<Page<EventRow>> {
-  return paginate(db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId), query);
+  let events = db.selectFrom('webhook_events').selectAll().where('endpoint_id', '=', endpointId);
+  if (query.status) events = events.where('status', '=', query.status);
+  return paginate(events, query);
 }
 
 export async function updateEvent(db: Db, id: string, patch: Updateable<WebhookEventsTable>): Promise<EventRow> {

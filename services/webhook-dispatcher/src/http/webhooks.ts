@@ -46,7 +46,16 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
   route(router, '/webhooks/:id', {
     get: async (req, res) => {
       const endpoint = await ownedEndpoint(deps, teamOf(res), req.params.id);
-      res.json({ object: 'webhook', ...listItem(endpoint), signing_secret: deps.box.open(endpoint.secret_encrypted) });
+      // The previous secret's end is shown (the dashboard's dual-signing window) only while it still signs.
+      const previousUntil = endpoint.previous_secret_expires_at;
+      res.json({
+        object: 'webhook',
+        ...listItem(endpoint),
+        signing_secret: deps.box.open(endpoint.secret_encrypted),
+        previous_secret_expires_at:
+          previousUntil && previousUntil.getTime() > Date.now() ? formatTimestamp(previousUntil) : null,
+        disabled_reason: endpoint.status === 'disabled' ? endpoint.disabled_reason : null,
+      });
     },
     patch: async (req, res) => {
       const endpoint = await ownedEndpoint(deps, teamOf(res), req.params.id);
