@@ -25,7 +25,10 @@ describe('deploy/Dockerfile', () => {
 
   it('builds on node:24-slim with the pnpm version the repository pins', () => {
     // The dashboard's build stage, then the runtime image.
-    expect(instructions.filter((l) => l.startsWith('FROM '))).toEqual(['FROM node:24-slim AS dashboard', 'FROM node:24-slim']);
+    expect(instructions.filter((l) => l.startsWith('FROM '))).toEqual([
+      'FROM node:24-slim AS dashboard',
+      'FROM node:24-slim',
+    ]);
     const { packageManager } = JSON.parse(readRepoFile('package.json')) as { packageManager: string };
     expect(dockerfile).toContain(`ARG PNPM_VERSION=${packageManager.replace(/^pnpm@/, '')}\n`);
   });
