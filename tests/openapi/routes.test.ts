@@ -68,7 +68,17 @@ function gatewayApp(): Express {
 }
 
 /** The gateway's own routes that are not API operations: the document and its reference page. */
-const DOCUMENTATION_ROUTES = ['GET /openapi.json', 'GET /openapi.yaml', 'GET /openapi.yml', 'GET /docs', 'GET /docs/'];
+/** Pages for people, not API operations: the document, its reference page, and the dashboard's app. */
+const DOCUMENTATION_ROUTES = [
+  'GET /openapi.json',
+  'GET /openapi.yaml',
+  'GET /openapi.yml',
+  'GET /docs',
+  'GET /docs/',
+  'GET /',
+  'GET /dashboard',
+  'GET /dashboard/{}',
+];
 
 describe('the operation catalog and the mounted routes', () => {
   const catalog = new Set(OPERATIONS.map(key));

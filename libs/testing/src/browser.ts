@@ -82,7 +82,9 @@ export async function openBrowserSession(
     if (url.origin !== origin || url.pathname.startsWith('/dashboard/') || url.pathname === '/dashboard') return;
     checks.push(
       (async () => {
-        const body = await response.body().catch(() => Buffer.alloc(0));
+        // A body the browser no longer holds (the page navigated away first) cannot be checked.
+        const body = await response.body().catch(() => null);
+        if (body === null) return;
         const status = response.status();
         const copy = new Response(status === 204 || status === 304 ? null : new Uint8Array(body), {
           status,

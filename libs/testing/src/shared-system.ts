@@ -85,6 +85,9 @@ export async function startSharedSystems(): Promise<{ url: string; stop: () => P
       );
     });
   });
+  // The workers keep their connections between files: never closed from this side, so a file's first call
+  // cannot meet a connection closing under it.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -106,7 +109,15 @@ export function sharedSystemsUrl(url: string): Record<string, string> {
 async function control<T>(path: string, body: unknown): Promise<T> {
   const base = process.env[CONTROL];
   if (!base) throw new Error(`${CONTROL} is not set: run the tests through jest's global setup (npm test)`);
-  const res = await fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify(body) });
+  const post = () => fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify(body) });
+  // A kept-alive connection the control server closed just as it was reused fails before the request is
+  // read; every control call is idempotent, so it is made again once.
+  const res = await post().catch((err: unknown) => {
+    if (err instanceof TypeError && /other side closed|ECONNRESET/.test(String((err as { cause?: unknown }).cause))) {
+      return post();
+    }
+    throw err;
+  });
   if (!res.ok) throw new Error(`shared system ${path}: ${await res.text()}`);
   return (await res.json()) as T;
 }
