@@ -165,16 +165,7 @@ function CreateKey({ domains }: { domains: Domain[] }) {
             </div>
           </>
         ) : (
-          <ActionForm
-            action={create}
-            submitLabel="Create"
-            label="Create API key"
-            secondary={
-              <button type="button" className="button" onClick={close}>
-                Cancel
-              </button>
-            }
-          >
+          <ActionForm action={create} submitLabel="Create" label="Create API key" onCancel={close}>
             <Field label="Name">{(p) => <input {...p} name="name" required maxLength={50} />}</Field>
             <Field label="Permission" hint="Sending access may only send email (POST /emails and /emails/batch).">
               {(p) => (
@@ -231,16 +222,7 @@ function RenameKey({ apiKey }: { apiKey: ApiKey }) {
         Rename
       </button>
       <Dialog open={open} title={`Rename ${apiKey.name}`} onClose={() => setOpen(false)}>
-        <ActionForm
-          action={rename}
-          submitLabel="Save"
-          label="Rename API key"
-          secondary={
-            <button type="button" className="button" onClick={() => setOpen(false)}>
-              Cancel
-            </button>
-          }
-        >
+        <ActionForm action={rename} submitLabel="Save" label="Rename API key" onCancel={() => setOpen(false)}>
           <Field label="Name">
             {(p) => <input {...p} name="name" defaultValue={apiKey.name} required maxLength={50} />}
           </Field>

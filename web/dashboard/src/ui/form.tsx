@@ -33,13 +33,14 @@ export function ActionForm({
   submitLabel,
   children,
   label,
-  secondary,
+  onCancel,
 }: {
   action: (data: FormData) => Promise<unknown>;
   submitLabel: string;
   children: ReactNode;
   label?: string;
-  secondary?: ReactNode;
+  /** Shows a Cancel button beside the submit button (a form in a dialog). */
+  onCancel?: () => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -61,7 +62,11 @@ export function ActionForm({
       {children}
       <ErrorMessage error={error} />
       <div className="actions">
-        {secondary}
+        {onCancel ? (
+          <button type="button" className="button" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
         <button type="submit" className="button primary" disabled={busy}>
           {submitLabel}
         </button>

@@ -92,16 +92,7 @@ function AddDomain() {
         Add domain
       </button>
       <Dialog open={open} title="Add domain" onClose={() => setOpen(false)}>
-        <ActionForm
-          action={add}
-          submitLabel="Add"
-          label="Add domain"
-          secondary={
-            <button type="button" className="button" onClick={() => setOpen(false)}>
-              Cancel
-            </button>
-          }
-        >
+        <ActionForm action={add} submitLabel="Add" label="Add domain" onCancel={() => setOpen(false)}>
           <Field
             label="Domain name"
             hint="The domain in your From addresses, or a subdomain of it such as mail.example.com."

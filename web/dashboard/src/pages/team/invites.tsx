@@ -125,16 +125,7 @@ function Invite() {
             </div>
           </>
         ) : (
-          <ActionForm
-            action={invite}
-            submitLabel="Invite"
-            label="Invite someone"
-            secondary={
-              <button type="button" className="button" onClick={close}>
-                Cancel
-              </button>
-            }
-          >
+          <ActionForm action={invite} submitLabel="Invite" label="Invite someone" onCancel={close}>
             <Field label="Email">{(p) => <input {...p} name="email" type="email" required autoComplete="off" />}</Field>
             <Field label="Role" hint="Members do everything but manage API keys and the team’s people.">
               {(p) => (

@@ -26,16 +26,7 @@ export function EndpointForm({
     await onSubmit({ endpoint: text(data, 'endpoint'), events: ALL_EVENTS.filter((e) => picked.has(e)) });
   };
   return (
-    <ActionForm
-      action={submit}
-      submitLabel={submitLabel}
-      label={label}
-      secondary={
-        <button type="button" className="button" onClick={onCancel}>
-          Cancel
-        </button>
-      }
-    >
+    <ActionForm action={submit} submitLabel={submitLabel} label={label} onCancel={onCancel}>
       <Field label="Endpoint URL" hint="Postline POSTs each event here, signed with the endpoint's secret.">
         {(p) => (
           <input
