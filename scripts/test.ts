@@ -16,6 +16,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './services.ts';
 
@@ -66,6 +67,9 @@ const only = process.argv.slice(2);
 function check(label: string, args: string[]): Promise<{ label: string; code: number; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // At the lowest priority: the checks take the CPU jest's files leave idle and never slow the services
+    // under test (a chaos run's restarts, a delivery's timing); what they have not done by jest's end runs then.
+    if (child.pid !== undefined) setPriority(child.pid, 19);
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

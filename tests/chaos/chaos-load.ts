@@ -8,7 +8,7 @@ export const RCPT = 'chaos-rcpt.test';
 /** The client's give-up: past it a request counts as abandoned. */
 const CLIENT_PATIENCE_MS = 120_000;
 /** How long a client waits for one answer before it gives up on that try (and counts it as too slow). */
-const ANSWER_TIMEOUT_MS = 15_000;
+export const ANSWER_TIMEOUT_MS = 15_000;
 
 /** An email of the stream: the token its subject carries, its recipients, and its id once accepted. */
 export type Sent = { token: string; recipients: string[]; scheduled: boolean; id?: string };

@@ -104,7 +104,7 @@ async function startHarnessSteps(
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   undo.push(() => events.close());
-  const apiKey = String(system.admin('team', 'create', '--name', 'Chaos').api_key);
+  const apiKey = String((await system.admin('team', 'create', '--name', 'Chaos')).api_key);
   const resend = testResend(apiKey, system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: DOMAIN });
   await events.close();

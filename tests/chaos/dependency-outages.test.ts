@@ -62,7 +62,7 @@ beforeAll(async () => {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  apiKey = String(system.admin('team', 'create', '--name', 'Outage').api_key);
+  apiKey = String((await system.admin('team', 'create', '--name', 'Outage')).api_key);
   resend = testResend(apiKey, system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: 'outage.example.com' });
   from = `ops@${domain.name}`;

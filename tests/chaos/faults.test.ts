@@ -3,6 +3,7 @@
 // cuts and pauses); `npm run chaos` runs the full one (CHAOS=full) and prints the report that docs/operations.md quotes.
 import { describe, expect, it } from '@jest/globals';
 import { ALL_FAULTS, describeReport, runChaos, type ChaosOptions } from './chaos.ts';
+import { ANSWER_TIMEOUT_MS } from './chaos-load.ts';
 
 const FULL: ChaosOptions = { rate: 40, cutMs: 15_000, settleMs: 10_000 };
 const SHORT: ChaosOptions = { rate: 15, cutMs: 3_000, settleMs: 1_500 };
@@ -29,10 +30,10 @@ describe('the chaos suite', () => {
       expect(report.notDelivered).toEqual([]);
       expect(report.eventsMissing).toEqual([]);
       expect(report.queuesNotEmpty).toEqual([]);
-      // Every answer within 10 s (no request hangs), and every service ready again after each fault (the run
-      // waits for it). How soon is a performance target, not a behaviour: the full run (`npm run chaos`, by hand)
-      // holds it to 5 s; in `npm test` the figure is printed, as a loaded machine's start-up times vary.
-      expect(report.slowestAnswerMs).toBeLessThanOrEqual(10_000);
+      // No request hangs: every answer came before the client gave up on it (ANSWER_TIMEOUT_MS). How soon is a
+      // performance target, not a behaviour: the full run (`npm run chaos`, by hand, on a quiet machine) holds
+      // every answer to 10 s; in `npm test`, beside the rest of the suite, the figure is printed.
+      expect(report.slowestAnswerMs).toBeLessThan(full ? 10_000 : ANSWER_TIMEOUT_MS);
       expect(report.faults.map((fault) => fault.name)).toEqual(ALL_FAULTS);
       if (full)
         for (const fault of report.faults)

@@ -5,15 +5,13 @@ import type { Browser } from 'playwright-core';
 import {
   createVerifiedDomain,
   dataOf,
-  launchBrowser,
   observeBroker,
-  openBrowserSession,
-  PHONE,
   testResend,
   useSystem,
   waitFor,
   type SharedSystem,
 } from '@postline/testing';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createPerson, createTeam, signIn, type Person } from './people.ts';
 
 jest.setTimeout(120_000);
@@ -21,13 +19,13 @@ jest.setTimeout(120_000);
 const world = useSystem();
 let system: SharedSystem;
 let browser: Browser;
-let team: ReturnType<typeof createTeam>;
+let team: Awaited<ReturnType<typeof createTeam>>;
 let domain: string;
 
 beforeAll(async () => {
   ({ system } = world);
   browser = await launchBrowser();
-  team = createTeam(system, 'Keys');
+  team = await createTeam(system, 'Keys');
   const events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -127,7 +125,7 @@ describe('the API keys page', () => {
   });
 
   it('is not offered to a member, whose calls to /api-keys are refused', async () => {
-    const member: Person = createPerson(system, team.teamId, 'member', 'Max');
+    const member: Person = await createPerson(system, team.teamId, 'member', 'Max');
     const s = await openBrowserSession(browser, system.apiUrl, { viewport: PHONE });
     const { page } = s;
     try {

@@ -4,16 +4,8 @@
 // confirmation. Another team's domain is not found. In Chromium, against a running system.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser, Locator, Page } from 'playwright-core';
-import {
-  dataOf,
-  launchBrowser,
-  openBrowserSession,
-  PHONE,
-  testResend,
-  useSystem,
-  type DnsRecord,
-  type SharedSystem,
-} from '@postline/testing';
+import { dataOf, testResend, useSystem, type DnsRecord, type SharedSystem } from '@postline/testing';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createTeam, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
@@ -21,8 +13,8 @@ jest.setTimeout(120_000);
 const world = useSystem();
 let system: SharedSystem;
 let browser: Browser;
-let team: ReturnType<typeof createTeam>;
-let other: ReturnType<typeof createTeam>;
+let team: Awaited<ReturnType<typeof createTeam>>;
+let other: Awaited<ReturnType<typeof createTeam>>;
 
 /** Record names on the page are relative to the zone (example.com for every domain here), or already full. */
 const ZONE = 'example.com';
@@ -32,8 +24,8 @@ const unique = (prefix: string) => `${prefix}-${process.pid}-${Date.now()}.${ZON
 beforeAll(async () => {
   ({ system } = world);
   browser = await launchBrowser();
-  team = createTeam(system, 'Domains');
-  other = createTeam(system, 'Elsewhere');
+  team = await createTeam(system, 'Domains');
+  other = await createTeam(system, 'Elsewhere');
 }, 60_000);
 
 afterAll(async () => {

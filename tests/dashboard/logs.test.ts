@@ -6,15 +6,13 @@ import type { Browser } from 'playwright-core';
 import {
   createVerifiedDomain,
   dataOf,
-  launchBrowser,
   observeBroker,
-  openBrowserSession,
-  PHONE,
   testResend,
   useSystem,
   waitFor,
   type SharedSystem,
 } from '@postline/testing';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createPerson, createTeam, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
@@ -22,14 +20,14 @@ jest.setTimeout(120_000);
 const world = useSystem();
 let system: SharedSystem;
 let browser: Browser;
-let team: ReturnType<typeof createTeam>;
+let team: Awaited<ReturnType<typeof createTeam>>;
 let emailId: string;
 const subject = `Logs ${Date.now()}`;
 
 beforeAll(async () => {
   ({ system } = world);
   browser = await launchBrowser();
-  team = createTeam(system, 'Logbook');
+  team = await createTeam(system, 'Logbook');
   const events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -47,7 +45,7 @@ beforeAll(async () => {
     await events.close();
   }
   // A key of its own, so the filter by key finds only this flow's requests.
-  const key = system.admin('key', 'create', '--team', team.teamId, '--name', 'Newsletter');
+  const key = await system.admin('key', 'create', '--team', team.teamId, '--name', 'Newsletter');
   const resend = testResend(String(key.token), system.apiUrl);
   emailId = dataOf(
     await resend.emails.send({ from: `hi@${domain}`, to: `ada@${world.rcptDomain}`, subject, text: 'Hello' }),
@@ -126,7 +124,7 @@ describe('the Logs page', () => {
   });
 
   it('shows its empty state and the API’s message for a bad filter, at phone width', async () => {
-    const member = createPerson(system, team.teamId, 'member', 'Lou');
+    const member = await createPerson(system, team.teamId, 'member', 'Lou');
     const s = await openBrowserSession(browser, system.apiUrl, { viewport: PHONE });
     const { page } = s;
     try {

@@ -2,24 +2,33 @@
 // person does, and the checks every page gets (axe-core, a screenshot written for the reader).
 import { expect } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { accessibilityViolations, screenshot, type BrowserSession, type SharedSystem } from '@postline/testing';
+import { type SharedSystem } from '@postline/testing';
+import { accessibilityViolations, screenshot, type BrowserSession } from '@postline/testing/browser';
 
 export type Person = { id: string; email: string; password: string; teamId: string };
 
 let counter = 0;
 
 /** A person in a team, made with the admin CLI as an operator would (`user create` prints the password once). */
-export function createPerson(system: SharedSystem, teamId: string, role: 'admin' | 'member', name = 'Ada'): Person {
+export async function createPerson(
+  system: SharedSystem,
+  teamId: string,
+  role: 'admin' | 'member',
+  name = 'Ada',
+): Promise<Person> {
   const email = `${name.toLowerCase()}-${process.pid}-${++counter}-${Date.now()}@example.com`;
-  const made = system.admin('user', 'create', '--team', teamId, '--email', email, '--name', name, '--role', role);
+  const made = await system.admin('user', 'create', '--team', teamId, '--email', email, '--name', name, '--role', role);
   return { id: String(made.user_id), email, password: String(made.password), teamId };
 }
 
 /** A new team with its first API key, and its admin. */
-export function createTeam(system: SharedSystem, name: string): { teamId: string; apiKey: string; admin: Person } {
-  const team = system.admin('team', 'create', '--name', name);
+export async function createTeam(
+  system: SharedSystem,
+  name: string,
+): Promise<{ teamId: string; apiKey: string; admin: Person }> {
+  const team = await system.admin('team', 'create', '--name', name);
   const teamId = String(team.team_id);
-  return { teamId, apiKey: String(team.api_key), admin: createPerson(system, teamId, 'admin') };
+  return { teamId, apiKey: String(team.api_key), admin: await createPerson(system, teamId, 'admin') };
 }
 
 /** Signs in on the sign-in page; resolves once the signed-in frame shows. */

@@ -4,7 +4,8 @@
 // filtered by family. In Chromium, against a running system.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, openBrowserSession, PHONE, useSystem, waitFor, type SharedSystem } from '@postline/testing';
+import { useSystem, waitFor, type SharedSystem } from '@postline/testing';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createTeam, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
@@ -35,7 +36,7 @@ async function copiedLink(page: Page, dialogName: string, copyLabel: string): Pr
 
 describe('the Team and Audit log pages', () => {
   it('invites a member who joins, changes their role, resets their password, and records it all', async () => {
-    const team = createTeam(system, 'Crew');
+    const team = await createTeam(system, 'Crew');
     const admin = await openBrowserSession(browser, system.apiUrl);
     const guest = await openBrowserSession(browser, system.apiUrl, { viewport: PHONE });
     const page = admin.page;
@@ -159,7 +160,7 @@ describe('the Team and Audit log pages', () => {
   });
 
   it('revokes an open invite, whose link then fails', async () => {
-    const team = createTeam(system, 'Revokers');
+    const team = await createTeam(system, 'Revokers');
     const s = await openBrowserSession(browser, system.apiUrl);
     const { page } = s;
     try {

@@ -13,12 +13,9 @@ import { createDb } from '@postline/platform';
 import {
   createVerifiedDomain,
   dataOf,
-  launchBrowser,
   makeTimerDue,
   nudgeUntil,
   observeBroker,
-  openBrowserSession,
-  PHONE,
   startWebhookReceiver,
   testResend,
   useSystem,
@@ -28,6 +25,7 @@ import {
   type SharedSystem,
   type WebhookReceiver,
 } from '@postline/testing';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createTeam, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
@@ -35,7 +33,7 @@ jest.setTimeout(120_000);
 const world = useSystem();
 let system: SharedSystem;
 let browser: Browser;
-let team: ReturnType<typeof createTeam>;
+let team: Awaited<ReturnType<typeof createTeam>>;
 let resend: Resend;
 let domain: string;
 let receiver: WebhookReceiver;
@@ -48,7 +46,7 @@ const failedIds = new Set<string>();
 beforeAll(async () => {
   ({ system } = world);
   browser = await launchBrowser();
-  team = createTeam(system, 'Hooks page');
+  team = await createTeam(system, 'Hooks page');
   resend = testResend(team.apiKey, system.apiUrl);
   db = createDb<unknown>({ url: String(system.env.DATABASE_URL), schema: 'scheduler', max: 1 }).db;
   receiver = await startWebhookReceiver();

@@ -51,7 +51,7 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'email.*' },
     ],
   });
-  const team = system.admin('team', 'create', '--name', 'Feedback');
+  const team = await system.admin('team', 'create', '--name', 'Feedback');
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
   await createVerifiedDomain({ resend, dns, events, name: DOMAIN });

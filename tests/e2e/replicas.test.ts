@@ -62,7 +62,7 @@ beforeAll(async () => {
   // One connection: twelve services' pools beside the run's shared systems come close to Postgres's limit.
   db = createDb<unknown>({ url: String(system.env.DATABASE_URL), schema: 'scheduler', max: 1 }).db;
   hooks = await startWebhookReceiver();
-  resend = testResend(String(system.admin('team', 'create', '--name', 'Replicas').api_key), system.apiUrl);
+  resend = testResend(String((await system.admin('team', 'create', '--name', 'Replicas')).api_key), system.apiUrl);
   const domain = await createVerifiedDomain({ resend, dns, events, name: 'replicas.example.com' });
   from = `Replicas <hello@${domain.name}>`;
   domainId = domain.id;

@@ -53,7 +53,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
-  const team = system.admin('team', 'create', '--name', 'Restarts');
+  const team = await system.admin('team', 'create', '--name', 'Restarts');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
   resend = testResend(apiKey, system.apiUrl);
@@ -151,9 +151,9 @@ describe('a broadcast fan-out', () => {
       before = sink.messages.length;
       return messageIds.size;
     };
-    await waitFor('a message at the sink for every contact', () => receivedAddresses() === count, 120_000);
+    await waitFor('a message at the sink for every contact', () => receivedAddresses() === count, 180_000);
     expect([...messageIds.values()].filter((ids) => ids.size !== 1)).toEqual([]);
-  }, 240_000);
+  }, 330_000);
 });
 
 describe('a contact import', () => {

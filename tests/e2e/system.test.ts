@@ -34,7 +34,7 @@ describe('the whole system', () => {
   });
 
   it('creates a team with the admin CLI whose key works with the resend SDK', async () => {
-    const created = system.admin('team', 'create', '--name', 'Acme');
+    const created = await system.admin('team', 'create', '--name', 'Acme');
     expect(created.team_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.api_key).toMatch(/^pl_/);
     const resend = testResend(created.api_key, system.apiUrl);
@@ -42,17 +42,17 @@ describe('the whole system', () => {
     expect(keys.error).toBeNull();
     expect(keys.data?.data).toHaveLength(1);
 
-    system.admin('team', 'set-rate-limit', '--team', String(created.team_id), '--per-second', '7');
+    await system.admin('team', 'set-rate-limit', '--team', String(created.team_id), '--per-second', '7');
     const limited = await call('GET', '/api-keys', String(created.api_key));
     expect(limited.headers.get('ratelimit-limit')).toBe('7');
 
-    system.admin('team', 'disable', '--team', String(created.team_id));
+    await system.admin('team', 'disable', '--team', String(created.team_id));
     const denied = await resend.apiKeys.list();
     expect(denied.error?.name).toBe('invalid_api_key');
   });
 
   it('forwards each resource family to its owner with the team attached', async () => {
-    const { api_key: key } = system.admin('team', 'create', '--name', 'Forward');
+    const { api_key: key } = await system.admin('team', 'create', '--name', 'Forward');
     // Owners without their routes yet answer with their own 404 (not the gateway's 503), which shows the
     // request reached them and passed their trusted-team check.
     for (const [path, owner] of [
@@ -74,7 +74,7 @@ describe('the whole system', () => {
   });
 
   it('replays an idempotent POST /emails byte for byte and refuses another body with the same key', async () => {
-    const { api_key: key } = system.admin('team', 'create', '--name', 'Idem');
+    const { api_key: key } = await system.admin('team', 'create', '--name', 'Idem');
     const body = { from: 'a@example.com', to: ['b@example.com'], subject: 'hi', html: '<p>hi</p>' };
     const first = await call('POST', '/emails', String(key), body, { 'idempotency-key': 'order-1' });
     const replay = await call(
@@ -97,7 +97,7 @@ describe('the whole system', () => {
     expect(other.status).toBe(409);
     expect(JSON.parse(other.text)).toMatchObject({ name: 'invalid_idempotent_request' });
     // Keys are per team: another team's same key is a new request.
-    const { api_key: otherTeam } = system.admin('team', 'create', '--name', 'Idem2');
+    const { api_key: otherTeam } = await system.admin('team', 'create', '--name', 'Idem2');
     const fresh = await call(
       'POST',
       '/emails',

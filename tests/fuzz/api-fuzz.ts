@@ -20,8 +20,8 @@ export async function seedTeam(
   system: Pick<System, 'admin' | 'apiUrl'>,
   verifyDomain: (apiKey: string) => Promise<string>,
 ): Promise<FuzzContext> {
-  const { team_id: teamId, api_key: apiKey } = system.admin('team', 'create', '--name', 'fuzz');
-  system.admin('team', 'set-rate-limit', '--team', String(teamId), '--per-second', '100000');
+  const { team_id: teamId, api_key: apiKey } = await system.admin('team', 'create', '--name', 'fuzz');
+  await system.admin('team', 'set-rate-limit', '--team', String(teamId), '--per-second', '100000');
   const ctx: FuzzContext = { apiUrl: system.apiUrl, apiKey: String(apiKey), knownIds: [] };
   const domain = await verifyDomain(ctx.apiKey);
   const from = `Fuzz <fuzz@${domain}>`;

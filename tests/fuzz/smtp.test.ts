@@ -73,11 +73,11 @@ beforeAll(async () => {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  const team = system.admin('team', 'create', '--name', 'smtp-fuzz');
+  const team = await system.admin('team', 'create', '--name', 'smtp-fuzz');
   teamId = String(team.team_id);
   const apiKey = String(team.api_key);
   // The fuzzer is not testing the rate limit.
-  system.admin('team', 'set-rate-limit', '--team', teamId, '--per-second', '100000');
+  await system.admin('team', 'set-rate-limit', '--team', teamId, '--per-second', '100000');
   const resend = testResend(apiKey, system.apiUrl);
   await createReceivingDomain({ resend, dns, events, name: IN, mxPort: system.smtp.mx });
   await createVerifiedDomain({ resend, dns, events, name: OUT });

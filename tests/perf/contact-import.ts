@@ -35,7 +35,7 @@ function csv(round: number): string {
 
 const system = await startSystem({ RATE_LIMIT_PER_SECOND: '1000', LOG_LEVEL: 'warn' });
 try {
-  const resend = new Resend(String(system.admin('team', 'create', '--name', 'Import benchmark').api_key), {
+  const resend = new Resend(String((await system.admin('team', 'create', '--name', 'Import benchmark')).api_key), {
     baseUrl: system.apiUrl,
   });
   dataOf(await resend.contactProperties.create({ key: 'plan', type: 'string' }));

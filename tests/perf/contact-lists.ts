@@ -96,7 +96,7 @@ const system = await startSystem({ RATE_LIMIT_PER_SECOND: '100000' });
 const client = new pg.Client({ connectionString: system.env.DATABASE_URL });
 await client.connect();
 try {
-  const { api_key: apiKey, team_id: teamId } = system.admin('team', 'create', '--name', 'Bench');
+  const { api_key: apiKey, team_id: teamId } = await system.admin('team', 'create', '--name', 'Bench');
   const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
   const segment = await resend.segments.create({ name: 'Everyone' });
   if (!segment.data) throw new Error(`segment: ${JSON.stringify(segment.error)}`);

@@ -11,7 +11,8 @@
 // Target: under 1 s.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { launchBrowser, startSystem } from '@postline/testing';
+import { startSystem } from '@postline/testing';
+import { launchBrowser } from '@postline/testing/browser';
 import { localInfra, log, percentile } from './harness.ts';
 
 localInfra();
@@ -34,8 +35,8 @@ const client = new pg.Client({ connectionString: system.env.DATABASE_URL });
 await client.connect();
 const browser = await launchBrowser();
 try {
-  const { team_id: teamId } = system.admin('team', 'create', '--name', 'Bench');
-  const person = system.admin(
+  const { team_id: teamId } = await system.admin('team', 'create', '--name', 'Bench');
+  const person = await system.admin(
     'user',
     'create',
     '--team',

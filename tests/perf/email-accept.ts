@@ -179,7 +179,7 @@ async function measure(mode: Mode, dns: DnsServer, baselineUrl: string, withBatc
       prefix: String(system.env.BROKER_PREFIX),
       bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
     });
-    const { api_key: apiKey, team_id: teamId } = system.admin('team', 'create', '--name', 'Bench');
+    const { api_key: apiKey, team_id: teamId } = await system.admin('team', 'create', '--name', 'Bench');
     const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
     const domain = await createVerifiedDomain({
       resend,

@@ -103,7 +103,7 @@ try {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  const { api_key: apiKey } = system.admin('team', 'create', '--name', 'Bench');
+  const { api_key: apiKey } = await system.admin('team', 'create', '--name', 'Bench');
   const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
   const domain = await createVerifiedDomain({
     resend,

@@ -152,7 +152,7 @@ async function main(): Promise<void> {
         { exchange: 'events', pattern: 'email.received' },
       ],
     });
-    const resend = new Resend(String(system.admin('team', 'create', '--name', 'Bench').api_key), {
+    const resend = new Resend(String((await system.admin('team', 'create', '--name', 'Bench')).api_key), {
       baseUrl: system.apiUrl,
     });
     const domain = await createReceivingDomain({

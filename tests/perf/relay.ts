@@ -59,7 +59,7 @@ try {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  const apiKey = String(system.admin('team', 'create', '--name', 'Relay bench').api_key);
+  const apiKey = String((await system.admin('team', 'create', '--name', 'Relay bench')).api_key);
   const resend = new Resend(apiKey, { baseUrl: system.apiUrl });
   const domain = (
     await createVerifiedDomain({ resend, dns, events, name: `relaybench${Date.now().toString(36)}.example.com` })

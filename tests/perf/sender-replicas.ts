@@ -55,7 +55,7 @@ async function startBench(label: string, senders: number): Promise<Bench> {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  const resend = new Resend(String(system.admin('team', 'create', '--name', label).api_key), {
+  const resend = new Resend(String((await system.admin('team', 'create', '--name', label)).api_key), {
     baseUrl: system.apiUrl,
   });
   const domain = await createVerifiedDomain({

@@ -37,7 +37,7 @@ const system = await startSystem({ PUBLIC_LINK_RATE_LIMIT_PER_SECOND: '1000000',
 const client = new pg.Client({ connectionString: system.env.DATABASE_URL });
 await client.connect();
 try {
-  const { team_id: teamId } = system.admin('team', 'create', '--name', 'Bench');
+  const { team_id: teamId } = await system.admin('team', 'create', '--name', 'Bench');
   const { rows } = await client.query<{ id: string }>(
     `insert into sender.emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses, cc_addresses,
        bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event)

@@ -121,7 +121,7 @@ const system = await startSystem({
   LOG_LEVEL: 'warn',
 });
 try {
-  const team = system.admin('team', 'create', '--name', 'Bench');
+  const team = await system.admin('team', 'create', '--name', 'Bench');
   const resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
   const hook = await resend.webhooks.create({ endpoint: receiverUrl, events: ['email.delivered'] });
   if (hook.error) throw new Error(JSON.stringify(hook.error));

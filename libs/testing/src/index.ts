@@ -42,13 +42,3 @@ export {
   validateApiResponses,
   type ValidationOptions,
 } from './api-validation.ts';
-export {
-  accessibilityViolations,
-  launchBrowser,
-  openBrowserSession,
-  screenshot,
-  LAPTOP,
-  PHONE,
-  SCREENSHOT_DIR,
-  type BrowserSession,
-} from './browser.ts';

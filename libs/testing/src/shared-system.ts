@@ -6,7 +6,7 @@ import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import { startDnsServer, type DnsServer } from './dns.ts';
 import { startSinkMx, type SinkMx, type SinkMxOptions } from './mx.ts';
 import { startForwardingDns, type ForwardingDns } from './shared-dns.ts';
-import { adminCommand, startSystem, type System } from './system.ts';
+import { startSystem, type System } from './system.ts';
 import { validateApiResponses } from './api-validation.ts';
 
 /**
@@ -69,12 +69,14 @@ export async function startSharedSystems(): Promise<{ url: string; stop: () => P
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       const answer = async (): Promise<unknown> => {
-        const input = (body ? JSON.parse(body) : {}) as { env?: SharedSystemEnv; address?: string };
+        const input = (body ? JSON.parse(body) : {}) as { env?: SharedSystemEnv; address?: string; args?: string[] };
         if (req.url === '/system') {
           const system = await systemFor(input.env ?? {});
           const services = Object.fromEntries(SERVICE_NAMES.map((name) => [name, { url: system.services[name].url }]));
           return { apiUrl: system.apiUrl, smtp: system.smtp, env: system.env, services, mxPort };
         }
+        // The admin CLI's commands run here, in the system's one kept-loaded admin process.
+        if (req.url === '/admin' && input.args) return (await systemFor(input.env ?? {})).admin(...input.args);
         if (req.url === '/dns/register' && input.address) return dns.register(input.address);
         if (req.url === '/dns/unregister' && input.address) return dns.unregister(input.address);
         throw new Error(`unknown request ${req.url}`);
@@ -111,7 +113,7 @@ async function control<T>(path: string, body: unknown): Promise<T> {
   if (!base) throw new Error(`${CONTROL} is not set: run the tests through jest's global setup (npm test)`);
   const post = () => fetch(`${base}${path}`, { method: 'POST', body: JSON.stringify(body) });
   // A kept-alive connection the control server closed just as it was reused fails before the request is
-  // read; every control call is idempotent, so it is made again once.
+  // read, so the call is made again once (an admin command too: the first was never read).
   const res = await post().catch((err: unknown) => {
     if (err instanceof TypeError && /other side closed|ECONNRESET/.test(String((err as { cause?: unknown }).cause))) {
       return post();
@@ -165,7 +167,8 @@ export function useSystem(
   const world = {} as FileSystem;
   beforeAll(async () => {
     const { mxPort, ...described } = await control<Described>('/system', { env: opts.env ?? {} });
-    world.system = { ...described, admin: (...args) => adminCommand(described.env, args) };
+    const env = opts.env ?? {};
+    world.system = { ...described, admin: (...args) => control('/admin', { env, args }) };
     // Every response the tests then receive from this API is checked against the OpenAPI document.
     validateApiResponses(described.apiUrl);
     world.dns = await startDnsServer();

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import amqp from 'amqplib';
 import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
@@ -33,8 +33,8 @@ export type System = {
    */
   replicas: RunningService[];
   env: NodeJS.ProcessEnv;
-  /** Runs the admin CLI against this system's database; returns its parsed JSON line. */
-  admin: (...args: string[]) => Record<string, string>;
+  /** Runs an admin CLI command against this system (the words after `npm run admin --`); its JSON line. */
+  admin: (...args: string[]) => Promise<Record<string, string>>;
   /** SIGTERM one service and wait for its exit code. */
   terminate: (name: ServiceName) => Promise<number | null>;
   /**
@@ -126,14 +126,79 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port left in ${first}-${first + size - 1}`);
 }
 
-/** Runs the admin CLI against the system of `env`; returns its parsed JSON line. */
-export function adminCommand(env: NodeJS.ProcessEnv, args: string[]): Record<string, string> {
-  const r = spawnSync(process.execPath, [join(ROOT, 'services', 'api-gateway', 'src', 'admin', 'cli.ts'), ...args], {
-    env,
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
+/** The admin CLI's commands against one system, kept loaded (services/api-gateway/test/admin-server.ts). */
+export type AdminRunner = {
+  /** Runs one command (the words after `npm run admin --`); resolves with its JSON line. */
+  run: (args: string[]) => Promise<Record<string, string>>;
+  stop: () => Promise<void>;
+};
+
+/**
+ * One process that runs the admin CLI's commands against the system of `env`, started on its first command:
+ * a test makes many teams, people and keys, and a Node start-up for each would cost a second of CPU.
+ */
+export function adminRunner(env: NodeJS.ProcessEnv): AdminRunner {
+  let child: ChildProcess | undefined;
+  let next = 0;
+  let buffered = '';
+  let stderr = '';
+  const waiting = new Map<
+    number,
+    { args: string[]; resolve: (line: Record<string, string>) => void; reject: (e: Error) => void }
+  >();
+  const fail = (why: string) => {
+    for (const { args, reject } of waiting.values()) reject(new Error(`admin ${args.join(' ')} failed: ${why}`));
+    waiting.clear();
+    child = undefined;
+  };
+  const start = (): ChildProcess => {
+    const started = spawn(process.execPath, [join(ROOT, 'services', 'api-gateway', 'test', 'admin-server.ts')], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    started.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+        const text = buffered.slice(0, end);
+        buffered = buffered.slice(end + 1);
+        // Anything else a command prints (a log line) is not an answer.
+        let answer: { id?: number; line?: Record<string, string>; error?: string };
+        try {
+          answer = JSON.parse(text) as typeof answer;
+        } catch {
+          continue;
+        }
+        if (answer.id === undefined) continue;
+        const call = waiting.get(answer.id);
+        waiting.delete(answer.id);
+        if (!call) continue;
+        if (answer.error !== undefined) call.reject(new Error(`admin ${call.args.join(' ')} failed: ${answer.error}`));
+        else call.resolve(answer.line ?? {});
+      }
+    });
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+    started.once('exit', (code, signal) => fail(`the admin process ended (${signal ?? code}): ${stderr}`));
+    return started;
+  };
+  return {
+    run(args) {
+      child ??= start();
+      const id = next++;
+      const promise = new Promise<Record<string, string>>((resolve, reject) =>
+        waiting.set(id, { args, resolve, reject }),
+      );
+      child.stdin!.write(`${JSON.stringify({ id, args })}\n`);
+      return promise;
+    },
+    async stop() {
+      const running = child;
+      if (!running || running.exitCode !== null) return;
+      await new Promise((resolve) => {
+        running.once('exit', resolve);
+        running.stdin!.end();
+      });
+    },
+  };
 }
 
 /** Waits for /readyz: a started system has every dependency connected, not only its HTTP port open. */
@@ -262,6 +327,7 @@ export async function startSystem(
 
   // Every response the tests then receive from this API is checked against the OpenAPI document.
   validateApiResponses(url('api-gateway'));
+  const admin = adminRunner(env);
   return {
     apiUrl: url('api-gateway'),
     smtp: {
@@ -272,7 +338,7 @@ export async function startSystem(
     services,
     replicas,
     env,
-    admin: (...args) => adminCommand(env, args),
+    admin: (...args) => admin.run(args),
     terminate,
     async kill(name) {
       const child = services[name].process;
@@ -298,7 +364,7 @@ export async function startSystem(
           child.kill('SIGTERM');
         });
       }
-      await Promise.all(SERVICE_NAMES.map((n) => terminate(n)));
+      await Promise.all([admin.stop(), ...SERVICE_NAMES.map((n) => terminate(n))]);
       await Promise.all([database.drop(), deleteBrokerPrefix(infra.amqpUrl, String(env.BROKER_PREFIX), [...queues])]);
     },
   };

@@ -3,15 +3,14 @@
 // team's ids, a locked-out sign-in, and a session copied elsewhere that ends when the password changes.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
+import { checkApiResponse, freePort } from '@postline/testing';
 import {
-  checkApiResponse,
-  freePort,
   launchBrowser,
   openBrowserSession,
   accessibilityViolations,
   screenshot,
   type BrowserSession,
-} from '@postline/testing';
+} from '@postline/testing/browser';
 import { createUser, PASSWORD } from './accounts-harness.ts';
 import { startGateway, type Gateway } from './harness.ts';
 

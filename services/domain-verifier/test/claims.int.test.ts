@@ -35,10 +35,10 @@ beforeAll(async () => {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'domain.*' }],
   });
-  const first = system.admin('team', 'create', '--name', 'Domain owner');
+  const first = await system.admin('team', 'create', '--name', 'Domain owner');
   owner = testResend(String(first.api_key), system.apiUrl);
   ownerTeam = String(first.team_id);
-  const second = system.admin('team', 'create', '--name', 'Domain claimant');
+  const second = await system.admin('team', 'create', '--name', 'Domain claimant');
   claimantKey = String(second.api_key);
   claimant = testResend(claimantKey, system.apiUrl);
   claimantTeam = String(second.team_id);

@@ -52,7 +52,7 @@ beforeAll(async () => {
       { exchange: 'commands', pattern: 'scheduler.cancel-timer' },
     ],
   });
-  const team = system.admin('team', 'create', '--name', 'Domains');
+  const team = await system.admin('team', 'create', '--name', 'Domains');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
   resend = testResend(apiKey, system.apiUrl);
@@ -233,7 +233,7 @@ describe('domains API', () => {
       name: 'validation_error',
       message: `The \`${name}\` domain has been registered already.`,
     });
-    const other = system.admin('team', 'create', '--name', 'Other');
+    const other = await system.admin('team', 'create', '--name', 'Other');
     const otherTry = await call('POST', '/domains', { name }, String(other.api_key));
     expect(otherTry).toMatchObject({ status: 403, body: { name: 'validation_error' } });
     expect(await call('POST', '/domains', { name: uniqueDomain(), region: 'mars-1' })).toMatchObject({
@@ -258,7 +258,7 @@ describe('domains API', () => {
 
   it("answers 404 for another team's domain and for a malformed id, on every route", async () => {
     const created = await create(uniqueDomain());
-    const other = String(system.admin('team', 'create', '--name', 'Stranger').api_key);
+    const other = String((await system.admin('team', 'create', '--name', 'Stranger')).api_key);
     for (const [method, path, body] of [
       ['GET', `/domains/${created.id}`, undefined],
       ['PATCH', `/domains/${created.id}`, { open_tracking: true }],

@@ -52,8 +52,8 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'email.received' },
     ],
   });
-  resend = testResend(String(system.admin('team', 'create', '--name', 'Receiving').api_key), system.apiUrl);
-  stranger = testResend(String(system.admin('team', 'create', '--name', 'Stranger').api_key), system.apiUrl);
+  resend = testResend(String((await system.admin('team', 'create', '--name', 'Receiving')).api_key), system.apiUrl);
+  stranger = testResend(String((await system.admin('team', 'create', '--name', 'Stranger')).api_key), system.apiUrl);
   domain = await createReceivingDomain({
     resend,
     dns,

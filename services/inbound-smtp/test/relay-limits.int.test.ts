@@ -41,7 +41,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   try {
-    apiKey = String(system.admin('team', 'create', '--name', 'Relay limits').api_key);
+    apiKey = String((await system.admin('team', 'create', '--name', 'Relay limits')).api_key);
     const resend = testResend(apiKey, system.apiUrl);
     domain = (await createVerifiedDomain({ resend, dns, events, name: `limits${Date.now().toString(36)}.example.com` }))
       .name;

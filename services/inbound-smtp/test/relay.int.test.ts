@@ -49,7 +49,7 @@ beforeAll(async () => {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  apiKey = String(system.admin('team', 'create', '--name', 'Relay').api_key);
+  apiKey = String((await system.admin('team', 'create', '--name', 'Relay')).api_key);
   resend = testResend(apiKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('relay')}.example.com` })).name;
   receiver = await startWebhookReceiver();
@@ -293,7 +293,7 @@ describe('AUTH', () => {
   });
 
   it('refuses the key of a disabled team with 535, also at DATA in a session authenticated before', async () => {
-    const team = system.admin('team', 'create', '--name', unique('Disabled'));
+    const team = await system.admin('team', 'create', '--name', unique('Disabled'));
     const key = String(team.api_key);
     const own = (
       await createVerifiedDomain({
@@ -316,7 +316,7 @@ describe('AUTH', () => {
     try {
       const message = { from: `hi@${own}`, to: 'delivered@postline.test', subject: 'before', text: 'x' };
       queuedId((await pooled.sendMail(message)).response);
-      system.admin('team', 'disable', '--team', String(team.team_id));
+      await system.admin('team', 'disable', '--team', String(team.team_id));
       await waitFor(
         'the disabled team to be refused at AUTH',
         async () => (await refusal(relay({ pass: key }).verify()).catch((): SmtpError => ({}))).responseCode === 535,
@@ -394,12 +394,12 @@ describe('what the gateway decides', () => {
   });
 
   it("answers 421 4.7.0 past the team's rate limit", async () => {
-    const team = system.admin('team', 'create', '--name', unique('Limited'));
+    const team = await system.admin('team', 'create', '--name', unique('Limited'));
     const key = String(team.api_key);
     const limited = testResend(key, system.apiUrl);
     const own = (await createVerifiedDomain({ resend: limited, dns, events, name: `${unique('limited')}.example.com` }))
       .name;
-    system.admin('team', 'set-rate-limit', '--team', String(team.team_id), '--per-second', '1');
+    await system.admin('team', 'set-rate-limit', '--team', String(team.team_id), '--per-second', '1');
     await waitFor('the limit of 1/s to apply', async () => {
       await nextSecond();
       const burst = await Promise.all(

@@ -28,8 +28,8 @@ const world = useSystem();
 
 beforeAll(async () => {
   ({ system } = world);
-  apiKey = String(system.admin('team', 'create', '--name', 'Audience').api_key);
-  otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
+  apiKey = String((await system.admin('team', 'create', '--name', 'Audience')).api_key);
+  otherKey = String((await system.admin('team', 'create', '--name', 'Other')).api_key);
   resend = testResend(apiKey, system.apiUrl);
   other = testResend(otherKey, system.apiUrl);
   receiver = await startWebhookReceiver();

@@ -53,11 +53,11 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
-  const team = system.admin('team', 'create', '--name', 'Broadcasts');
+  const team = await system.admin('team', 'create', '--name', 'Broadcasts');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
   resend = testResend(apiKey, system.apiUrl);
-  other = testResend(String(system.admin('team', 'create', '--name', 'Other').api_key), system.apiUrl);
+  other = testResend(String((await system.admin('team', 'create', '--name', 'Other')).api_key), system.apiUrl);
   const verified = await createVerifiedDomain({ resend, dns, events, name: `${unique('b')}.example.com` });
   domain = verified.name;
   dkimRecord = verified.dkimRecord;

@@ -33,9 +33,9 @@ const world = useSystem();
 
 beforeAll(async () => {
   ({ system } = world);
-  apiKey = String(system.admin('team', 'create', '--name', 'Imports').api_key);
+  apiKey = String((await system.admin('team', 'create', '--name', 'Imports')).api_key);
   resend = testResend(apiKey, system.apiUrl);
-  other = testResend(String(system.admin('team', 'create', '--name', 'Other').api_key), system.apiUrl);
+  other = testResend(String((await system.admin('team', 'create', '--name', 'Other')).api_key), system.apiUrl);
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
   receiver = await startWebhookReceiver();
   dataOf(await resend.webhooks.create({ endpoint: receiver.url, events: ['contact.created', 'contact.updated'] }));

@@ -76,7 +76,7 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'internal.domain.state' },
     ],
   });
-  const team = system.admin('team', 'create', '--name', 'Sending');
+  const team = await system.admin('team', 'create', '--name', 'Sending');
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
@@ -455,7 +455,7 @@ describe('the API', () => {
   });
 
   it('answers each of many concurrent sends from two teams on its own (they are written in groups)', async () => {
-    const other = system.admin('team', 'create', '--name', 'Other sender');
+    const other = await system.admin('team', 'create', '--name', 'Other sender');
     const otherResend = testResend(String(other.api_key), system.apiUrl);
     const otherDomain = await createVerifiedDomain({
       resend: otherResend,
@@ -675,7 +675,10 @@ describe('attachments and share links of a sent email', () => {
       statusCode: 404,
       name: 'not_found',
     });
-    const other = testResend(String(system.admin('team', 'create', '--name', 'Other reader').api_key), system.apiUrl);
+    const other = testResend(
+      String((await system.admin('team', 'create', '--name', 'Other reader')).api_key),
+      system.apiUrl,
+    );
     expect((await other.emails.attachments.list({ emailId: id })).error).toMatchObject({
       statusCode: 404,
       name: 'not_found',
@@ -775,7 +778,7 @@ describe('attachments and share links of a sent email', () => {
     expect(await statusOf(`${system.apiUrl}/downloads/${shareToken}`)).toBe(404);
   });
   it("answers HEAD on a download with the size alone, takes at most 10 requests a second per link, and stops serving a disabled team's links", async () => {
-    const team = system.admin('team', 'create', '--name', 'Link owner');
+    const team = await system.admin('team', 'create', '--name', 'Link owner');
     const owner = testResend(String(team.api_key), system.apiUrl);
     const own = await createVerifiedDomain({ resend: owner, dns, events, name: `${unique('l')}.example.com` });
     const sent = await owner.emails.send({
@@ -825,7 +828,7 @@ describe('attachments and share links of a sent email', () => {
     // The attachment's link has its own budget.
     expect(await statusOf(report!.download_url)).toBe(200);
 
-    system.admin('team', 'disable', '--team', String(team.team_id));
+    await system.admin('team', 'disable', '--team', String(team.team_id));
     // The burst spent this second's budget of the share link; the admin CLI has committed the change, and
     // the gateway reads the team's access on every link request.
     await nextSecond();
@@ -838,7 +841,7 @@ describe('attachments and share links of a sent email', () => {
         message: 'This link is not valid or has expired.',
       });
     }
-    system.admin('team', 'enable', '--team', String(team.team_id));
+    await system.admin('team', 'enable', '--team', String(team.team_id));
     expect(await statusOf(report!.download_url)).toBe(200);
   });
 });

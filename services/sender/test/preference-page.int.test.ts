@@ -24,7 +24,7 @@ const world = useSystem();
 
 beforeAll(async () => {
   ({ system } = world);
-  const team = system.admin('team', 'create', '--name', 'Preferences');
+  const team = await system.admin('team', 'create', '--name', 'Preferences');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);

@@ -45,7 +45,7 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'internal.domain.state' },
     ],
   });
-  const team = system.admin('team', 'create', '--name', 'Raw');
+  const team = await system.admin('team', 'create', '--name', 'Raw');
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
   const verified = await createVerifiedDomain({

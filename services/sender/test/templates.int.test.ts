@@ -40,8 +40,8 @@ beforeAll(async () => {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  apiKey = String(system.admin('team', 'create', '--name', 'Templates').api_key);
-  const otherKey = String(system.admin('team', 'create', '--name', 'Other').api_key);
+  apiKey = String((await system.admin('team', 'create', '--name', 'Templates')).api_key);
+  const otherKey = String((await system.admin('team', 'create', '--name', 'Other')).api_key);
   resend = testResend(apiKey, system.apiUrl);
   other = testResend(otherKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;

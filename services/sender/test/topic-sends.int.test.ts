@@ -61,10 +61,10 @@ beforeAll(async () => {
   const created = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
   db = created.db;
   destroyDb = () => db.destroy();
-  const team = system.admin('team', 'create', '--name', 'Topics');
+  const team = await system.admin('team', 'create', '--name', 'Topics');
   resend = testResend(String(team.api_key), system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
-  const other = system.admin('team', 'create', '--name', 'Other topics');
+  const other = await system.admin('team', 'create', '--name', 'Other topics');
   otherResend = testResend(String(other.api_key), system.apiUrl);
   otherDomain = (await createVerifiedDomain({ resend: otherResend, dns, events, name: `${unique('o')}.example.com` }))
     .name;

@@ -50,7 +50,7 @@ beforeAll(async () => {
     prefix: String(system.env.BROKER_PREFIX),
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
-  const team = system.admin('team', 'create', '--name', 'Tracking');
+  const team = await system.admin('team', 'create', '--name', 'Tracking');
   resend = testResend(String(team.api_key), system.apiUrl);
   const created = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA });
   db = created.db;

@@ -66,7 +66,7 @@ beforeAll(async () => {
     bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
   });
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA }).db;
-  const team = system.admin('team', 'create', '--name', 'Tracking');
+  const team = await system.admin('team', 'create', '--name', 'Tracking');
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns, events, name: `${unique('t')}.example.com` })).name;
@@ -291,14 +291,14 @@ describe('the click redirect', () => {
   it("answers 404 to a disabled team's pixel and links", async () => {
     const { id } = await sentAndDelivered();
     const row = await db.selectFrom('emails').select('team_id').where('id', '=', id).executeTakeFirstOrThrow();
-    system.admin('team', 'disable', '--team', row.team_id);
+    await system.admin('team', 'disable', '--team', row.team_id);
     try {
       expect((await hit('GET', pathOf('open', id), CHROME)).status).toBe(404);
       const click = await hit('GET', pathOf('click', id, 'https://example.org/'), CHROME);
       expect(click.status).toBe(404);
       expect(click.headers.location).toBeUndefined();
     } finally {
-      system.admin('team', 'enable', '--team', row.team_id);
+      await system.admin('team', 'enable', '--team', row.team_id);
     }
   });
 });

@@ -36,10 +36,10 @@ const world = useSystem();
 
 beforeAll(async () => {
   ({ system } = world);
-  const team = system.admin('team', 'create', '--name', 'Mailto');
+  const team = await system.admin('team', 'create', '--name', 'Mailto');
   teamId = String(team.team_id);
   resend = testResend(String(team.api_key), system.apiUrl);
-  otherTeamId = String(system.admin('team', 'create', '--name', 'Other').team_id);
+  otherTeamId = String((await system.admin('team', 'create', '--name', 'Other')).team_id);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),

@@ -36,11 +36,11 @@ const world = useSystem();
 
 beforeAll(async () => {
   ({ system } = world);
-  const team = system.admin('team', 'create', '--name', 'Unsubscribe');
+  const team = await system.admin('team', 'create', '--name', 'Unsubscribe');
   teamId = String(team.team_id);
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
-  const otherTeam = system.admin('team', 'create', '--name', 'Other');
+  const otherTeam = await system.admin('team', 'create', '--name', 'Other');
   otherTeamId = String(otherTeam.team_id);
   other = testResend(String(otherTeam.api_key), system.apiUrl);
   receiver = await startWebhookReceiver();
@@ -263,19 +263,19 @@ describe('the gateway', () => {
   });
 
   it("answers 404 to a disabled team's links, and its one-click changes nothing", async () => {
-    const team = system.admin('team', 'create', '--name', 'Disabled');
+    const team = await system.admin('team', 'create', '--name', 'Disabled');
     const owner = testResend(String(team.api_key), system.apiUrl);
     const contactId = await newContact(owner);
     const url = linkOf(contactId, String(team.team_id));
     expect((await fetch(url)).status).toBe(200);
-    system.admin('team', 'disable', '--team', String(team.team_id));
+    await system.admin('team', 'disable', '--team', String(team.team_id));
     const page = await fetch(url);
     expect(page.status).toBe(404);
     expect(await page.json()).toEqual(GONE);
     const oneClick = await post(url, oneClickForm());
     expect(oneClick.status).toBe(404);
     expect(JSON.parse(oneClick.text)).toEqual(GONE);
-    system.admin('team', 'enable', '--team', String(team.team_id));
+    await system.admin('team', 'enable', '--team', String(team.team_id));
     expect(await unsubscribed(contactId, owner)).toBe(false);
   });
 

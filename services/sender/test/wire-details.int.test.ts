@@ -43,7 +43,7 @@ beforeAll(async () => {
       { exchange: 'events', pattern: 'internal.domain.state' },
     ],
   });
-  const team = system.admin('team', 'create', '--name', 'Wire details');
+  const team = await system.admin('team', 'create', '--name', 'Wire details');
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
   domain = (await createVerifiedDomain({ resend, dns: world.dns, events, name: `${unique('w')}.example.com` })).name;

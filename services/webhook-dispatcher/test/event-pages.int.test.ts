@@ -26,7 +26,7 @@ const world = useSystem();
 
 beforeAll(async () => {
   system = world.system;
-  const team = system.admin('team', 'create', '--name', 'Event pages');
+  const team = await system.admin('team', 'create', '--name', 'Event pages');
   apiKey = String(team.api_key);
   resend = testResend(apiKey, system.apiUrl);
   receiver = await startWebhookReceiver();

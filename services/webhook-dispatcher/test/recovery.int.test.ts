@@ -23,10 +23,10 @@ const hooks: string[] = [];
 // The same environment as webhooks.int.test.ts: one shared system for both files.
 const world = useSystem({ env: { POSTLINE_DELAY_SCALE: '0.00002' } });
 
-beforeAll(() => {
+beforeAll(async () => {
   ({ system } = world);
-  apiKey = String(system.admin('team', 'create', '--name', 'Recovery').api_key);
-  otherKey = String(system.admin('team', 'create', '--name', 'Elsewhere').api_key);
+  apiKey = String((await system.admin('team', 'create', '--name', 'Recovery')).api_key);
+  otherKey = String((await system.admin('team', 'create', '--name', 'Elsewhere')).api_key);
 }, 90_000);
 
 afterAll(async () => {

@@ -43,7 +43,7 @@ const world = useSystem({ env: { POSTLINE_DELAY_SCALE: String(SCALE) } });
 
 beforeAll(async () => {
   ({ system } = world);
-  const team = system.admin('team', 'create', '--name', 'Hooks');
+  const team = await system.admin('team', 'create', '--name', 'Hooks');
   apiKey = String(team.api_key);
   teamId = String(team.team_id);
   resend = testResend(apiKey, system.apiUrl);
@@ -217,7 +217,7 @@ describe('webhook management', () => {
   it("answers 404 for another team's endpoint and events", async () => {
     const r = await receiver();
     const { id } = await subscribe(r.url);
-    const stranger = String(system.admin('team', 'create', '--name', 'Stranger').api_key);
+    const stranger = String((await system.admin('team', 'create', '--name', 'Stranger')).api_key);
     for (const [method, path] of [
       ['GET', `/webhooks/${id}`],
       ['PATCH', `/webhooks/${id}`],

@@ -56,16 +56,21 @@ const PAGE = `<!doctype html>
 
 /**
  * The API's OpenAPI document (`/openapi.json`, `/openapi.yaml`) and its browsable reference page (`/docs`),
- * served without an API key. The document is built once from the contracts, the one source of the routes.
+ * served without an API key. The document is built once, when first asked, from the contracts, the one source
+ * of the routes.
  */
 export function referenceRoutes(): Router {
   const router = Router();
-  const json = JSON.stringify(openApiDocument());
-  const yaml = stringify(openApiDocument(), { aliasDuplicateObjects: false, lineWidth: 0 });
+  // Each text is made on its first request, not at start-up: the YAML alone takes about a second of CPU,
+  // which every gateway start (a deploy, a scale-up, a restart after a crash) would otherwise pay.
+  let json: string | undefined;
+  let yaml: string | undefined;
   router.get('/openapi.json', (_req, res) => {
+    json ??= JSON.stringify(openApiDocument());
     res.type('application/json').setHeader('cache-control', 'no-cache').send(json);
   });
   router.get(['/openapi.yaml', '/openapi.yml'], (_req, res) => {
+    yaml ??= stringify(openApiDocument(), { aliasDuplicateObjects: false, lineWidth: 0 });
     res.type('application/yaml').setHeader('cache-control', 'no-cache').send(yaml);
   });
   router.get([DOCS_PATH, `${DOCS_PATH}/`], (_req, res) => {
