@@ -28,7 +28,7 @@ import {
 import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createTeam, signIn } from './people.ts';
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 
 const world = useSystem();
 let system: SharedSystem;
@@ -153,10 +153,11 @@ describe('the Webhooks page', () => {
         waitFor(
           'every failing event failed',
           async () => (await Promise.all(failed.map((id) => eventStatus(hookId, id)))).every((st) => st === 'failed'),
-          30_000,
+          90_000,
         ),
         () => makeTimerDue(db, ...failed.map((id) => `webhook-attempt:${id}`)),
-        30_000,
+        // Eight rounds of timer, command and attempt each: on a machine loaded by the whole suite, a minute.
+        90_000,
       );
       expect(receiver.deliveries.filter((d) => d.headers['webhook-id'] === failedId)).toHaveLength(8);
 
