@@ -2,15 +2,7 @@
 // the official resend SDK, is renamed and revoked; a member sees no keys. In Chromium, against a running system.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
-import {
-  createVerifiedDomain,
-  dataOf,
-  observeBroker,
-  testResend,
-  useSystem,
-  waitFor,
-  type SharedSystem,
-} from '@postline/testing';
+import { createVerifiedDomain, dataOf, testResend, useSystem, waitFor, type SharedSystem } from '@postline/testing';
 import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createPerson, createTeam, signIn, type Person } from './people.ts';
 
@@ -26,22 +18,13 @@ beforeAll(async () => {
   ({ system } = world);
   browser = await launchBrowser();
   team = await createTeam(system, 'Keys');
-  const events = await observeBroker({
-    amqpUrl: String(system.env.AMQP_URL),
-    prefix: String(system.env.BROKER_PREFIX),
-    bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
+  domain = `keys-${Date.now()}.example.com`;
+  await createVerifiedDomain({
+    resend: testResend(team.apiKey, system.apiUrl),
+    dns: world.dns,
+    env: system.env,
+    name: domain,
   });
-  try {
-    domain = `keys-${Date.now()}.example.com`;
-    await createVerifiedDomain({
-      resend: testResend(team.apiKey, system.apiUrl),
-      dns: world.dns,
-      events,
-      name: domain,
-    });
-  } finally {
-    await events.close();
-  }
 }, 90_000);
 
 afterAll(async () => {

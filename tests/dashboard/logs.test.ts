@@ -3,15 +3,7 @@
 // that made it. In Chromium, against a running system.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
-import {
-  createVerifiedDomain,
-  dataOf,
-  observeBroker,
-  testResend,
-  useSystem,
-  waitFor,
-  type SharedSystem,
-} from '@postline/testing';
+import { createVerifiedDomain, dataOf, testResend, useSystem, waitFor, type SharedSystem } from '@postline/testing';
 import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
 import { checkPage, createPerson, createTeam, signIn } from './people.ts';
 
@@ -28,22 +20,13 @@ beforeAll(async () => {
   ({ system } = world);
   browser = await launchBrowser();
   team = await createTeam(system, 'Logbook');
-  const events = await observeBroker({
-    amqpUrl: String(system.env.AMQP_URL),
-    prefix: String(system.env.BROKER_PREFIX),
-    bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
-  });
   const domain = `logs-${Date.now()}.example.com`;
-  try {
-    await createVerifiedDomain({
-      resend: testResend(team.apiKey, system.apiUrl),
-      dns: world.dns,
-      events,
-      name: domain,
-    });
-  } finally {
-    await events.close();
-  }
+  await createVerifiedDomain({
+    resend: testResend(team.apiKey, system.apiUrl),
+    dns: world.dns,
+    env: system.env,
+    name: domain,
+  });
   // A key of its own, so the filter by key finds only this flow's requests.
   const key = await system.admin('key', 'create', '--team', team.teamId, '--name', 'Newsletter');
   const resend = testResend(String(key.token), system.apiUrl);

@@ -15,7 +15,6 @@ import {
   dataOf,
   makeTimerDue,
   nudgeUntil,
-  observeBroker,
   startWebhookReceiver,
   testResend,
   useSystem,
@@ -55,17 +54,8 @@ beforeAll(async () => {
     failedIds.add(delivery.headers['webhook-id'] ?? '');
     return { status: 503, body: 'receiver down for maintenance' };
   });
-  const events = await observeBroker({
-    amqpUrl: String(system.env.AMQP_URL),
-    prefix: String(system.env.BROKER_PREFIX),
-    bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
-  });
-  try {
-    domain = `hooks-${Date.now()}.example.com`;
-    await createVerifiedDomain({ resend, dns: world.dns, events, name: domain });
-  } finally {
-    await events.close();
-  }
+  domain = `hooks-${Date.now()}.example.com`;
+  await createVerifiedDomain({ resend, dns: world.dns, env: system.env, name: domain });
 }, 90_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import type { Resend } from 'resend';
 import type { DnsServer } from './dns.ts';
-import type { BrokerObserver } from './observe.ts';
+import { observeBroker, type BrokerObserver } from './observe.ts';
 import { waitFor } from './wait.ts';
 
 export type VerifiedDomain = {
@@ -15,19 +15,31 @@ export type VerifiedDomain = {
 /**
  * Creates a sending domain through the API, publishes its records in the fake DNS as a customer would,
  * verifies it, and returns once the sender accepts mail from it (its read model is updated asynchronously).
- * Record names are relative to `example.com`, so `name` must be a subdomain of it.
+ * Record names are relative to `example.com`, so `name` must be a subdomain of it. It watches the domain's
+ * state (`internal.domain.state` on the events exchange) on `events`, or, given a system's `env` instead
+ * (AMQP_URL, BROKER_PREFIX), on an observer of that system's broker of its own.
  *
  * @example
  * const domain = await createVerifiedDomain({ resend, dns, events, name: 'acme.example.com' });
+ * const other = await createVerifiedDomain({ resend, dns, env: system.env, name: 'news.example.com' });
  */
-export async function createVerifiedDomain(opts: {
-  resend: Resend;
-  dns: DnsServer;
-  /** Observes `internal.domain.state` on the events exchange. */
-  events: BrokerObserver;
-  name: string;
-}): Promise<VerifiedDomain> {
-  const { resend, dns, events, name } = opts;
+export async function createVerifiedDomain(
+  opts: { resend: Resend; dns: DnsServer; name: string } & ({ events: BrokerObserver } | { env: NodeJS.ProcessEnv }),
+): Promise<VerifiedDomain> {
+  if ('events' in opts) return verify(opts.resend, opts.dns, opts.events, opts.name);
+  const events = await observeBroker({
+    amqpUrl: String(opts.env.AMQP_URL),
+    prefix: String(opts.env.BROKER_PREFIX),
+    bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
+  });
+  try {
+    return await verify(opts.resend, opts.dns, events, opts.name);
+  } finally {
+    await events.close();
+  }
+}
+
+async function verify(resend: Resend, dns: DnsServer, events: BrokerObserver, name: string): Promise<VerifiedDomain> {
   const { data, error } = await resend.domains.create({ name });
   if (error || !data) throw new Error(`create ${name}: ${JSON.stringify(error)}`);
   let dkimRecord = '';

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import amqp from 'amqplib';
 import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import { tmpdir } from 'node:os';
@@ -140,7 +141,6 @@ export type AdminRunner = {
 export function adminRunner(env: NodeJS.ProcessEnv): AdminRunner {
   let child: ChildProcess | undefined;
   let next = 0;
-  let buffered = '';
   let stderr = '';
   const waiting = new Map<
     number,
@@ -156,25 +156,20 @@ export function adminRunner(env: NodeJS.ProcessEnv): AdminRunner {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    started.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
-        const text = buffered.slice(0, end);
-        buffered = buffered.slice(end + 1);
-        // Anything else a command prints (a log line) is not an answer.
-        let answer: { id?: number; line?: Record<string, string>; error?: string };
-        try {
-          answer = JSON.parse(text) as typeof answer;
-        } catch {
-          continue;
-        }
-        if (answer.id === undefined) continue;
-        const call = waiting.get(answer.id);
-        waiting.delete(answer.id);
-        if (!call) continue;
-        if (answer.error !== undefined) call.reject(new Error(`admin ${call.args.join(' ')} failed: ${answer.error}`));
-        else call.resolve(answer.line ?? {});
+    // Anything else a command prints (a log line) is not an answer.
+    createInterface({ input: started.stdout, crlfDelay: Infinity }).on('line', (text) => {
+      let answer: { id?: number; line?: Record<string, string>; error?: string };
+      try {
+        answer = JSON.parse(text) as typeof answer;
+      } catch {
+        return;
       }
+      if (answer.id === undefined) return;
+      const call = waiting.get(answer.id);
+      if (!call) return;
+      waiting.delete(answer.id);
+      if (answer.error !== undefined) call.reject(new Error(`admin ${call.args.join(' ')} failed: ${answer.error}`));
+      else call.resolve(answer.line ?? {});
     });
     started.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
     started.once('exit', (code, signal) => fail(`the admin process ended (${signal ?? code}): ${stderr}`));
