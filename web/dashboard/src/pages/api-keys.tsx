@@ -7,9 +7,9 @@ import { del, get, patch, post } from '../api/client.ts';
 import { useIsAdmin } from '../session.tsx';
 import { CodeValue } from '../ui/copy.tsx';
 import { ConfirmButton, Dialog } from '../ui/dialog.tsx';
-import { Badge, EmptyState, ErrorMessage, Loading, Notice } from '../ui/feedback.tsx';
+import { Badge, EmptyState, ErrorMessage, Notice } from '../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../ui/form.tsx';
-import { Pager, useListPage } from '../ui/list.tsx';
+import { ListTable, Pager, useListPage } from '../ui/list.tsx';
 import { daysSince, Time } from '../ui/time.tsx';
 
 type ApiKey = ApiShape<'ApiKeyList'>['data'][number];
@@ -49,63 +49,45 @@ function ApiKeysPage() {
         </div>
         <CreateKey domains={domains.data?.data ?? []} />
       </div>
-      <ErrorMessage error={page.error} />
-      {page.isPending ? <Loading /> : null}
-      {page.data && page.data.data.length === 0 ? (
-        <EmptyState title="No API keys yet">
-          <p>Create a key to send email from your code with any Resend SDK or plain HTTP.</p>
-        </EmptyState>
-      ) : null}
-      {page.data && page.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Permission</th>
-                <th scope="col">Domain</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.data.map((key) => (
-                <tr key={key.id}>
-                  <th scope="row">
-                    {key.name}
-                    {isUnused(key) ? (
-                      <>
-                        {' '}
-                        <Badge tone="warn">unused for {UNUSED_DAYS}+ days</Badge>
-                      </>
-                    ) : null}
-                  </th>
-                  <td>{key.permission === 'sending_access' ? 'Sending' : 'Full access'}</td>
-                  <td>{key.domain_id ? domainName(key.domain_id) : <span className="muted">All domains</span>}</td>
-                  <td>
-                    <Time value={key.created_at} />
-                  </td>
-                  <td>
-                    <Time value={key.last_used_at} fallback="Never" />
-                  </td>
-                  <td>
-                    <Time value={key.expires_at} fallback="Never" />
-                  </td>
-                  <td className="row-actions">
-                    <RenameKey apiKey={key} />
-                    <RevokeKey apiKey={key} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        query={page}
+        caption="API keys"
+        columns={['Name', 'Permission', 'Domain', 'Created', 'Last used', 'Expires']}
+        actions
+        empty={
+          <EmptyState title="No API keys yet">
+            <p>Create a key to send email from your code with any Resend SDK or plain HTTP.</p>
+          </EmptyState>
+        }
+        row={(key) => (
+          <tr key={key.id}>
+            <th scope="row">
+              {key.name}
+              {isUnused(key) ? (
+                <>
+                  {' '}
+                  <Badge tone="warn">unused for {UNUSED_DAYS}+ days</Badge>
+                </>
+              ) : null}
+            </th>
+            <td>{key.permission === 'sending_access' ? 'Sending' : 'Full access'}</td>
+            <td>{key.domain_id ? domainName(key.domain_id) : <span className="muted">All domains</span>}</td>
+            <td>
+              <Time value={key.created_at} />
+            </td>
+            <td>
+              <Time value={key.last_used_at} fallback="Never" />
+            </td>
+            <td>
+              <Time value={key.expires_at} fallback="Never" />
+            </td>
+            <td className="row-actions">
+              <RenameKey apiKey={key} />
+              <RevokeKey apiKey={key} />
+            </td>
+          </tr>
+        )}
+      />
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
   );

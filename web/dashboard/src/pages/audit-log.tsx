@@ -6,8 +6,8 @@ import { Link } from 'react-router';
 import type { ApiShape, DashboardShape } from '@postline/contracts';
 import { get } from '../api/client.ts';
 import { useIsAdmin } from '../session.tsx';
-import { Badge, EmptyState, ErrorMessage, Loading } from '../ui/feedback.tsx';
-import { Pager, useFilters, useListPage } from '../ui/list.tsx';
+import { Badge, EmptyState } from '../ui/feedback.tsx';
+import { ListTable, Pager, useFilters, useListPage } from '../ui/list.tsx';
 import { Time } from '../ui/time.tsx';
 import { AuditFilters, type Actor } from './audit-log/filters.tsx';
 
@@ -33,61 +33,45 @@ export default function AuditLog() {
         </div>
       </div>
       <AuditFilters actors={actors} />
-      <ErrorMessage error={page.error} />
-      {page.isPending ? <Loading /> : null}
-      {page.data && page.data.data.length === 0 ? (
-        <EmptyState title={filtered ? 'No change matches these filters' : 'No changes yet'}>
-          <p>
-            {filtered
-              ? 'Try another family or actor, or clear the filters.'
-              : 'Creating a key, a domain or a webhook, or inviting someone, is recorded here.'}
-          </p>
-        </EmptyState>
-      ) : null}
-      {page.data && page.data.data.length > 0 ? (
-        // Busy while another page or filter loads (the previous rows stay on screen meanwhile).
-        <div className="table-wrap" aria-busy={page.isPlaceholderData}>
-          <table>
-            <caption className="visually-hidden">Audit log</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">Target</th>
-                <th scope="col">From where</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.data.map((entry) => (
-                <tr key={entry.id}>
-                  <td>
-                    <Time value={entry.created_at} />
-                  </td>
-                  <td>
-                    <Who entry={entry} isAdmin={isAdmin} />
-                  </td>
-                  <th scope="row">
-                    <code>{entry.action}</code>
-                    <div className="muted small-text" style={{ fontWeight: 'normal' }}>
-                      {entry.method} {entry.endpoint}
-                    </div>
-                  </th>
-                  <td>
-                    <Target entry={entry} names={names} />
-                  </td>
-                  <td>
-                    {entry.ip ?? '—'}
-                    <div className="muted small-text truncate" title={entry.user_agent ?? ''}>
-                      {entry.user_agent ?? ''}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        query={page}
+        caption="Audit log"
+        columns={['When', 'Who', 'What', 'Target', 'From where']}
+        empty={
+          <EmptyState title={filtered ? 'No change matches these filters' : 'No changes yet'}>
+            <p>
+              {filtered
+                ? 'Try another family or actor, or clear the filters.'
+                : 'Creating a key, a domain or a webhook, or inviting someone, is recorded here.'}
+            </p>
+          </EmptyState>
+        }
+        row={(entry) => (
+          <tr key={entry.id}>
+            <td>
+              <Time value={entry.created_at} />
+            </td>
+            <td>
+              <Who entry={entry} isAdmin={isAdmin} />
+            </td>
+            <th scope="row">
+              <code>{entry.action}</code>
+              <div className="muted small-text" style={{ fontWeight: 'normal' }}>
+                {entry.method} {entry.endpoint}
+              </div>
+            </th>
+            <td>
+              <Target entry={entry} names={names} />
+            </td>
+            <td>
+              {entry.ip ?? '—'}
+              <div className="muted small-text truncate" title={entry.user_agent ?? ''}>
+                {entry.user_agent ?? ''}
+              </div>
+            </td>
+          </tr>
+        )}
+      />
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
   );

@@ -1,8 +1,10 @@
 // Paginated lists: the API's cursor pagination (`limit`, `after`, `before`, `has_more`) with the cursor and
 // the filters kept in the page's URL, so a filtered page can be shared and survives a reload.
+import type { ReactNode } from 'react';
 import { useQuery, keepPreviousData } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import { get, type Query } from '../api/client.ts';
+import { ErrorMessage, Loading } from './feedback.tsx';
 
 /** The search parameters of paging, not filters: the cursor and the page size. */
 const PAGING = ['after', 'before', 'limit'];
@@ -73,5 +75,58 @@ export function Pager<T extends { id: string }>({
         Older
       </button>
     </nav>
+  );
+}
+
+/**
+ * A list's body as every list page shows it: the error, a loading line, `empty` when the list has nothing,
+ * or the table: its caption for screen readers, a heading per column (and one named only for them over the
+ * rows' actions), busy while another page or filter loads with the previous rows still on screen.
+ */
+export function ListTable<T>({
+  query,
+  caption,
+  columns,
+  actions = false,
+  empty,
+  row,
+}: {
+  query: { error: unknown; isPending: boolean; isPlaceholderData: boolean; data?: { data: T[] } };
+  caption: string;
+  columns: string[];
+  actions?: boolean;
+  empty: ReactNode;
+  /** One item's row (`<tr key=…>`): its first cell a row heading. */
+  row: (item: T) => ReactNode;
+}) {
+  const items = query.data?.data;
+  return (
+    <>
+      <ErrorMessage error={query.error} />
+      {query.isPending ? <Loading /> : null}
+      {items && items.length === 0 ? empty : null}
+      {items && items.length > 0 ? (
+        <div className="table-wrap" aria-busy={query.isPlaceholderData}>
+          <table>
+            <caption className="visually-hidden">{caption}</caption>
+            <thead>
+              <tr>
+                {columns.map((column) => (
+                  <th key={column} scope="col">
+                    {column}
+                  </th>
+                ))}
+                {actions ? (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                ) : null}
+              </tr>
+            </thead>
+            <tbody>{items.map(row)}</tbody>
+          </table>
+        </div>
+      ) : null}
+    </>
   );
 }

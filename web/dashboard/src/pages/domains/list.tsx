@@ -5,9 +5,9 @@ import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
 import { post } from '../../api/client.ts';
 import { Dialog } from '../../ui/dialog.tsx';
-import { EmptyState, ErrorMessage, Loading, StatusBadge } from '../../ui/feedback.tsx';
+import { EmptyState, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
-import { Pager, useListPage } from '../../ui/list.tsx';
+import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
 import { DOMAINS, type DomainItem } from './model.ts';
 
@@ -25,48 +25,32 @@ export function DomainList() {
         </div>
         <AddDomain />
       </div>
-      <ErrorMessage error={page.error} />
-      {page.isPending ? <Loading /> : null}
-      {page.data && page.data.data.length === 0 ? (
-        <EmptyState title="No domains yet">
-          <p>Add the domain you send from; its page then lists the DNS records to publish.</p>
-        </EmptyState>
-      ) : null}
-      {page.data && page.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Domains</caption>
-            <thead>
-              <tr>
-                <th scope="col">Domain</th>
-                <th scope="col">Status</th>
-                <th scope="col">Sending</th>
-                <th scope="col">Receiving</th>
-                <th scope="col">Region</th>
-                <th scope="col">Added</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.data.map((domain) => (
-                <tr key={domain.id}>
-                  <th scope="row">
-                    <Link to={`/domains/${domain.id}`}>{domain.name}</Link>
-                  </th>
-                  <td>
-                    <StatusBadge status={domain.status} />
-                  </td>
-                  <td>{domain.capabilities.sending}</td>
-                  <td>{domain.capabilities.receiving}</td>
-                  <td>{domain.region}</td>
-                  <td>
-                    <Time value={domain.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        query={page}
+        caption="Domains"
+        columns={['Domain', 'Status', 'Sending', 'Receiving', 'Region', 'Added']}
+        empty={
+          <EmptyState title="No domains yet">
+            <p>Add the domain you send from; its page then lists the DNS records to publish.</p>
+          </EmptyState>
+        }
+        row={(domain) => (
+          <tr key={domain.id}>
+            <th scope="row">
+              <Link to={`/domains/${domain.id}`}>{domain.name}</Link>
+            </th>
+            <td>
+              <StatusBadge status={domain.status} />
+            </td>
+            <td>{domain.capabilities.sending}</td>
+            <td>{domain.capabilities.receiving}</td>
+            <td>{domain.region}</td>
+            <td>
+              <Time value={domain.created_at} />
+            </td>
+          </tr>
+        )}
+      />
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
   );

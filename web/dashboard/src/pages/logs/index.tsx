@@ -3,8 +3,8 @@
 import { Link, Route, Routes } from 'react-router';
 import type { ApiShape } from '@postline/contracts';
 import { useIsAdmin } from '../../session.tsx';
-import { EmptyState, ErrorMessage, Loading } from '../../ui/feedback.tsx';
-import { Pager, useFilters, useListPage } from '../../ui/list.tsx';
+import { EmptyState } from '../../ui/feedback.tsx';
+import { ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
 import { LogEntry } from './entry.tsx';
 import { LogFilters, FILTER_NAMES } from './filters.tsx';
@@ -36,57 +36,41 @@ function LogList() {
         </div>
       </div>
       <LogFilters shown={page.data?.data ?? []} isAdmin={isAdmin} />
-      <ErrorMessage error={page.error} />
-      {page.isPending ? <Loading /> : null}
-      {page.data && page.data.data.length === 0 ? (
-        <EmptyState title={filtered ? 'No request matches these filters' : 'No requests yet'}>
-          <p>
-            {filtered
-              ? 'Widen the time range or clear the filters.'
-              : 'Requests made with an API key (sending an email, adding a domain) are listed here.'}
-          </p>
-        </EmptyState>
-      ) : null}
-      {page.data && page.data.data.length > 0 ? (
-        // Busy while another page or filter loads (the previous rows stay on screen meanwhile).
-        <div className="table-wrap" aria-busy={page.isPlaceholderData}>
-          <table>
-            <caption className="visually-hidden">Requests</caption>
-            <thead>
-              <tr>
-                <th scope="col">Request</th>
-                <th scope="col">Status</th>
-                <th scope="col">Made by</th>
-                <th scope="col">User agent</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.data.map((log) => (
-                <tr key={log.id}>
-                  <th scope="row">
-                    <Link to={`/logs/${log.id}`}>
-                      {log.method} {log.endpoint}
-                    </Link>
-                  </th>
-                  <td>
-                    <ResponseStatus status={log.response_status} />
-                  </td>
-                  <td>
-                    <MadeBy log={log} isAdmin={isAdmin} />
-                  </td>
-                  <td className="truncate" title={log.user_agent ?? ''}>
-                    {log.user_agent ?? <span className="muted">—</span>}
-                  </td>
-                  <td>
-                    <Time value={log.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        query={page}
+        caption="Requests"
+        columns={['Request', 'Status', 'Made by', 'User agent', 'When']}
+        empty={
+          <EmptyState title={filtered ? 'No request matches these filters' : 'No requests yet'}>
+            <p>
+              {filtered
+                ? 'Widen the time range or clear the filters.'
+                : 'Requests made with an API key (sending an email, adding a domain) are listed here.'}
+            </p>
+          </EmptyState>
+        }
+        row={(log) => (
+          <tr key={log.id}>
+            <th scope="row">
+              <Link to={`/logs/${log.id}`}>
+                {log.method} {log.endpoint}
+              </Link>
+            </th>
+            <td>
+              <ResponseStatus status={log.response_status} />
+            </td>
+            <td>
+              <MadeBy log={log} isAdmin={isAdmin} />
+            </td>
+            <td className="truncate" title={log.user_agent ?? ''}>
+              {log.user_agent ?? <span className="muted">—</span>}
+            </td>
+            <td>
+              <Time value={log.created_at} />
+            </td>
+          </tr>
+        )}
+      />
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
   );

@@ -5,7 +5,8 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, DashboardShape } from '@postline/contracts';
 import { del, get, post } from '../../api/client.ts';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
-import { EmptyState, ErrorMessage, Loading } from '../../ui/feedback.tsx';
+import { EmptyState } from '../../ui/feedback.tsx';
+import { ListTable } from '../../ui/list.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { Time } from '../../ui/time.tsx';
 import { ShownLink } from './shown-link.tsx';
@@ -26,59 +27,43 @@ export function Invites() {
         </h2>
         <Invite />
       </div>
-      <ErrorMessage error={invites.error} />
-      {invites.isPending ? <Loading /> : null}
-      {invites.data && invites.data.data.length === 0 ? (
-        <EmptyState title="No open invites">
-          <p>Invite someone by email: they choose their name and password from the link.</p>
-        </EmptyState>
-      ) : null}
-      {invites.data && invites.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Open invites</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Invited</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {invites.data.data.map((invite) => (
-                <tr key={invite.id}>
-                  <th scope="row">{invite.email}</th>
-                  <td>{invite.role === 'admin' ? 'Admin' : 'Member'}</td>
-                  <td>
-                    <Time value={invite.created_at} />
-                  </td>
-                  <td>
-                    <Time value={invite.expires_at} />
-                  </td>
-                  <td className="row-actions">
-                    <ConfirmButton
-                      label="Revoke"
-                      accessibleName={`Revoke the invite of ${invite.email}`}
-                      title={`Revoke the invite of ${invite.email}?`}
-                      confirmLabel="Revoke invite"
-                      onConfirm={async () => {
-                        await del(`/dashboard-api/invites/${invite.id}`);
-                        await client.invalidateQueries({ queryKey: INVITES });
-                      }}
-                    >
-                      <p>The link stops working. You can invite the address again later.</p>
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        query={invites}
+        caption="Open invites"
+        columns={['Email', 'Role', 'Invited', 'Expires']}
+        actions
+        empty={
+          <EmptyState title="No open invites">
+            <p>Invite someone by email: they choose their name and password from the link.</p>
+          </EmptyState>
+        }
+        row={(invite) => (
+          <tr key={invite.id}>
+            <th scope="row">{invite.email}</th>
+            <td>{invite.role === 'admin' ? 'Admin' : 'Member'}</td>
+            <td>
+              <Time value={invite.created_at} />
+            </td>
+            <td>
+              <Time value={invite.expires_at} />
+            </td>
+            <td className="row-actions">
+              <ConfirmButton
+                label="Revoke"
+                accessibleName={`Revoke the invite of ${invite.email}`}
+                title={`Revoke the invite of ${invite.email}?`}
+                confirmLabel="Revoke invite"
+                onConfirm={async () => {
+                  await del(`/dashboard-api/invites/${invite.id}`);
+                  await client.invalidateQueries({ queryKey: INVITES });
+                }}
+              >
+                <p>The link stops working. You can invite the address again later.</p>
+              </ConfirmButton>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

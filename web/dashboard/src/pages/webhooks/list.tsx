@@ -6,8 +6,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
 import { post } from '../../api/client.ts';
 import { Dialog } from '../../ui/dialog.tsx';
-import { EmptyState, ErrorMessage, Loading, StatusBadge } from '../../ui/feedback.tsx';
-import { Pager, useListPage } from '../../ui/list.tsx';
+import { EmptyState, StatusBadge } from '../../ui/feedback.tsx';
+import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
 import { shortUrl, WEBHOOKS, type WebhookItem } from './api.ts';
 import { EndpointForm, type EndpointInput } from './endpoint-form.tsx';
@@ -24,46 +24,32 @@ export function WebhookList() {
         </div>
         <CreateWebhook />
       </div>
-      <ErrorMessage error={page.error} />
-      {page.isPending ? <Loading /> : null}
-      {page.data && page.data.data.length === 0 ? (
-        <EmptyState title="No webhook endpoints yet">
-          <p>Add an endpoint to hear about deliveries, bounces, opens, contacts and domains as they happen.</p>
-        </EmptyState>
-      ) : null}
-      {page.data && page.data.data.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Events</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.data.map((hook) => (
-                <tr key={hook.id}>
-                  <th scope="row" className="webhook-url">
-                    <Link to={`/webhooks/${hook.id}`}>{shortUrl(hook.endpoint)}</Link>
-                  </th>
-                  <td>
-                    <EventSummary events={hook.events} />
-                  </td>
-                  <td>
-                    <StatusBadge status={hook.status} />
-                  </td>
-                  <td>
-                    <Time value={hook.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListTable
+        query={page}
+        caption="Webhook endpoints"
+        columns={['Endpoint', 'Events', 'Status', 'Created']}
+        empty={
+          <EmptyState title="No webhook endpoints yet">
+            <p>Add an endpoint to hear about deliveries, bounces, opens, contacts and domains as they happen.</p>
+          </EmptyState>
+        }
+        row={(hook) => (
+          <tr key={hook.id}>
+            <th scope="row" className="webhook-url">
+              <Link to={`/webhooks/${hook.id}`}>{shortUrl(hook.endpoint)}</Link>
+            </th>
+            <td>
+              <EventSummary events={hook.events} />
+            </td>
+            <td>
+              <StatusBadge status={hook.status} />
+            </td>
+            <td>
+              <Time value={hook.created_at} />
+            </td>
+          </tr>
+        )}
+      />
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
   );
