@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { SERVICE_NAMES } from '@postline/contracts';
-import { type SharedSystem, testResend, useSystem } from '@postline/testing';
+import { type SharedSystem, testResend, useSystem, waitFor } from '@postline/testing';
 
 // The run's shared system (tests/e2e/restarts.test.ts stops a service of a system of its own).
 let system: SharedSystem;
@@ -43,10 +43,16 @@ describe('the whole system', () => {
     expect(keys.data?.data).toHaveLength(1);
 
     await system.admin('team', 'set-rate-limit', '--team', String(created.team_id), '--per-second', '7');
+    // The gateways learn of the change through Postgres's NOTIFY, a moment after the command's commit.
+    await waitFor(
+      'the new rate limit',
+      async () => (await call('GET', '/api-keys', String(created.api_key))).headers.get('ratelimit-limit') === '7',
+    );
     const limited = await call('GET', '/api-keys', String(created.api_key));
     expect(limited.headers.get('ratelimit-limit')).toBe('7');
 
     await system.admin('team', 'disable', '--team', String(created.team_id));
+    await waitFor("the disabled team's key refused", async () => (await resend.apiKeys.list()).error !== null);
     const denied = await resend.apiKeys.list();
     expect(denied.error?.name).toBe('invalid_api_key');
   });

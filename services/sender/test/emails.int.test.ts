@@ -829,9 +829,13 @@ describe('attachments and share links of a sent email', () => {
     expect(await statusOf(report!.download_url)).toBe(200);
 
     await system.admin('team', 'disable', '--team', String(team.team_id));
-    // The burst spent this second's budget of the share link; the admin CLI has committed the change, and
-    // the gateway reads the team's access on every link request.
+    // The burst spent this second's budget of the share link. The gateways learn of the change through
+    // Postgres's NOTIFY, a moment after the command's commit.
     await nextSecond();
+    await waitFor(
+      "the disabled team's attachment link to be gone",
+      async () => (await statusOf(report!.download_url)) === 404,
+    );
     for (const url of [shareUrl, report!.download_url]) {
       const gone = await fetch(url);
       expect(gone.status).toBe(404);
@@ -842,6 +846,10 @@ describe('attachments and share links of a sent email', () => {
       });
     }
     await system.admin('team', 'enable', '--team', String(team.team_id));
+    await waitFor(
+      "the enabled team's attachment link back",
+      async () => (await statusOf(report!.download_url)) === 200,
+    );
     expect(await statusOf(report!.download_url)).toBe(200);
   });
 });

@@ -293,6 +293,11 @@ describe('the click redirect', () => {
     const row = await db.selectFrom('emails').select('team_id').where('id', '=', id).executeTakeFirstOrThrow();
     await system.admin('team', 'disable', '--team', row.team_id);
     try {
+      // The gateways learn of the change through Postgres's NOTIFY, a moment after the command's commit.
+      await waitFor(
+        "the disabled team's pixel to be gone",
+        async () => (await hit('GET', pathOf('open', id), CHROME)).status === 404,
+      );
       expect((await hit('GET', pathOf('open', id), CHROME)).status).toBe(404);
       const click = await hit('GET', pathOf('click', id, 'https://example.org/'), CHROME);
       expect(click.status).toBe(404);

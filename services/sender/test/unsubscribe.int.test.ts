@@ -13,6 +13,7 @@ import {
   type WebhookReceiver,
   testResend,
   useSystem,
+  waitFor,
   type SharedSystem,
 } from '@postline/testing';
 import { createUnsubscribeSigner, unsubscribeUrl } from '../src/engagement/domain/unsubscribe-links.ts';
@@ -269,6 +270,8 @@ describe('the gateway', () => {
     const url = linkOf(contactId, String(team.team_id));
     expect((await fetch(url)).status).toBe(200);
     await system.admin('team', 'disable', '--team', String(team.team_id));
+    // The gateways learn of the change through Postgres's NOTIFY, a moment after the command's commit.
+    await waitFor("the disabled team's link to be gone", async () => (await fetch(url)).status === 404);
     const page = await fetch(url);
     expect(page.status).toBe(404);
     expect(await page.json()).toEqual(GONE);
@@ -276,6 +279,7 @@ describe('the gateway', () => {
     expect(oneClick.status).toBe(404);
     expect(JSON.parse(oneClick.text)).toEqual(GONE);
     await system.admin('team', 'enable', '--team', String(team.team_id));
+    await waitFor("the enabled team's link back", async () => (await fetch(url)).status === 200);
     expect(await unsubscribed(contactId, owner)).toBe(false);
   });
 
