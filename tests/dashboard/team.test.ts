@@ -120,6 +120,11 @@ describe('the Team and Audit log pages', () => {
           .first()
           .waitFor();
       }
+      // The previous page's rows stay on screen while the filtered one loads: they go once it has come.
+      await page
+        .getByRole('row', { name: /invites\.created/ })
+        .first()
+        .waitFor({ state: 'detached' });
       expect(await page.getByRole('row', { name: /invites\.created/ }).count()).toBe(0);
       const updated = page.getByRole('row', { name: /members\.updated/ }).first();
       expect(await updated.textContent()).toContain(team.admin.email);
