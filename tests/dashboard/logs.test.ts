@@ -75,10 +75,27 @@ describe('the Logs page', () => {
       expect(await page.getByRole('row', { name: /403/ }).count()).toBe(1);
       await checkPage(s, 'logs');
 
-      // The filters survive a reload (they are the URL); a status class narrows to the refusal.
+      // The filters survive a reload (they are the URL); a status class narrows to the success. The team's
+      // keys are held back until the status is typed: their late arrival must not wipe what was typed.
+      let releaseKeys = () => {};
+      const keysHeld = new Promise<void>((resolve) => (releaseKeys = resolve));
+      await page.route('**/api-keys?*', async (route) => {
+        await keysHeld;
+        await route.continue();
+      });
       await page.reload();
       expect(await page.getByLabel('User agent').inputValue()).toBe('resend-node');
       await page.getByLabel('Status').fill('2xx');
+      const keysArrived = page.waitForResponse((response) => new URL(response.url()).pathname === '/api-keys');
+      releaseKeys();
+      await keysArrived;
+      // The page has drawn them: the key filter offers the team's first key (Default), which made no request here.
+      await page
+        .getByLabel('API key', { exact: true })
+        .getByRole('option', { name: 'Default' })
+        .waitFor({ state: 'attached' });
+      await page.unroute('**/api-keys?*');
+      expect(await page.getByLabel('Status').inputValue()).toBe('2xx');
       await page.getByRole('button', { name: 'Filter' }).click();
       await waitFor('the request that succeeded', async () => (await rows.count()) === 1);
       expect(await page.getByRole('row', { name: /403/ }).count()).toBe(0);

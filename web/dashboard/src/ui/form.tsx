@@ -86,3 +86,37 @@ export function secret(data: FormData, name: string): string {
   const value = data.get(name);
   return typeof value === 'string' ? value : '';
 }
+
+/**
+ * A select whose options may arrive after the page (a list still loading). It holds the reader's choice
+ * itself, so options that arrive later neither reset it nor force the form around it to be drawn again
+ * (which would lose what was typed in the other fields). `initial` is offered even when no option names it
+ * yet, under its own value as label, until the option that names it arrives.
+ */
+export function LateSelect({
+  name,
+  initial,
+  anyLabel,
+  options,
+  ...props
+}: {
+  name: string;
+  initial: string;
+  anyLabel: string;
+  options: { value: string; label: string }[];
+  id: string;
+  'aria-describedby'?: string;
+}) {
+  const [value, setValue] = useState(initial);
+  const shown = value && !options.some((o) => o.value === value) ? [...options, { value, label: value }] : options;
+  return (
+    <select {...props} name={name} value={value} onChange={(e) => setValue(e.target.value)}>
+      <option value="">{anyLabel}</option>
+      {shown.map((o) => (
+        <option key={o.value} value={o.value}>
+          {o.label}
+        </option>
+      ))}
+    </select>
+  );
+}

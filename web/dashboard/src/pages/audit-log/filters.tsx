@@ -1,7 +1,7 @@
 // The audit log's filters: a family (or one action), an actor, a target id. Applied on submit, into the URL.
 import type { FormEvent } from 'react';
 import { useFilters } from '../../ui/list.tsx';
-import { Field, text } from '../../ui/form.tsx';
+import { Field, LateSelect, text } from '../../ui/form.tsx';
 
 export type Actor = { id: string; label: string };
 
@@ -32,12 +32,7 @@ export function AuditFilters({ actors }: { actors: Actor[] }) {
   const known = FAMILIES.some((f) => f.value === filters.action);
   return (
     // Keyed on the URL's filters so the fields follow back and forward navigation.
-    <form
-      key={JSON.stringify(filters) + actors.length}
-      className="filters"
-      aria-label="Filter the audit log"
-      onSubmit={apply}
-    >
+    <form key={JSON.stringify(filters)} className="filters" aria-label="Filter the audit log" onSubmit={apply}>
       <Field label="Family or action">
         {(p) => (
           <select {...p} name="action" defaultValue={filters.action ?? ''}>
@@ -53,17 +48,13 @@ export function AuditFilters({ actors }: { actors: Actor[] }) {
       </Field>
       <Field label="Actor">
         {(p) => (
-          <select {...p} name="actor_id" defaultValue={filters.actor_id ?? ''}>
-            <option value="">Anyone</option>
-            {actors.map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.label}
-              </option>
-            ))}
-            {filters.actor_id && !actors.some((a) => a.id === filters.actor_id) ? (
-              <option value={filters.actor_id}>{filters.actor_id}</option>
-            ) : null}
-          </select>
+          <LateSelect
+            {...p}
+            name="actor_id"
+            initial={filters.actor_id ?? ''}
+            anyLabel="Anyone"
+            options={actors.map((a) => ({ value: a.id, label: a.label }))}
+          />
         )}
       </Field>
       <Field label="Target id">

@@ -5,7 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { get } from '../../api/client.ts';
 import { useFilters } from '../../ui/list.tsx';
-import { Field, text } from '../../ui/form.tsx';
+import { Field, LateSelect, text } from '../../ui/form.tsx';
 
 type LogItem = ApiShape<'LogList'>['data'][number];
 
@@ -48,7 +48,6 @@ export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: bool
   for (const k of keys.data?.data ?? []) options.set(k.id, k.name);
   for (const log of shown)
     if (log.api_key && !options.has(log.api_key.id)) options.set(log.api_key.id, log.api_key.name ?? log.api_key.id);
-  if (filters.api_key_id && !options.has(filters.api_key_id)) options.set(filters.api_key_id, filters.api_key_id);
 
   const apply = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -64,13 +63,8 @@ export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: bool
     });
   };
   return (
-    // Keyed on the URL's filters (and the keys known) so the fields follow back and forward navigation.
-    <form
-      key={JSON.stringify(filters) + options.size}
-      className="filters"
-      aria-label="Filter the logs"
-      onSubmit={apply}
-    >
+    // Keyed on the URL's filters so the fields follow back and forward navigation.
+    <form key={JSON.stringify(filters)} className="filters" aria-label="Filter the logs" onSubmit={apply}>
       <Field label="Status" hint="A code (404) or a class (4xx).">
         {(p) => <input {...p} name="status" defaultValue={filters.status ?? ''} autoComplete="off" size={6} />}
       </Field>
@@ -91,14 +85,13 @@ export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: bool
       </Field>
       <Field label="API key">
         {(p) => (
-          <select {...p} name="api_key_id" defaultValue={filters.api_key_id ?? ''}>
-            <option value="">Any</option>
-            {[...options].map(([id, name]) => (
-              <option key={id} value={id}>
-                {name}
-              </option>
-            ))}
-          </select>
+          <LateSelect
+            {...p}
+            name="api_key_id"
+            initial={filters.api_key_id ?? ''}
+            anyLabel="Any"
+            options={[...options].map(([value, label]) => ({ value, label }))}
+          />
         )}
       </Field>
       <Field label="User agent" hint="Any part of it: resend-node">
