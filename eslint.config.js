@@ -143,6 +143,7 @@ export default tseslint.config(
       'scripts/bootstrap.mjs',
       'eslint.config.js',
       'jest.config.js',
+      'jest.sequencer.js',
     ],
   },
   js.configs.recommended,

@@ -24,6 +24,8 @@ export default {
   // so at most two private systems and the shared ones run at once, within Postgres's 100 connections and
   // RabbitMQ's ~927 file handles.
   maxWorkers: 2,
+  // The heaviest files spread through the run rather than side by side at its start (jest.sequencer.js).
+  testSequencer: '<rootDir>/jest.sequencer.js',
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   projects: [

@@ -7,8 +7,9 @@ import { sleep, type System } from '@postline/testing';
 export const RCPT = 'chaos-rcpt.test';
 /** The client's give-up: past it a request counts as abandoned. */
 const CLIENT_PATIENCE_MS = 120_000;
-/** How long a client waits for one answer before it gives up on that try (and counts it as too slow). */
-export const ANSWER_TIMEOUT_MS = 15_000;
+
+/** The slowest answer of a run: when its try started and ended, to what, and how it ended. */
+export type SlowestAnswer = { ms: number; startedAt: number; path: string; outcome: string };
 
 /** An email of the stream: the token its subject carries, its recipients, and its id once accepted. */
 export type Sent = { token: string; recipients: string[]; scheduled: boolean; id?: string };
@@ -18,11 +19,18 @@ export type StreamTarget = { system: System; apiKey: string; from: string };
 
 /**
  * The client side: a stream of requests at `rate` emails per second until `stopped()`, each retried with
- * its idempotency key on a 429, a 5xx or no answer, as a well-behaved client does.
+ * its idempotency key on a 429, a 5xx or no answer within `answerTimeoutMs`, as a well-behaved client does.
  */
-export function startStream(h: StreamTarget, rate: number, log: (line: string) => void) {
+export function startStream(h: StreamTarget, rate: number, answerTimeoutMs: number, log: (line: string) => void) {
   const sent = new Map<string, Sent>();
-  const stats = { requests: 0, retries: 0, accepted: 0, abandoned: 0, refused: [] as string[], slowestAnswerMs: 0 };
+  const stats = {
+    requests: 0,
+    retries: 0,
+    accepted: 0,
+    abandoned: 0,
+    refused: [] as string[],
+    slowest: { ms: 0, startedAt: 0, path: '', outcome: '' } as SlowestAnswer,
+  };
   let stopped = false;
   // The run failed: requests in flight give up at their next retry instead of waiting out their patience.
   let abandoned = false;
@@ -55,20 +63,29 @@ export function startStream(h: StreamTarget, rate: number, log: (line: string) =
       const started = Date.now();
       let status = 0;
       let answer: unknown;
+      let failure = '';
       try {
         const r = await fetch(`${h.system.apiUrl}${path}`, {
           method: 'POST',
           headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
           body: JSON.stringify(body),
-          signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
+          signal: AbortSignal.timeout(answerTimeoutMs),
         });
         status = r.status;
         answer = await r.json().catch(() => undefined);
-      } catch {
+      } catch (err) {
         // no answer: a refused connection (a process restarting) or the timeout
+        const cause = (err as { cause?: { code?: string } }).cause?.code;
+        failure = cause ?? (err as Error).name;
       }
       const took = Date.now() - started;
-      stats.slowestAnswerMs = Math.max(stats.slowestAnswerMs, took);
+      if (took > stats.slowest.ms)
+        stats.slowest = {
+          ms: took,
+          startedAt: started,
+          path,
+          outcome: failure ? `no answer (${failure})` : `${status}`,
+        };
       if (status === 200) {
         const ids =
           path === '/emails'

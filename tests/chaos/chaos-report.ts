@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { SERVICE_NAMES } from '@postline/contracts';
 import { waitFor, type SinkMessage, type SinkMx, type System, type WebhookReceiver } from '@postline/testing';
 import type { FaultRecord } from './chaos-faults.ts';
-import type { Sent, startStream } from './chaos-load.ts';
+import type { Sent, SlowestAnswer, startStream } from './chaos-load.ts';
 
 /** A message or webhook received more than once: how many copies, the gap between the first two, its fault. */
 export type Duplicate = { what: string; copies: number; gapMs: number; cause: string };
@@ -20,7 +20,8 @@ export type ChaosReport = {
   abandoned: number;
   /** Answers that were neither accepted nor worth a retry (a client error: none expected). */
   refused: string[];
-  slowestAnswerMs: number;
+  /** The try that waited longest for its answer, and the fault it overlapped ('no fault': load alone). */
+  slowest: SlowestAnswer & { during: string };
   faults: FaultRecord[];
   unexpectedExits: string[];
   /** Accepted emails with a recipient still pending or deferred after quiescence. */
@@ -60,8 +61,11 @@ export type ReportSources = { system: System; sink: SinkMx; hooks: WebhookReceiv
  * alone.
  */
 function causeOf(ats: number[], faults: FaultRecord[]): string {
-  const from = (ats[0] as number) - 1_000;
-  const to = ats[1] as number;
+  return faultDuring((ats[0] as number) - 1_000, ats[1] as number, faults);
+}
+
+/** The first fault whose window (its start until every service was ready again) overlaps from..to. */
+function faultDuring(from: number, to: number, faults: FaultRecord[]): string {
   const fault = faults.find((f) => from <= f.endedAt + f.readyAfterMs && to >= f.startedAt);
   return fault ? fault.name : 'no fault';
 }
@@ -193,6 +197,7 @@ export async function quiesceAndReport(
     `select subject from sender.emails where subject like 'chaos %' group by subject having count(*) > 1`,
   );
 
+  const slowest = run.stats.slowest;
   return {
     acceptedTwice: twice.map((row) => row.subject),
     seconds: Math.round(run.seconds),
@@ -201,7 +206,7 @@ export async function quiesceAndReport(
     accepted: run.stats.accepted,
     abandoned: run.stats.abandoned,
     refused: run.stats.refused,
-    slowestAnswerMs: run.stats.slowestAnswerMs,
+    slowest: { ...slowest, during: faultDuring(slowest.startedAt, slowest.startedAt + slowest.ms, run.faults) },
     faults: run.faults,
     // A copy: the harness's own stop, after this report, is no exit to report.
     unexpectedExits: [...run.unexpectedExits],
@@ -241,7 +246,7 @@ export function describeReport(report: ChaosReport): string {
   };
   return [
     `${report.seconds} s, ${report.requests} requests (${report.retries} client retries), ${report.accepted} emails accepted, ${report.abandoned} abandoned`,
-    `slowest answer ${report.slowestAnswerMs} ms`,
+    `slowest answer ${report.slowest.ms} ms: POST ${report.slowest.path}, ${report.slowest.outcome}, during ${report.slowest.during}`,
     ...report.faults.map(
       (f) => `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after`,
     ),

@@ -42,6 +42,8 @@ export type ChaosOptions = {
   cutMs: number;
   /** Load before the first fault, between faults, and after the last. */
   settleMs: number;
+  /** How long the client waits for one answer before it gives up on that try and tries again. */
+  answerTimeoutMs: number;
   /** Which faults run, in order (all of them unless named). */
   faults?: FaultName[];
   /** Progress lines (stderr by default). */
@@ -155,7 +157,7 @@ async function runFaults(
 ): Promise<ChaosReport> {
   const schedule = createFaultSchedule(h, options, log);
   const started = Date.now();
-  const stream = startStream(h, options.rate, log);
+  const stream = startStream(h, options.rate, options.answerTimeoutMs, log);
   let failed = true;
   try {
     await sleep(options.settleMs);

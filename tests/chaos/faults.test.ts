@@ -3,10 +3,12 @@
 // cuts and pauses); `npm run chaos` runs the full one (CHAOS=full) and prints the report that docs/operations.md quotes.
 import { describe, expect, it } from '@jest/globals';
 import { ALL_FAULTS, describeReport, runChaos, type ChaosOptions } from './chaos.ts';
-import { ANSWER_TIMEOUT_MS } from './chaos-load.ts';
 
-const FULL: ChaosOptions = { rate: 40, cutMs: 15_000, settleMs: 10_000 };
-const SHORT: ChaosOptions = { rate: 15, cutMs: 3_000, settleMs: 1_500 };
+// The full run is made by hand on a quiet machine; the short one beside the rest of `npm test`, on a machine
+// whose cores the other files keep busy, where an answer can wait on a starved process (a service starting
+// again among five others) for many seconds without anything hanging.
+const FULL: ChaosOptions = { rate: 40, cutMs: 15_000, settleMs: 10_000, answerTimeoutMs: 15_000 };
+const SHORT: ChaosOptions = { rate: 15, cutMs: 3_000, settleMs: 1_500, answerTimeoutMs: 30_000 };
 const full = process.env.CHAOS === 'full';
 
 describe('the chaos suite', () => {
@@ -30,10 +32,10 @@ describe('the chaos suite', () => {
       expect(report.notDelivered).toEqual([]);
       expect(report.eventsMissing).toEqual([]);
       expect(report.queuesNotEmpty).toEqual([]);
-      // No request hangs: every answer came before the client gave up on it (ANSWER_TIMEOUT_MS). How soon is a
-      // performance target, not a behaviour: the full run (`npm run chaos`, by hand, on a quiet machine) holds
-      // every answer to 10 s; in `npm test`, beside the rest of the suite, the figure is printed.
-      expect(report.slowestAnswerMs).toBeLessThan(full ? 10_000 : ANSWER_TIMEOUT_MS);
+      // No request hangs: every try was answered before the client gave up on it. How soon is a performance
+      // target, not a behaviour: the full run holds every answer to 10 s; the short one prints its figure.
+      const bound = full ? 10_000 : SHORT.answerTimeoutMs;
+      expect({ slowest: report.slowest, answered: report.slowest.ms < bound }).toMatchObject({ answered: true });
       expect(report.faults.map((fault) => fault.name)).toEqual(ALL_FAULTS);
       if (full)
         for (const fault of report.faults)
