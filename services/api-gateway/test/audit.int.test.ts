@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql } from 'kysely';
 import { waitFor } from '@postline/testing';
 import { asUser, createUser, signIn, type SignedIn } from './accounts-harness.ts';
 import { call, startGateway, type Gateway } from './harness.ts';
@@ -38,7 +39,8 @@ describe('the audit log', () => {
     // Neither a failed change nor a read is recorded.
     expect((await asUser(gw, s, 'POST', '/api-keys', { body: {} })).status).toBe(422);
     await asUser(gw, s, 'GET', '/api-keys');
-    await waitFor('four entries', async () => (await rowsOf(team.teamId)) === 4);
+    // Each change's entry is written before its answer leaves.
+    expect(await rowsOf(team.teamId)).toBe(4);
 
     const all = await entries(s);
     expect(all.map((e) => [e.action, e.target.id])).toEqual([
@@ -68,11 +70,34 @@ describe('the audit log', () => {
     expect((await asUser(gw, s, 'GET', '/dashboard-api/audit-log?limit=0')).status).toBe(422);
   });
 
+  it('holds a change’s answer until its entry is written', async () => {
+    const team = await gw.createTeam();
+    let answered = false;
+    let answer: Promise<Awaited<ReturnType<typeof call>>> | undefined;
+    await gw.db.transaction().execute(async (trx) => {
+      // Inserts into the audit log wait for this lock; reads do not.
+      await sql`lock table audit_log in exclusive mode`.execute(trx);
+      answer = call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'held' } });
+      void answer.then(() => (answered = true));
+      await waitFor('the entry’s insert to wait on the lock', async () => {
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and query like 'insert into "audit_log"%'`.execute(gw.db);
+        return rows[0]!.n > 0;
+      });
+      // A request made after the change's answer would have left comes back first.
+      expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+      expect(answered).toBe(false);
+    });
+    expect((await answer!).status).toBe(201);
+    expect(await rowsOf(team.teamId)).toBe(1);
+  });
+
   it('shows a team only its own entries, to members as well', async () => {
     const a = await gw.createTeam();
     const b = await gw.createTeam();
     await call(gw, 'POST', '/api-keys', { key: b.apiKey, body: { name: 'b' } });
-    await waitFor('b’s entry', async () => (await rowsOf(b.teamId)) === 1);
+    expect(await rowsOf(b.teamId)).toBe(1);
     const member = await signIn(gw, (await createUser(gw, [[a.teamId, 'member']])).email);
     expect(await entries(member)).toEqual([]);
     // Without the CSRF header, nothing.
@@ -89,7 +114,7 @@ describe('GET /audit-log', () => {
     const created = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'one' } });
     await call(gw, 'PATCH', `/api-keys/${String(created.body.id)}`, { key: team.apiKey, body: { name: 'two' } });
     await call(gw, 'POST', '/api-keys', { key: other.apiKey, body: { name: 'theirs' } });
-    await waitFor('two entries', async () => (await rowsOf(team.teamId)) === 2);
+    expect(await rowsOf(team.teamId)).toBe(2);
 
     const byKey = await call(gw, 'GET', '/audit-log', { key: team.apiKey });
     expect(byKey.status).toBe(200);
