@@ -1,7 +1,8 @@
 // The Domains pages as a person uses them: a domain added in the browser, its records copied from the page into
 // the file's DNS server, verified with the Verify button; tracking turned on with a tracking subdomain, whose
-// records the page sees verified by itself (it polls while checks are pending); the domain deleted after a
-// confirmation. Another team's domain is not found. In Chromium, against a running system.
+// records the page sees verified by itself (it polls while checks are pending); TLS enforced; the domain
+// deleted after a confirmation. A name another team added is claimed by the TXT record its claim page shows.
+// Another team's domain is not found. In Chromium, against a running system.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { dataOf, testResend, useSystem, type DnsRecord, type SharedSystem } from '@postline/testing';
@@ -154,6 +155,16 @@ describe('the Domains pages', () => {
       await page.getByText('Tracking settings saved.').waitFor();
       expect(dataOf(await resend.domains.get(stored.id)).open_tracking).toBe(false);
 
+      // Enforced TLS: the choice is saved, shown among the facts and answered by the API.
+      const tls = page.getByRole('form', { name: 'Delivery encryption' });
+      expect(await tls.getByLabel('Opportunistic').isChecked()).toBe(true);
+      await tls.getByLabel('Enforced').check();
+      await tls.getByRole('button', { name: 'Save encryption' }).click();
+      await page.getByText('Delivery encryption saved.').waitFor();
+      expect((dataOf(await resend.domains.get(stored.id)) as { tls?: string }).tls).toBe('enforced');
+      await page.reload();
+      expect(await tls.getByLabel('Enforced').isChecked()).toBe(true);
+
       // The list shows it verified, linking to its page.
       await page.getByRole('link', { name: '← Domains' }).click();
       const row = page.getByRole('row', { name: new RegExp(name.replaceAll('.', '\\.')) });
@@ -170,6 +181,51 @@ describe('the Domains pages', () => {
       await page.getByRole('heading', { name: 'No domains yet' }).waitFor();
       expect((await resend.domains.get(stored.id)).error?.statusCode).toBe(404);
 
+      expect(s.problems()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('claims a name another team added, by the TXT record its claim page shows', async () => {
+    const name = unique('claimed');
+    const theirs = dataOf(await testResend(other.apiKey, system.apiUrl).domains.create({ name }));
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin, '/dashboard/domains');
+      await page.getByRole('button', { name: 'Add domain' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Add domain' });
+      await dialog.getByLabel('Domain name').fill(name);
+      await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+      await dialog.getByRole('alert').getByText('has been registered already').waitFor();
+      await dialog.getByRole('button', { name: `Claim ${name}` }).click();
+
+      // The claim's page: the TXT record to publish at the name itself, each part copied from the page.
+      await page.getByRole('heading', { name: `Claim ${name}`, level: 1 }).waitFor();
+      await page.getByText('pending', { exact: true }).waitFor();
+      const copy = async (what: string) => {
+        await page.getByRole('button', { name: `Copy the claim record's ${what}` }).click();
+        await page.getByText('Copied').waitFor();
+        return String(await page.evaluate('navigator.clipboard.readText()'));
+      };
+      expect(await copy('name')).toBe(name);
+      const value = await copy('value');
+      expect(value).toMatch(/^postline-domain-verification=[0-9a-f]{48}$/);
+      await checkPage(s, 'domain-claim');
+
+      // Verify before the record is published: still pending, and the page says so.
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('status').getByText('The record was not found yet').waitFor();
+      world.dns.add(name, [{ type: 'TXT', value }]);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByText(`${name} is now this team’s.`).waitFor();
+      await page.getByRole('link', { name: 'its page' }).click();
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+      // The other team's domain is gone; the name is this team's, under the claim's id.
+      expect((await testResend(other.apiKey, system.apiUrl).domains.get(theirs.id)).error?.statusCode).toBe(404);
+      const id = new URL(page.url()).pathname.split('/').pop()!;
+      expect(dataOf(await testResend(team.apiKey, system.apiUrl).domains.get(id)).name).toBe(name);
       expect(s.problems()).toEqual([]);
     } finally {
       await s.close();

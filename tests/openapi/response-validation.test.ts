@@ -17,6 +17,7 @@ const domain = {
   click_tracking: false,
   capabilities: { sending: 'enabled', receiving: 'disabled' },
   records: [],
+  tls: 'opportunistic',
 };
 
 describe('the check of an API response against the OpenAPI document', () => {

@@ -142,6 +142,12 @@ export const DomainList = ListEnvelope(DomainItem);
 const DomainDetail = {
   tracking_subdomain: z.string().optional(),
   records: z.array(DomainRecord),
+  tls: z
+    .enum(['opportunistic', 'enforced'])
+    .describe(
+      'Postline extension: the TLS the sender uses to receiving servers: `opportunistic` (STARTTLS when offered) ' +
+        'or `enforced` (no delivery without it).',
+    ),
 };
 export const Domain = single('domain', DomainItem, DomainDetail);
 export const CreatedDomain = z.strictObject({ ...DomainItem.shape, ...DomainDetail });

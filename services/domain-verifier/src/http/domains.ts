@@ -165,5 +165,6 @@ function domainBody(deps: DomainRouteDeps, domain: DomainRow, states: RecordStat
     ...listItem(domain),
     ...(domain.tracking_subdomain ? { tracking_subdomain: domain.tracking_subdomain } : {}),
     records: recordSpecsOf(domain, deps.infra).map((spec) => apiRecord(spec, states[spec.kind].status)),
+    tls: domain.tls,
   };
 }

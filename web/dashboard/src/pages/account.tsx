@@ -64,13 +64,13 @@ function Sessions() {
                   </td>
                   <td>{s.ip ?? '—'}</td>
                   <td>
-                    <Time value={s.created_at} />
+                    <Time value={s.created_at} stacked />
                   </td>
                   <td>
-                    <Time value={s.last_seen_at} />
+                    <Time value={s.last_seen_at} stacked />
                   </td>
                   <td>
-                    <Time value={s.expires_at} />
+                    <Time value={s.expires_at} stacked />
                   </td>
                   <td className="row-actions">
                     {s.current ? null : (

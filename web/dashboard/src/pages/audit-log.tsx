@@ -49,14 +49,14 @@ export default function AuditLog() {
         row={(entry) => (
           <tr key={entry.id}>
             <td>
-              <Time value={entry.created_at} />
+              <Time value={entry.created_at} stacked />
             </td>
-            <td>
+            <td className="break-anywhere">
               <Who entry={entry} isAdmin={isAdmin} />
             </td>
             <th scope="row">
               <code>{entry.action}</code>
-              <div className="muted small-text" style={{ fontWeight: 'normal' }}>
+              <div className="muted small-text break-anywhere" style={{ fontWeight: 'normal' }}>
                 {entry.method} {entry.endpoint}
               </div>
             </th>
@@ -65,7 +65,7 @@ export default function AuditLog() {
             </td>
             <td>
               {entry.ip ?? '—'}
-              <div className="muted small-text truncate" title={entry.user_agent ?? ''}>
+              <div className="muted small-text truncate short" title={entry.user_agent ?? ''}>
                 {entry.user_agent ?? ''}
               </div>
             </td>
@@ -106,7 +106,7 @@ function Target({ entry, names }: { entry: Entry; names: Map<string, string> }) 
   return (
     <>
       <span className="muted small-text">{type}</span>
-      <div className="truncate">
+      <div className="truncate short">
         {path ? (
           <Link to={path} aria-label={`${type}: ${name ?? id}`}>
             {shown}

@@ -1,5 +1,6 @@
 // A copy button for a value (a key, a secret, a DNS record): its label names what it copies, and it says
-// "Copied" to screen readers too.
+// "Copied" to screen readers too. The word stays while the button has focus, so a reader who looks away for
+// a moment still finds it, and clears when they move on.
 import { useState } from 'react';
 
 export function CopyButton({ value, label }: { value: string; label: string }) {
@@ -11,11 +12,16 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
     } catch {
       setState('failed');
     }
-    window.setTimeout(() => setState('idle'), 2000);
   };
   return (
     <span className="copy">
-      <button type="button" className="button small" onClick={() => void copy()} aria-label={label}>
+      <button
+        type="button"
+        className="button small"
+        onClick={() => void copy()}
+        onBlur={() => setState('idle')}
+        aria-label={label}
+      >
         Copy
       </button>
       <span aria-live="polite" className="muted small-text">

@@ -12,13 +12,31 @@ export function formatTime(value: string): string {
   return Number.isNaN(date.getTime()) ? value : FORMAT.format(date);
 }
 
-export function Time({ value, fallback = '—' }: { value: string | null | undefined; fallback?: string }) {
+const DAY = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const CLOCK = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+
+/** A timestamp; `stacked` puts the day above the time of day (a narrow table column). */
+export function Time({
+  value,
+  fallback = '—',
+  stacked = false,
+}: {
+  value: string | null | undefined;
+  fallback?: string;
+  stacked?: boolean;
+}) {
   if (!value) return <span className="muted">{fallback}</span>;
   const date = parseTimestamp(value);
   if (Number.isNaN(date.getTime())) return <span>{value}</span>;
   return (
-    <time dateTime={date.toISOString()} title={date.toISOString()}>
-      {FORMAT.format(date)}
+    <time dateTime={date.toISOString()} title={date.toISOString()} className={stacked ? 'stacked' : undefined}>
+      {stacked ? (
+        <>
+          <span>{DAY.format(date)}</span> <span>{CLOCK.format(date)}</span>
+        </>
+      ) : (
+        FORMAT.format(date)
+      )}
     </time>
   );
 }

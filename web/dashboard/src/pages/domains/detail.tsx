@@ -1,5 +1,5 @@
 // One domain: its status, the records to publish (read again every few seconds while a check is still to
-// come, so the page follows the verifier by itself), Verify, its tracking and receiving settings, delete.
+// come, so the page follows the verifier by itself), Verify, its tracking, receiving and TLS settings, delete.
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
@@ -9,7 +9,7 @@ import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.ts
 import { Time } from '../../ui/time.tsx';
 import { DOMAIN, DOMAINS, isSettled, POLL_MS, returnPathOf, type Domain, type DomainRef } from './model.ts';
 import { DmarcSuggestion, RecordSections } from './records.tsx';
-import { CapabilitySettings, TrackingSettings } from './settings.tsx';
+import { CapabilitySettings, TlsSettings, TrackingSettings } from './settings.tsx';
 
 export function DomainPage() {
   const { id = '' } = useParams();
@@ -78,6 +78,8 @@ function DomainView({ domain }: { domain: Domain }) {
         ) : null}
         <dt>Tracking subdomain</dt>
         <dd>{domain.tracking_subdomain ? <code>{`${domain.tracking_subdomain}.${domain.name}`}</code> : 'None'}</dd>
+        <dt>TLS</dt>
+        <dd>{domain.tls}</dd>
         <dt>Region</dt>
         <dd>{domain.region}</dd>
         <dt>Added</dt>
@@ -89,6 +91,7 @@ function DomainView({ domain }: { domain: Domain }) {
       <DmarcSuggestion domain={domain} />
       <TrackingSettings domain={domain} />
       <CapabilitySettings domain={domain} />
+      <TlsSettings domain={domain} />
     </>
   );
 }

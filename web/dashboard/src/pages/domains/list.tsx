@@ -1,11 +1,12 @@
-// The team's domains with their status, and adding one (its page then shows the records to publish).
+// The team's domains with their status, and adding one (its page then shows the records to publish); a name
+// another team has added is offered as a claim.
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
-import { post } from '../../api/client.ts';
+import { ApiError, post } from '../../api/client.ts';
 import { Dialog } from '../../ui/dialog.tsx';
-import { EmptyState, StatusBadge } from '../../ui/feedback.tsx';
+import { EmptyState, ErrorMessage, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
@@ -56,27 +57,51 @@ export function DomainList() {
   );
 }
 
+/** The API's refusal of a name another team has added: such a name can be claimed instead. */
+function isTakenByAnotherTeam(err: unknown): boolean {
+  return err instanceof ApiError && err.statusCode === 403 && err.message.endsWith('has been registered already.');
+}
+
 function AddDomain() {
   const client = useQueryClient();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
+  // The body of an add refused because another team has the name: what a claim would send.
+  const [claimable, setClaimable] = useState<ApiRequest<'ClaimDomainBody'> | null>(null);
+  const close = () => {
+    setOpen(false);
+    setClaimable(null);
+  };
   const add = async (data: FormData) => {
+    setClaimable(null);
     const body: ApiRequest<'CreateDomainBody'> = { name: text(data, 'name'), region: text(data, 'region') };
     const returnPath = text(data, 'custom_return_path');
     if (returnPath) body.custom_return_path = returnPath;
     if (data.get('receiving') === 'on') body.capabilities = { sending: 'enabled', receiving: 'enabled' };
-    const created = await post<ApiShape<'CreatedDomain'>>('/domains', body);
-    await client.invalidateQueries({ queryKey: [DOMAINS] });
-    setOpen(false);
-    await navigate(`/domains/${created.id}`);
+    try {
+      const created = await post<ApiShape<'CreatedDomain'>>('/domains', body);
+      await client.invalidateQueries({ queryKey: [DOMAINS] });
+      close();
+      await navigate(`/domains/${created.id}`);
+    } catch (err) {
+      if (isTakenByAnotherTeam(err))
+        setClaimable({ name: body.name, region: body.region, custom_return_path: body.custom_return_path });
+      throw err;
+    }
+  };
+  const claim = async () => {
+    if (!claimable) return;
+    const made = await post<ApiShape<'DomainClaim'>>('/domains/claim', claimable);
+    close();
+    await navigate(`/domains/claims/${made.domain_id}`);
   };
   return (
     <>
       <button type="button" className="button primary" onClick={() => setOpen(true)}>
         Add domain
       </button>
-      <Dialog open={open} title="Add domain" onClose={() => setOpen(false)}>
-        <ActionForm action={add} submitLabel="Add" label="Add domain" onCancel={() => setOpen(false)}>
+      <Dialog open={open} title="Add domain" onClose={close}>
+        <ActionForm action={add} submitLabel="Add" label="Add domain" onCancel={close}>
           <Field
             label="Domain name"
             hint="The domain in your From addresses, or a subdomain of it such as mail.example.com."
@@ -109,7 +134,39 @@ function AddDomain() {
             <p className="hint">Adds an MX record on the domain itself: mail to any address at it comes to Postline.</p>
           </div>
         </ActionForm>
+        {claimable ? <ClaimOffer name={claimable.name} claim={claim} /> : null}
       </Dialog>
     </>
+  );
+}
+
+/** Under a refused add: the name belongs to another team, and whoever controls its DNS may claim it. */
+function ClaimOffer({ name, claim }: { name: string; claim: () => Promise<void> }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const start = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await claim();
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="claim-offer-title" className="claim-offer">
+      <h3 id="claim-offer-title">Claim {name}</h3>
+      <p>
+        Another team has added <strong>{name}</strong>. If you control its DNS, you can claim it: you publish one TXT
+        record, and once it is found the domain moves to this team with a new DKIM key, and the other team loses it.
+      </p>
+      <ErrorMessage error={error} />
+      <div className="actions">
+        <button type="button" className="button" disabled={busy} onClick={() => void start()}>
+          Claim {name}
+        </button>
+      </div>
+    </section>
   );
 }

@@ -116,3 +116,46 @@ export function CapabilitySettings({ domain }: { domain: Domain }) {
     </section>
   );
 }
+
+const TLS_CHOICES = [
+  {
+    value: 'opportunistic',
+    label: 'Opportunistic',
+    hint: 'Encrypt whenever the receiving server offers STARTTLS; deliver in the clear to one that does not.',
+  },
+  {
+    value: 'enforced',
+    label: 'Enforced',
+    hint: 'Deliver only over TLS: mail to a server without it bounces instead of going in the clear.',
+  },
+] as const;
+
+export function TlsSettings({ domain }: { domain: Domain }) {
+  const update = useUpdate(domain);
+  const [saved, setSaved] = useState(false);
+  const save = async (data: FormData) => {
+    setSaved(false);
+    await update({ tls: text(data, 'tls') === 'enforced' ? 'enforced' : 'opportunistic' });
+    setSaved(true);
+  };
+  return (
+    <section aria-labelledby="tls-title" className="section">
+      <h2 id="tls-title">Delivery encryption</h2>
+      <div className="card">
+        <ActionForm key={domain.tls} action={save} submitLabel="Save encryption" label="Delivery encryption">
+          <fieldset className="choices">
+            <legend>TLS to receiving servers</legend>
+            {TLS_CHOICES.map((choice) => (
+              <label key={choice.value}>
+                <input type="radio" name="tls" value={choice.value} defaultChecked={domain.tls === choice.value} />{' '}
+                {choice.label}
+                <span className="hint">{choice.hint}</span>
+              </label>
+            ))}
+          </fieldset>
+        </ActionForm>
+        {saved ? <Notice tone="success">Delivery encryption saved.</Notice> : null}
+      </div>
+    </section>
+  );
+}

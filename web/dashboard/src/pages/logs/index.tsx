@@ -66,7 +66,7 @@ function LogList() {
               {log.user_agent ?? <span className="muted">—</span>}
             </td>
             <td>
-              <Time value={log.created_at} />
+              <Time value={log.created_at} stacked />
             </td>
           </tr>
         )}

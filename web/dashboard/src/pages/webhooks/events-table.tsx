@@ -64,7 +64,7 @@ export function EventsTable({ hook }: { hook: Webhook }) {
                     <StatusBadge status={event.status} />
                   </td>
                   <td>
-                    <Time value={event.created_at} />
+                    <Time value={event.created_at} stacked />
                   </td>
                   <td>
                     <code className="small-text">{event.id}</code>
