@@ -26,11 +26,12 @@ const DEFAULTS = {
   REDIS_URL: ['redis://127.0.0.1:6379', 6379],
 } as const;
 
-/** The tests that drive a browser (the dashboard's, the reference page's, the preference page's); they find
+/** The tests that drive a browser (the dashboard's, its emailed links', the reference page's, the preference page's); they find
  * Chromium through CHROMIUM_PATH. */
 const BROWSER_TESTS = [
   ...readdirSync(join(ROOT, 'tests', 'dashboard')).map((file) => `tests/dashboard/${file}`),
   'services/api-gateway/test/dashboard-browser.int.test.ts',
+  'services/api-gateway/test/dashboard-mail.int.test.ts',
   'services/api-gateway/test/reference.int.test.ts',
   'services/sender/test/preference-page.int.test.ts',
 ];

@@ -59,7 +59,7 @@ try {
          cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event)
        select ${ID}, $1::uuid, gen_random_uuid(), 'Acme <hello@example.com>', 'hello@example.com', 'example.com',
          array['reader' || n || '@example.org'], '{}', '{}', '{}', 'Order ' || n, '<p>hi</p>', null, '[]', '[]',
-         '<' || n || '@example.com>', 'sent', 'delivered'
+         '<' || n || '@example.com>', 'queued', 'delivered'
        from generate_series($2::int, $3::int) as n`,
       [teamId, from, to],
     );

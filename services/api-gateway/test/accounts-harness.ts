@@ -5,8 +5,7 @@ import type { Role } from '../src/db/schema.ts';
 import { CSRF_HEADER } from '../src/domain/session.ts';
 import { call, type Answer, type Gateway } from './harness.ts';
 
-/** The site PUBLIC_BASE_URL names by default: what a browser on the dashboard sends as Origin. */
-export const ORIGIN = 'http://localhost:3000';
+export { DEFAULT_ORIGIN as ORIGIN } from './harness.ts';
 export const PASSWORD = 'correct horse battery';
 
 export type SignedIn = { cookie: string; csrf: string; id: string; body: Record<string, unknown> };
@@ -32,7 +31,7 @@ export function cookieOf(answer: Answer): string {
 export async function signIn(gw: Gateway, email: string, password = PASSWORD, teamId?: string): Promise<SignedIn> {
   const r = await call(gw, 'POST', '/dashboard-api/session', {
     body: { email, password, ...(teamId ? { team_id: teamId } : {}) },
-    headers: { origin: ORIGIN },
+    headers: { origin: gw.origin },
   });
   if (r.status !== 201) throw new Error(`sign-in answered ${r.status} ${JSON.stringify(r.body)}`);
   return { cookie: cookieOf(r), csrf: String(r.body.csrf_token), id: String(r.body.id), body: r.body };
@@ -48,6 +47,6 @@ export function asUser(
 ): Promise<Answer> {
   return call(gw, method, path, {
     body: opts.body,
-    headers: { cookie: s.cookie, [CSRF_HEADER]: s.csrf, origin: ORIGIN, ...opts.headers },
+    headers: { cookie: s.cookie, [CSRF_HEADER]: s.csrf, origin: gw.origin, ...opts.headers },
   });
 }

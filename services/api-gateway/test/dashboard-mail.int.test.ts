@@ -1,9 +1,13 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
+import type { Browser } from 'playwright-core';
 import { newId, PERMISSION_HEADER, TEAM_HEADER } from '@postline/platform';
-import { waitFor } from '@postline/testing';
-import { asUser, createUser, signIn } from './accounts-harness.ts';
+import { freePort, waitFor } from '@postline/testing';
+import { accessibilityViolations, launchBrowser, openBrowserSession, screenshot } from '@postline/testing/browser';
+import { asUser, createUser, PASSWORD, signIn } from './accounts-harness.ts';
 import { call, startGateway, type Gateway } from './harness.ts';
+
+jest.setTimeout(90_000);
 
 // A stand-in for the sender over a real socket: it keeps what it is asked to send and answers as told.
 const received: {
@@ -13,7 +17,15 @@ const received: {
 let answer = 200;
 let sender: Server;
 let gw: Gateway;
+let browser: Browser | undefined;
 const operatorTeam = newId();
+
+/** The link in the last email sent to `to`, once it is in. */
+async function linkMailedTo(to: string): Promise<string> {
+  await waitFor(`the email to ${to}`, () => received.some((m) => m.body.to[0] === to));
+  const mail = received.filter((m) => m.body.to[0] === to).at(-1)!;
+  return /https?:\/\/\S+/.exec(mail.body.text)![0];
+}
 
 beforeAll(async () => {
   sender = createServer((req, res) => {
@@ -32,12 +44,20 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => sender.listen(0, '127.0.0.1', resolve));
   const port = (sender.address() as { port: number }).port;
+  // The links in the emails name the gateway's own address (PUBLIC_BASE_URL), which the browser then opens.
+  const apiPort = await freePort();
   gw = await startGateway({
     owners: { sender: `http://127.0.0.1:${port}` },
-    env: { DASHBOARD_MAIL_FROM: 'Postline <no-reply@mail.example.com>', DASHBOARD_MAIL_TEAM_ID: operatorTeam },
+    env: {
+      DASHBOARD_MAIL_FROM: 'Postline <no-reply@mail.example.com>',
+      DASHBOARD_MAIL_TEAM_ID: operatorTeam,
+      API_PORT: String(apiPort),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
+    },
   });
 });
 afterAll(async () => {
+  await browser?.close();
   await gw.stop();
   await new Promise((resolve) => sender.close(resolve));
 });
@@ -88,7 +108,7 @@ it('emails a reset link to an address that has an account, at most three a windo
   const mail = received.find((m) => m.body.to[0] === user.email)!;
   expect(mail.body.subject).toBe('Reset your Postline password');
   const url = /https?:\/\/\S+/.exec(mail.body.text)![0];
-  expect(url).toMatch(/^http:\/\/localhost:3000\/dashboard\/reset-password\?token=/);
+  expect(url.startsWith(`${gw.url}/dashboard/reset-password?token=`)).toBe(true);
   const done = await call(gw, 'POST', '/dashboard-api/password-resets/complete', {
     body: { token: new URL(url).searchParams.get('token'), password: 'a brand new password' },
   });
@@ -101,4 +121,56 @@ it('emails a reset link to an address that has an account, at most three a windo
   await waitFor('the sentinel’s email', () => received.some((m) => m.body.to[0] === sentinel.email));
   expect(received.filter((m) => m.body.to[0] === user.email)).toHaveLength(3);
   expect(received.filter((m) => m.body.to[0] === 'no-account@example.com')).toEqual([]);
+});
+
+it('in the browser: an invite and a forgotten password arrive by email, and their links work', async () => {
+  browser = await launchBrowser();
+  const team = await gw.createTeam();
+  const owner = await createUser(gw, [[team.teamId, 'admin']]);
+  const admin = await openBrowserSession(browser, gw.url);
+  const guest = await openBrowserSession(browser, gw.url);
+  try {
+    await admin.page.goto('/dashboard/sign-in');
+    await admin.page.getByLabel('Email').fill(owner.email);
+    await admin.page.getByLabel('Password').fill(PASSWORD);
+    await admin.page.getByRole('button', { name: 'Sign in' }).click();
+    await admin.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Team' }).click();
+
+    // The invite is emailed: the dialog says so and shows no link to copy.
+    const invitee = `joiner-${Date.now()}@example.com`;
+    await admin.page.getByRole('button', { name: 'Invite someone' }).click();
+    const form = admin.page.getByRole('dialog', { name: 'Invite someone' });
+    await form.getByLabel('Email').fill(invitee);
+    await form.getByRole('button', { name: 'Invite' }).click();
+    const made = admin.page.getByRole('dialog', { name: 'Invite made' });
+    await made.getByText(`The invite link was emailed to ${invitee}.`).waitFor();
+    expect(await made.getByRole('button', { name: 'Copy the invite link' }).count()).toBe(0);
+    expect(await accessibilityViolations(admin.page)).toEqual([]);
+    await screenshot(admin.page, 'invite-emailed');
+
+    // The invitee follows the emailed link and joins.
+    await guest.page.goto(await linkMailedTo(invitee));
+    await guest.page.getByLabel('Your name').fill('Joiner');
+    await guest.page.getByLabel('Password').fill('joiner-first-password');
+    await guest.page.getByRole('button', { name: 'Join the team' }).click();
+    await guest.page.getByRole('button', { name: 'Sign out' }).click();
+
+    // Forgotten: asked from the sign-in page, the reset link arrives by email and sets a new password.
+    await guest.page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await guest.page.getByLabel('Email').fill(invitee);
+    await guest.page.getByRole('button', { name: 'Send reset link' }).click();
+    await guest.page.getByText('a reset link is on its way').waitFor();
+    await guest.page.goto(await linkMailedTo(invitee));
+    await guest.page.getByLabel('New password', { exact: true }).fill('joiner-second-password');
+    await guest.page.getByRole('button', { name: 'Set password' }).click();
+    await guest.page.getByText('Your password is changed').waitFor();
+    await guest.page.getByRole('link', { name: 'Sign in' }).click();
+    await guest.page.getByLabel('Email').fill(invitee);
+    await guest.page.getByLabel('Password').fill('joiner-second-password');
+    await guest.page.getByRole('button', { name: 'Sign in' }).click();
+    await guest.page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect([...admin.problems(), ...guest.problems()]).toEqual([]);
+  } finally {
+    await Promise.all([admin.close(), guest.close()]);
+  }
 });

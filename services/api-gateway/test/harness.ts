@@ -21,6 +21,8 @@ import { issueApiKey } from '../src/use-cases/api-keys.ts';
 
 export type Gateway = {
   url: string;
+  /** The dashboard's origin (PUBLIC_BASE_URL's), which a session's changes must come from. */
+  origin: string;
   db: Kysely<GatewayDb>;
   /** The gateway's database, for a command run beside it (the admin CLI). */
   databaseUrl: string;
@@ -36,6 +38,9 @@ export type Gateway = {
   setupLink: () => string | undefined;
   stop: () => Promise<void>;
 };
+
+/** The site PUBLIC_BASE_URL names by default: what a browser on the dashboard sends as Origin. */
+export const DEFAULT_ORIGIN = 'http://localhost:3000';
 
 /** The gateway main.ts starts (createGateway) on a random port, over its own fresh database and Redis prefix. */
 export async function startGateway(
@@ -103,6 +108,7 @@ export async function startGateway(
   });
   return {
     url,
+    origin: new URL(opts.env?.PUBLIC_BASE_URL ?? DEFAULT_ORIGIN).origin,
     db,
     databaseUrl: database.url,
     createKey,
