@@ -17,6 +17,7 @@ const ApiKeys = lazy(() => import('./pages/api-keys.tsx'));
 const Domains = lazy(() => import('./pages/domains/index.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
+const Suppressions = lazy(() => import('./pages/suppressions.tsx'));
 const AuditLog = lazy(() => import('./pages/audit-log.tsx'));
 const Team = lazy(() => import('./pages/team.tsx'));
 
@@ -35,6 +36,7 @@ export function App() {
         <Route path="/domains/*" element={<SignedIn page={<Domains />} />} />
         <Route path="/webhooks/*" element={<SignedIn page={<Webhooks />} />} />
         <Route path="/logs/*" element={<SignedIn page={<Logs />} />} />
+        <Route path="/suppressions" element={<SignedIn page={<Suppressions />} />} />
         <Route path="/audit-log" element={<SignedIn page={<AuditLog />} />} />
         <Route path="/team" element={<SignedIn page={<Team />} />} />
         <Route path="*" element={<SignedIn page={<NotFound />} />} />

@@ -12,6 +12,7 @@ export const NAV: NavItem[] = [
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },
+  { to: '/suppressions', label: 'Suppressions' },
   { to: '/logs', label: 'Logs' },
   { to: '/audit-log', label: 'Audit log' },
   { to: '/team', label: 'Team' },
