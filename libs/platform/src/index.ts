@@ -13,6 +13,7 @@ export {
   type ServiceMigrations,
 } from './db/migrations.ts';
 export { paginate, type Page } from './db/pagination.ts';
+export { escapeLike, firstIdAt } from './db/list-filters.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';

@@ -54,7 +54,9 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.SendEmailResponse),
     errors: [...SEND_ERRORS, 'invalid_attachment'],
   }),
-  list('/emails', 'Emails', 'List sent emails', rs.EmailList),
+  list('/emails', 'Emails', 'List sent emails', rs.EmailList, {
+    query: rq.PaginationQuery.safeExtend(rq.EmailFilterQuery.shape),
+  }),
   post('/emails/batch', 'Emails', 'Send up to 100 emails at once', {
     idempotent: true,
     sendingAccess: true,
@@ -73,6 +75,11 @@ export const OPERATIONS: readonly Operation[] = [
     body: json(rq.RescheduleEmailBody),
     success: ok(rs.ref('email')),
     errors: ['not_found', 'validation_error', 'missing_required_field', 'validation_error@403'],
+  }),
+  get('/emails/{email_id}/recipients', 'Emails', 'An email’s recipients and their delivery', {
+    extension: 'Each recipient’s delivery state, attempts and the last reply of its server.',
+    success: ok(rs.EmailRecipientList),
+    errors: ['not_found'],
   }),
   post('/emails/{email_id}/cancel', 'Emails', 'Cancel a scheduled email', {
     success: ok(rs.ref('email')),

@@ -117,6 +117,41 @@ export const LogFilterQuery = z.object({
 });
 export type LogFilterQuery = z.infer<typeof LogFilterQuery>;
 
+/** The events an email's `last_event` takes. */
+export const EMAIL_LAST_EVENTS = [
+  'queued',
+  'scheduled',
+  'canceled',
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'failed',
+  'suppressed',
+  'complained',
+  'opened',
+  'clicked',
+] as const;
+
+/** Postline extensions: the filters of GET /emails, each narrowing the list (all together). */
+export const EmailFilterQuery = z.object({
+  last_event: z
+    .enum(EMAIL_LAST_EVENTS, { message: `must be one of ${EMAIL_LAST_EVENTS.join(', ')}` })
+    .optional()
+    .describe('Postline extension: the email’s last event.'),
+  from: QueryText(320).optional().describe('Postline extension: the sender’s address (any case).'),
+  to: QueryText(320).optional().describe('Postline extension: a recipient’s address, in to, cc or bcc (any case).'),
+  subject: QueryText(200).optional().describe('Postline extension: a part of the subject (any case).'),
+  domain_id: z.uuid({ message: 'must be a domain id' }).optional().describe('Postline extension: the sending domain.'),
+  broadcast_id: z
+    .uuid({ message: 'must be a broadcast id' })
+    .optional()
+    .describe('Postline extension: the broadcast that made the email.'),
+  created_after: QueryTime.optional().describe('Postline extension: accepted at or after this time.'),
+  created_before: QueryTime.optional().describe('Postline extension: accepted before this time.'),
+});
+export type EmailFilterQuery = z.infer<typeof EmailFilterQuery>;
+
 // ---- Templates -----------------------------------------------------------------------------------------
 export const TEMPLATE_NAME_MAX = 255;
 const TemplateName = z

@@ -64,6 +64,22 @@ export const Email = single('email', EmailListItem, {
   text: NullableString,
   tags: z.array(Tag),
 });
+/** Postline extension: where each recipient of an email stands, and what its server last said. */
+export const EmailRecipientList = z.strictObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.strictObject({
+      address: z.string(),
+      status: z.enum(['pending', 'deferred', 'delivered', 'bounced', 'failed', 'suppressed', 'complained', 'canceled']),
+      attempts: z.number().int().describe('Delivery attempts made to this recipient so far.'),
+      last_code: z.number().int().nullable().describe('The SMTP reply code of the last attempt.'),
+      last_response: NullableString.describe('The receiving server’s last reply (or why no server answered).'),
+      bounce_type: NullableString,
+      bounce_sub_type: NullableString,
+      updated_at: Timestamp,
+    }),
+  ),
+});
 export const ShareEmailResponse = z.strictObject({ object: z.literal('email'), id: Id, url: z.string() });
 
 /** An attachment with its signed download link (sent and received emails alike). */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { paginate, type Page } from '@postline/platform';
+import { escapeLike, firstIdAt, paginate, type Page } from '@postline/platform';
 import type { ApiRequests, PaginationQuery } from '@postline/contracts';
 import type { GatewayDb, NewRequestLog } from './schema.ts';
 
@@ -27,19 +27,6 @@ const LIST_COLUMNS = [
  * id with this much slack, so that it reads a range of the team's (team_id, id) index instead of every older log.
  */
 const ID_TIME_SLACK_MS = 10 * 60_000;
-
-/** The smallest UUIDv7 made at `ms`: every id made then or later sorts at or after it. */
-function firstIdAt(ms: number): string {
-  const hex = Math.max(0, Math.min(ms, 2 ** 48 - 1))
-    .toString(16)
-    .padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-000000000000`;
-}
-
-/** The text matched literally by LIKE (whose escape character is Postgres's default, the backslash). */
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
 
 /** A team's request logs, newest first, narrowed by GET /logs's filters, with the key's name or the user's email. */
 export async function listRequestLogs(

@@ -1,8 +1,17 @@
 // Emails and their recipients: the accept statement, and every other statement on `emails` and on an
 // email's `recipients` that the accept side runs (the delivery side's are in attempts.ts).
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
-import { NOTIFY_RELAY, outboxSource, paginate, PREPARED, type OutboxRow, type Page } from '@postline/platform';
+import type { ApiRequests, PaginationQuery } from '@postline/contracts';
+import {
+  escapeLike,
+  firstIdAt,
+  NOTIFY_RELAY,
+  outboxSource,
+  paginate,
+  PREPARED,
+  type OutboxRow,
+  type Page,
+} from '@postline/platform';
 import type { EmailAttachmentsTable, EmailRow, LastEvent, RecipientRow, SenderDb } from '../../db/schema.ts';
 
 /** The rows accepting emails writes: ids assigned, with the messages they cause. */
@@ -59,12 +68,64 @@ export async function findEmail(db: Kysely<SenderDb>, teamId: string, id: string
 }
 
 /** A page of the team's emails (keyset on id). */
+/**
+ * An email's id is made when it is accepted and its created_at in the same statement; the slack covers a
+ * clock step between the two, so a time filter can also bound the id and read a range of (team_id, id).
+ */
+const ID_TIME_SLACK_MS = 60_000;
+
+/** A team's emails, newest first, narrowed by GET /emails's filters (all together). */
 export async function listEmails(
   db: Kysely<SenderDb>,
   teamId: string,
+  filter: ApiRequests.EmailFilterQuery,
   query: PaginationQuery,
 ): Promise<Page<EmailRow>> {
-  return paginate(db.selectFrom('emails').selectAll().where('team_id', '=', teamId), query);
+  let q = db.selectFrom('emails').selectAll().where('team_id', '=', teamId);
+  if (filter.last_event) q = q.where('last_event', '=', filter.last_event);
+  if (filter.from) q = q.where(sql<string>`lower(from_address)`, '=', filter.from.toLowerCase());
+  if (filter.to) {
+    const to = filter.to.toLowerCase();
+    q = q.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('recipients')
+        .select('recipients.email_id')
+        .where('recipients.team_id', '=', teamId)
+        .where(sql<string>`lower(recipients.address)`, '=', to),
+    );
+  }
+  if (filter.subject) q = q.where('subject', 'ilike', `%${escapeLike(filter.subject)}%`);
+  if (filter.domain_id) q = q.where('domain_id', '=', filter.domain_id);
+  if (filter.broadcast_id) q = q.where('broadcast_id', '=', filter.broadcast_id);
+  if (filter.created_after) {
+    const at = new Date(filter.created_after);
+    q = q.where('created_at', '>=', at).where('id', '>=', firstIdAt(at.getTime() - ID_TIME_SLACK_MS));
+  }
+  if (filter.created_before) {
+    const at = new Date(filter.created_before);
+    q = q.where('created_at', '<', at).where('id', '<', firstIdAt(at.getTime() + ID_TIME_SLACK_MS));
+  }
+  return paginate(q, query);
+}
+
+/** Where each recipient of an email stands, in the order they were given. */
+export async function listRecipients(db: Kysely<SenderDb>, teamId: string, emailId: string) {
+  return db
+    .selectFrom('recipients')
+    .select([
+      'address',
+      'status',
+      'attempts',
+      'last_code',
+      'last_response',
+      'bounce_type',
+      'bounce_sub_type',
+      'updated_at',
+    ])
+    .where('team_id', '=', teamId)
+    .where('email_id', '=', emailId)
+    .orderBy('position')
+    .execute();
 }
 
 /**

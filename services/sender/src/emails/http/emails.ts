@@ -27,7 +27,7 @@ import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
 import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
-import { checkEmailId, getEmail, pageOfEmails } from '../use-cases/read-emails.ts';
+import { checkEmailId, getEmail, pageOfEmails, recipientsOf } from '../use-cases/read-emails.ts';
 import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';
 
 export type EmailRouteDeps = {
@@ -77,7 +77,8 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     get: async (req, res) => {
       const teamId = teamOf(res);
       const query = parseInput(PaginationQuery, req.query);
-      const page = await pageOfEmails(deps.db, teamId, query);
+      const filter = parseInput(ApiRequests.EmailFilterQuery, req.query);
+      const page = await pageOfEmails(deps.db, teamId, filter, query);
       res.json({ ...page, data: page.data.map(listItem) });
     },
   });
@@ -117,6 +118,16 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       const body = parseInput(ApiRequests.RescheduleEmailBody, req.body);
       await rescheduleEmail(deps, teamId, id, body.scheduled_at);
       res.json({ object: 'email', id });
+    },
+  });
+
+  route(router, '/emails/:id/recipients', {
+    get: async (req, res) => {
+      const recipients = await recipientsOf(deps.db, teamOf(res), req.params.id);
+      res.json({
+        object: 'list',
+        data: recipients.map((r) => ({ ...r, updated_at: formatTimestamp(r.updated_at) })),
+      });
     },
   });
 

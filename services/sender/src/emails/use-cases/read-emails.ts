@@ -1,8 +1,8 @@
 // Reading the team's sent emails.
 import type { Kysely } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import type { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { isUuid, notFound, type Page } from '@postline/platform';
-import { findEmail, listEmails } from '../db/emails.ts';
+import { findEmail, listEmails, listRecipients } from '../db/emails.ts';
 import type { EmailRow, SenderDb } from '../../db/schema.ts';
 
 /** The email id a path names; anything but a UUID names no email (404). */
@@ -18,11 +18,18 @@ export async function getEmail(db: Kysely<SenderDb>, teamId: string, id: string 
   return email;
 }
 
-/** A page of the team's emails. */
+/** A page of the team's emails, narrowed by the list's filters. */
 export async function pageOfEmails(
   db: Kysely<SenderDb>,
   teamId: string,
+  filter: ApiRequests.EmailFilterQuery,
   query: PaginationQuery,
 ): Promise<Page<EmailRow>> {
-  return listEmails(db, teamId, query);
+  return listEmails(db, teamId, filter, query);
+}
+
+/** Each recipient of one of the team's emails, or 404 for an email the team does not have. */
+export async function recipientsOf(db: Kysely<SenderDb>, teamId: string, id: string | undefined) {
+  const email = await getEmail(db, teamId, id);
+  return listRecipients(db, teamId, email.id);
 }

@@ -1,0 +1,173 @@
+// GET /emails's filters (Postline extensions: last event, from, to, subject, sending domain, broadcast, time
+// range) and GET /emails/{id}/recipients, through the real gateway and sender, with emails the file's MX
+// delivers (250) or refuses (550 5.1.1 for `hard…` addresses).
+import { beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type { Resend } from 'resend';
+import { createVerifiedDomain, dataOf, testResend, useSystem, waitFor, type SharedSystem } from '@postline/testing';
+
+jest.setTimeout(90_000);
+
+const world = useSystem();
+let system: SharedSystem;
+let apiKey: string;
+let resend: Resend;
+let otherKey: string;
+const stamp = Date.now().toString(36);
+const sent: Record<'invoice' | 'bounce' | 'copied' | 'scheduled' | 'percent', string> = {
+  invoice: '',
+  bounce: '',
+  copied: '',
+  scheduled: '',
+  percent: '',
+};
+let mainDomain: { id: string; name: string };
+let otherDomain: { id: string; name: string };
+let startedAt: string;
+
+type Answer = { status: number; body: Record<string, unknown> };
+
+async function get(path: string, key = apiKey): Promise<Answer> {
+  const r = await fetch(`${system.apiUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+/** The ids GET /emails answers for `query`, newest first. */
+async function listed(query: Record<string, string>): Promise<string[]> {
+  const r = await get(`/emails?${new URLSearchParams({ limit: '100', ...query }).toString()}`);
+  expect(r.status).toBe(200);
+  return (r.body.data as { id: string }[]).map((e) => e.id);
+}
+
+async function lastEvent(id: string): Promise<string> {
+  return String((await get(`/emails/${id}`)).body.last_event);
+}
+
+beforeAll(async () => {
+  ({ system } = world);
+  const team = await system.admin('team', 'create', '--name', 'Lists of emails');
+  apiKey = String(team.api_key);
+  otherKey = String((await system.admin('team', 'create', '--name', 'Elsewhere')).api_key);
+  resend = testResend(apiKey, system.apiUrl);
+  const verify = (name: string) => createVerifiedDomain({ resend, dns: world.dns, env: system.env, name });
+  mainDomain = await verify(`list-${stamp}.example.com`);
+  otherDomain = await verify(`list-other-${stamp}.example.com`);
+  // After the domains' probe emails (createVerifiedDomain sends one to see the sender accept the domain).
+  startedAt = new Date().toISOString();
+  const rcpt = world.rcptDomain;
+  const send = async (options: Partial<Parameters<Resend['emails']['send']>[0]>) =>
+    dataOf(
+      await resend.emails.send({
+        from: `Acme <hello@${mainDomain.name}>`,
+        to: `ok-${stamp}@${rcpt}`,
+        subject: 'Hello',
+        text: 'Hello',
+        ...options,
+      } as Parameters<Resend['emails']['send']>[0]),
+    ).id;
+  sent.invoice = await send({ to: `Reader-${stamp}@${rcpt}`, subject: `Invoice 42 ${stamp}` });
+  sent.bounce = await send({ to: `hard-${stamp}@${rcpt}`, subject: `Welcome aboard ${stamp}` });
+  sent.copied = await send({
+    from: `Other <news@${otherDomain.name}>`,
+    cc: `copy-${stamp}@${rcpt}`,
+    subject: `Newsletter ${stamp}`,
+  });
+  sent.scheduled = await send({
+    subject: `Later ${stamp}`,
+    scheduledAt: new Date(Date.now() + 3_600_000).toISOString(),
+  });
+  sent.percent = await send({ subject: `100% off ${stamp}` });
+  // Another team's email with a subject that matches: never listed here.
+  await testResend(otherKey, system.apiUrl).emails.send({
+    from: `x@${mainDomain.name}`,
+    to: `ok-${stamp}@${rcpt}`,
+    subject: `Invoice 42 ${stamp}`,
+    text: 'x',
+  });
+  await waitFor('the deliveries and the bounce', async () => {
+    const events = await Promise.all([sent.invoice, sent.bounce].map(lastEvent));
+    return events[0] === 'delivered' && events[1] === 'bounced';
+  });
+}, 120_000);
+
+describe('GET /emails filters', () => {
+  it('narrows by last event, recipient (to or cc, any case), sender, subject words and sending domain', async () => {
+    expect(await listed({ last_event: 'bounced', created_after: startedAt })).toEqual([sent.bounce]);
+    expect(await listed({ last_event: 'scheduled', created_after: startedAt })).toEqual([sent.scheduled]);
+    expect(await listed({ to: `reader-${stamp}@${world.rcptDomain}`.toUpperCase() })).toEqual([sent.invoice]);
+    expect(await listed({ to: `copy-${stamp}@${world.rcptDomain}` })).toEqual([sent.copied]);
+    expect(await listed({ from: `NEWS@${otherDomain.name}` })).toEqual([sent.copied]);
+    expect(await listed({ subject: `invoice 42 ${stamp}` })).toEqual([sent.invoice]);
+    // `%` and `_` in the words are matched as they are, not as patterns.
+    expect(await listed({ subject: `100% off ${stamp}` })).toEqual([sent.percent]);
+    expect(await listed({ subject: `1_0% off ${stamp}` })).toEqual([]);
+    expect(await listed({ domain_id: otherDomain.id, created_after: startedAt })).toEqual([sent.copied]);
+    expect(await listed({ broadcast_id: randomUUID(), created_after: startedAt })).toEqual([]);
+    // Together: every filter applies.
+    expect(await listed({ subject: stamp, last_event: 'delivered', domain_id: mainDomain.id })).toEqual(
+      expect.arrayContaining([sent.invoice]),
+    );
+    expect(await listed({ subject: stamp, domain_id: mainDomain.id })).not.toContain(sent.copied);
+  });
+
+  it('narrows by time, and pages through a filtered list', async () => {
+    const mine = await listed({ created_after: startedAt });
+    expect(mine).toEqual([sent.percent, sent.scheduled, sent.copied, sent.bounce, sent.invoice]);
+    expect(await listed({ created_after: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
+    expect(await listed({ created_before: startedAt, subject: stamp })).toEqual([]);
+
+    const first = await get(`/emails?limit=2&subject=${stamp}`);
+    expect(first.body.has_more).toBe(true);
+    const page = (first.body.data as { id: string }[]).map((e) => e.id);
+    expect(page).toEqual([sent.percent, sent.scheduled]);
+    const next = await get(`/emails?limit=2&subject=${stamp}&after=${page[1]}`);
+    expect((next.body.data as { id: string }[]).map((e) => e.id)).toEqual([sent.copied, sent.bounce]);
+  });
+
+  it('refuses a filter it cannot read with a clear 422', async () => {
+    for (const [query, field] of [
+      ['last_event=arrived', 'last_event'],
+      ['created_after=yesterday', 'created_after'],
+      ['domain_id=nope', 'domain_id'],
+      [`subject=${'x'.repeat(201)}`, 'subject'],
+    ] as const) {
+      const r = await get(`/emails?${query}`);
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ name: 'validation_error' });
+      expect(String(r.body.message)).toContain(field);
+    }
+  });
+});
+
+describe('GET /emails/{id}/recipients', () => {
+  it('tells each recipient’s state, attempts and its server’s last reply', async () => {
+    const delivered = await get(`/emails/${sent.invoice}/recipients`);
+    expect(delivered.status).toBe(200);
+    expect(delivered.body.object).toBe('list');
+    expect(delivered.body.data).toEqual([
+      expect.objectContaining({
+        address: `Reader-${stamp}@${world.rcptDomain}`,
+        status: 'delivered',
+        attempts: 1,
+        last_code: 250,
+        bounce_type: null,
+      }),
+    ]);
+    const bounced = (await get(`/emails/${sent.bounce}/recipients`)).body.data as Record<string, unknown>[];
+    expect(bounced).toEqual([expect.objectContaining({ status: 'bounced', last_code: 550, bounce_type: 'Permanent' })]);
+    expect(String(bounced[0]!.last_response)).toContain('5.1.1');
+    const copied = (await get(`/emails/${sent.copied}/recipients`)).body.data as { address: string }[];
+    expect(copied.map((r) => r.address)).toEqual([
+      `ok-${stamp}@${world.rcptDomain}`,
+      `copy-${stamp}@${world.rcptDomain}`,
+    ]);
+    const waiting = (await get(`/emails/${sent.scheduled}/recipients`)).body.data as { status: string }[];
+    expect(waiting.map((r) => r.status)).toEqual(['pending']);
+  });
+
+  it('answers 404 for another team’s email and for an id that is none', async () => {
+    expect((await get(`/emails/${sent.invoice}/recipients`, otherKey)).status).toBe(404);
+    const none = await get('/emails/nope/recipients');
+    expect(none).toMatchObject({ status: 404, body: { name: 'not_found' } });
+  });
+});
