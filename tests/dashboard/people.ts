@@ -46,8 +46,12 @@ export async function signIn(
 }
 
 /** The page as it is now passes axe-core (no serious or critical violation); its screenshot is written. */
-export async function checkPage(session: BrowserSession, name: string): Promise<void> {
-  await session.page.waitForLoadState('networkidle');
+export async function checkPage(
+  session: BrowserSession,
+  name: string,
+  opts: { waitForNetworkIdle?: boolean } = {},
+): Promise<void> {
+  if (opts.waitForNetworkIdle ?? true) await session.page.waitForLoadState('networkidle');
   expect(await accessibilityViolations(session.page)).toEqual([]);
   await screenshot(session.page, name);
 }

@@ -748,8 +748,15 @@ describe('attachments and share links of a sent email', () => {
     const page = await fetch(shared.data!.url);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toMatch(/^sandbox; default-src 'none'/);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toMatch(/^sandbox; default-src 'none'/);
+    // Remote images load, and only the install's own pages may frame it (the dashboard's preview).
+    expect(policy).toContain('img-src data: https: http:');
+    expect(policy).toContain("frame-ancestors 'self'");
     expect(await page.text()).toContain('<h1>Order 1042</h1>');
+    // `?images=blocked` (the query passes through the gateway): no remote image is fetched.
+    const blocked = await fetch(`${shared.data!.url}?images=blocked`);
+    expect(blocked.headers.get('content-security-policy')).toContain("img-src data:; style-src 'unsafe-inline';");
 
     const text = await sendOk({ to: 'delivered@postline.test', html: undefined, text: 'Plain words' } as SendOptions);
     const plain = await fetch((await resend.emails.share(text)).data!.url);

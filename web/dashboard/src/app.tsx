@@ -15,6 +15,7 @@ const ForgotPassword = lazy(() => import('./pages/forgot-password.tsx'));
 const Account = lazy(() => import('./pages/account.tsx'));
 const ApiKeys = lazy(() => import('./pages/api-keys.tsx'));
 const Domains = lazy(() => import('./pages/domains/index.tsx'));
+const Emails = lazy(() => import('./pages/emails/index.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
 const Suppressions = lazy(() => import('./pages/suppressions.tsx'));
@@ -34,6 +35,7 @@ export function App() {
         <Route path="/account" element={<SignedIn page={<Account />} />} />
         <Route path="/api-keys" element={<SignedIn page={<ApiKeys />} />} />
         <Route path="/domains/*" element={<SignedIn page={<Domains />} />} />
+        <Route path="/emails/*" element={<SignedIn page={<Emails />} />} />
         <Route path="/webhooks/*" element={<SignedIn page={<Webhooks />} />} />
         <Route path="/logs/*" element={<SignedIn page={<Logs />} />} />
         <Route path="/suppressions" element={<SignedIn page={<Suppressions />} />} />

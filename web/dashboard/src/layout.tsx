@@ -9,6 +9,7 @@ type NavItem = { to: string; label: string; adminOnly?: boolean };
 
 /** The pages, in the order the navigation lists them. */
 export const NAV: NavItem[] = [
+  { to: '/emails', label: 'Emails' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },

@@ -26,6 +26,8 @@ export const DASHBOARD_CSP = [
   "img-src 'self' data:",
   "font-src 'self'",
   "connect-src 'self'",
+  // An email's preview: its share page on this origin, itself sandboxed (no scripts, an origin of its own).
+  "frame-src 'self'",
   "manifest-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",

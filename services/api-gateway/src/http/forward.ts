@@ -245,6 +245,8 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     }
     const target = new URL(req.path, deps.owners[owner]);
     if (publicOwnerOf(target.pathname) !== owner) return next();
+    // The query goes on as it came (a share page's `images=blocked`); the token in the path names what is read.
+    target.search = new URL(req.originalUrl, 'http://gateway').search;
     // Counted per email or attachment, not per token: every share or listing issues a new token for it.
     const counted = await deps.countRequest(
       `${deps.redisPrefix}:ratelimit:link:${publicLinkIdentity(target.pathname)}`,

@@ -45,3 +45,18 @@ export function Time({
 export function daysSince(value: string, now = Date.now()): number {
   return Math.floor((now - parseTimestamp(value).getTime()) / 86_400_000);
 }
+
+/** An ISO instant as a datetime-local input's value, in the reader's time zone. */
+export function toLocalInput(iso: string | undefined): string {
+  if (!iso) return '';
+  const date = parseTimestamp(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+export function fromLocalInput(value: string): string {
+  if (!value) return '';
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+}

@@ -73,7 +73,8 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
   route(router, `${LINK_PATHS.share}/:token`, {
     get: async (req, res) => {
       const email = await openShareLink(deps, req.params.token ?? '');
-      publicHeaders(res, email.team_id);
+      // `?images=blocked`: no remote image is fetched (a preview that asks before telling senders it was read).
+      publicHeaders(res, email.team_id, { remoteImages: req.query.images !== 'blocked' });
       if (email.html !== null) res.type('text/html; charset=utf-8').send(email.html);
       else res.type('text/plain; charset=utf-8').send(email.text ?? '');
     },
@@ -83,18 +84,21 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
     get: async (req, res) => {
       // HEAD answers the size without reading the bytes.
       const download = await openDownloadLink(deps, req.params.token ?? '', req.method !== 'HEAD');
-      publicHeaders(res, download.teamId);
+      publicHeaders(res, download.teamId, { remoteImages: false });
       sendDownload(req, res, download);
     },
   });
   return router;
 }
 
-/** The sandboxing headers, and the link's team for the gateway (which checks it and never passes it on). */
-function publicHeaders(res: Response, teamId: string): void {
+/**
+ * The sandboxing headers, and the link's team for the gateway (which checks it and never passes it on). Only
+ * the install's own pages may frame it (the dashboard's preview of an email).
+ */
+function publicHeaders(res: Response, teamId: string, opts: { remoteImages: boolean }): void {
+  const remote = opts.remoteImages ? ' https: http:' : '';
   setPublicLinkHeaders(res, {
     teamId,
-    contentSecurityPolicy:
-      "sandbox; default-src 'none'; img-src https: http: data:; style-src 'unsafe-inline' https:; font-src https: data:; frame-ancestors 'none'",
+    contentSecurityPolicy: `sandbox; default-src 'none'; img-src data:${remote}; style-src 'unsafe-inline'${remote ? ' https:' : ''}; font-src data:${remote ? ' https:' : ''}; frame-ancestors 'self'`,
   });
 }

@@ -6,6 +6,7 @@ import type { ApiShape } from '@postline/contracts';
 import { get } from '../../api/client.ts';
 import { useFilters } from '../../ui/list.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
+import { fromLocalInput, toLocalInput } from '../../ui/time.tsx';
 
 type LogItem = ApiShape<'LogList'>['data'][number];
 
@@ -20,21 +21,6 @@ export const FILTER_NAMES = [
 ] as const;
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-
-/** An ISO instant as a datetime-local input's value, in the reader's time zone. */
-function toLocalInput(iso: string | undefined): string {
-  if (!iso) return '';
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-function fromLocalInput(value: string): string {
-  if (!value) return '';
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
-}
 
 export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: boolean }) {
   const [filters, setFilters] = useFilters();

@@ -1,0 +1,222 @@
+// The Emails pages as a person uses them to answer "my email never arrived": emails sent with the official
+// resend SDK to the file's MX, which takes one (250), defers another once (452, then 250) and refuses a third
+// (550 5.1.1), are found by their filters, and each email's page shows what its recipient's server said; the
+// preview is sandboxed, with remote images off until asked; a scheduled email is rescheduled and canceled.
+// Another team's email is not found. In Chromium, against a running system.
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import type { Resend } from 'resend';
+import {
+  createVerifiedDomain,
+  dataOf,
+  defaultSinkBehaviour,
+  testResend,
+  useSystem,
+  waitFor,
+  type SharedSystem,
+} from '@postline/testing';
+import { launchBrowser, openBrowserSession, type BrowserSession } from '@postline/testing/browser';
+import { checkPage, createTeam, signIn } from './people.ts';
+
+jest.setTimeout(120_000);
+
+/** Recipients whose first attempt the MX defers (452), then takes. */
+const deferOnce = new Set<string>();
+// The emails test's system (its SMTP back-off shrunk), so that a deferred recipient is retried at once.
+const world = useSystem({
+  env: { POSTLINE_DELAY_SCALE: '0.00002' },
+  sink: {
+    behaviour: (rcpt) => {
+      const local = rcpt.split('@')[0] ?? '';
+      if (deferOnce.delete(local)) return 452;
+      return defaultSinkBehaviour(rcpt);
+    },
+  },
+});
+let system: SharedSystem;
+let browser: Browser;
+let team: Awaited<ReturnType<typeof createTeam>>;
+let resend: Resend;
+let domain: string;
+/** A stand-in for an image host a sender's email points at, counting the requests it gets. */
+let images: Server;
+let imageRequests = 0;
+let imageHost: string;
+const stamp = Date.now().toString(36);
+const ids: Record<'ok' | 'deferred' | 'bounced' | 'scheduled', string> = {
+  ok: '',
+  deferred: '',
+  bounced: '',
+  scheduled: '',
+};
+const rcpt = (local: string) => `${local}-${stamp}@${world.rcptDomain}`;
+
+beforeAll(async () => {
+  ({ system } = world);
+  images = createServer((_req, res) => {
+    imageRequests++;
+    res
+      .writeHead(200, { 'content-type': 'image/gif' })
+      .end(Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64'));
+  });
+  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  imageHost = `http://127.0.0.1:${(images.address() as { port: number }).port}`;
+  const imageUrl = `${imageHost}/logo.gif`;
+  browser = await launchBrowser();
+  team = await createTeam(system, 'Mailroom');
+  resend = testResend(team.apiKey, system.apiUrl);
+  domain = `emails-${stamp}.example.com`;
+  await createVerifiedDomain({ resend, dns: world.dns, env: system.env, name: domain });
+  const send = async (to: string, subject: string, extra: Record<string, unknown> = {}) =>
+    dataOf(
+      await resend.emails.send({
+        from: `Acme <orders@${domain}>`,
+        to,
+        subject,
+        html: `<h1>${subject}</h1><p>Thanks!</p><img src="${imageUrl}" alt="Acme"><script>document.title='ran'</script>`,
+        ...extra,
+      } as Parameters<Resend['emails']['send']>[0]),
+    ).id;
+  deferOnce.add(`later-${stamp}`);
+  ids.ok = await send(rcpt('ada'), `Order 1042 ${stamp}`);
+  ids.deferred = await send(rcpt('later'), `Order 1043 ${stamp}`);
+  ids.bounced = await send(rcpt('hard'), `Order 1044 ${stamp}`);
+  ids.scheduled = await send(rcpt('ada'), `Reminder ${stamp}`, {
+    scheduledAt: new Date(Date.now() + 86_400_000).toISOString(),
+    text: 'A reminder, in words.',
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => images?.close(resolve));
+});
+
+/**
+ * The session's problems but those the sandboxed preview causes on purpose, which the browser logs: the
+ * email's script it did not run, the remote image it did not load, and that image once asked for.
+ */
+function problemsBesidesThePreview(s: BrowserSession, imageHost: string): string[] {
+  return s
+    .problems()
+    .filter(
+      (p) =>
+        !/^Blocked script execution in '[^']*\/share\/.*because the document's frame is sandboxed/.test(p) &&
+        !(
+          p.startsWith(`Loading the image '${imageHost}`) &&
+          p.includes('violates the following Content Security Policy')
+        ) &&
+        p !== `request elsewhere: ${imageHost}/logo.gif`,
+    );
+}
+
+async function openEmails(page: Page): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Emails' }).click();
+  await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+}
+
+describe('the Emails pages', () => {
+  it('finds each email by a filter and shows what its recipient’s server said', async () => {
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin);
+      await openEmails(page);
+      for (const subject of ['1042', '1043', '1044'])
+        await page.getByRole('link', { name: `Order ${subject} ${stamp}` }).waitFor();
+      await checkPage(s, 'emails');
+
+      // The refused one, found by its recipient: the server's 550 and the bounce's type.
+      await page.getByLabel('To', { exact: true }).fill(rcpt('hard'));
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.waitForURL(/to=hard/);
+      await waitFor('one email listed', async () => (await page.getByRole('row', { name: /Order/ }).count()) === 1);
+      await page.getByRole('link', { name: `Order 1044 ${stamp}` }).click();
+      await page.getByRole('heading', { name: `Order 1044 ${stamp}`, level: 1 }).waitFor();
+      const recipients = page.getByRole('region', { name: 'Recipients' });
+      const hard = recipients.getByRole('row', { name: new RegExp(rcpt('hard')) });
+      await hard.getByText('bounced', { exact: true }).waitFor();
+      expect(await hard.textContent()).toContain('Permanent');
+      expect(await hard.getByRole('cell').nth(2).textContent()).toMatch(/^550 .*5\.1\.1/);
+
+      // The deferred one, found by its last event once delivered: two attempts, the last one 250.
+      await page.goto(`/dashboard/emails?last_event=delivered&subject=${encodeURIComponent(`1043 ${stamp}`)}`);
+      await page.getByRole('link', { name: `Order 1043 ${stamp}` }).click();
+      const later = recipients.getByRole('row', { name: new RegExp(rcpt('later')) });
+      await later.getByText('delivered', { exact: true }).waitFor();
+      expect(await later.getByRole('cell').nth(1).textContent()).toBe('2');
+      expect(await later.getByRole('cell').nth(2).textContent()).toMatch(/^250 /);
+
+      // The preview: sandboxed (its script did not run), the remote image not fetched until asked.
+      const preview = page.getByTitle('Preview of the email').contentFrame();
+      await preview.getByRole('heading', { name: `Order 1043 ${stamp}` }).waitFor();
+      expect(imageRequests).toBe(0);
+      await page.getByRole('button', { name: 'Show remote images' }).click();
+      await waitFor('the remote image to be fetched', () => imageRequests > 0);
+      await preview.getByRole('img', { name: 'Acme' }).waitFor();
+      // Chromium never reports a sandboxed frame's network idle: the page is checked once its content is in.
+      await page.getByRole('region', { name: 'Recipients' }).getByRole('row').nth(1).waitFor();
+      await checkPage(s, 'email-detail', { waitForNetworkIdle: false });
+      // The source, as sent.
+      await page.getByRole('tab', { name: 'HTML' }).click();
+      expect(await page.getByRole('tabpanel').textContent()).toContain("<script>document.title='ran'</script>");
+      await page.getByRole('tab', { name: 'Text' }).click();
+      await page.getByRole('tabpanel').getByText('made from the HTML').waitFor();
+      expect(problemsBesidesThePreview(s, imageHost)).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reschedules and cancels a scheduled email; another team does not find it', async () => {
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin, `/dashboard/emails/${ids.scheduled}`);
+      await page.getByRole('heading', { name: `Reminder ${stamp}`, level: 1 }).waitFor();
+      await page.getByText('Scheduled for').waitFor();
+      await page.getByRole('region', { name: 'Recipients' }).getByText('pending').waitFor();
+      await page.getByRole('tab', { name: 'Text' }).click();
+      await page.getByRole('tabpanel').getByText('A reminder, in words.').waitFor();
+
+      // Two days from now, at 09:30 in the reader's time zone.
+      const when = new Date(Date.now() + 2 * 86_400_000);
+      when.setHours(9, 30, 0, 0);
+      const pad = (n: number) => String(n).padStart(2, '0');
+      const local = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}T09:30`;
+      await page.getByRole('button', { name: 'Reschedule' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Reschedule the email' });
+      await dialog.getByLabel('Send at').fill(local);
+      await dialog.getByRole('button', { name: 'Reschedule' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await waitFor('the new time stored', async () => {
+        const at = dataOf(await resend.emails.get(ids.scheduled)).scheduled_at;
+        return (
+          at !== null && new Date(at.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')).getTime() === when.getTime()
+        );
+      });
+
+      await page.getByRole('button', { name: 'Cancel the email' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Cancel the email?' });
+      await confirm.getByRole('button', { name: 'Cancel the email' }).click();
+      await page.getByRole('heading', { name: `Reminder ${stamp}`, level: 1 }).waitFor();
+      await page.getByRole('main').getByText('canceled', { exact: true }).first().waitFor();
+      expect(await page.getByRole('button', { name: 'Reschedule' }).count()).toBe(0);
+      expect(dataOf(await resend.emails.get(ids.scheduled)).last_event).toBe('canceled');
+      expect(problemsBesidesThePreview(s, imageHost)).toEqual([]);
+    } finally {
+      await s.close();
+    }
+    // Another team's person opening this team's email: not found, as the API answers.
+    const other = await createTeam(system, 'Elsewhere');
+    const outsider = await openBrowserSession(browser, system.apiUrl);
+    try {
+      await signIn(outsider.page, other.admin, `/dashboard/emails/${ids.ok}`);
+      await outsider.page.getByRole('heading', { name: 'Email not found', level: 1 }).waitFor();
+      expect(await outsider.page.content()).not.toContain(`Order 1042 ${stamp}`);
+    } finally {
+      await outsider.close();
+    }
+  });
+});

@@ -1,0 +1,350 @@
+// One email: its fields; its content as a sandboxed preview (remote images off until asked), its HTML source
+// and its text; where each recipient stands and what its server last said (read again every few seconds
+// while a delivery is still to come); and for a scheduled email, reschedule and cancel.
+import { useEffect, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { ApiShape } from '@postline/contracts';
+import { ApiError, get, patch, post } from '../../api/client.ts';
+import { CodeValue, CopyButton } from '../../ui/copy.tsx';
+import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
+import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
+import { ActionForm, Field, text } from '../../ui/form.tsx';
+import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
+import { EMAILS } from './list.tsx';
+
+type Email = ApiShape<'Email'>;
+type Recipient = ApiShape<'EmailRecipientList'>['data'][number];
+
+const EMAIL = 'email';
+const RECIPIENTS = 'email-recipients';
+/** How often the recipients are read again while one still waits for a delivery. */
+const POLL_MS = 4000;
+const WAITING = new Set(['pending', 'deferred']);
+
+export function EmailPage() {
+  const { id = '' } = useParams();
+  const email = useQuery({
+    queryKey: [EMAIL, id],
+    queryFn: () => get<Email>(`/emails/${encodeURIComponent(id)}`),
+  });
+  if (email.error) {
+    const gone = email.error instanceof ApiError && email.error.statusCode === 404;
+    return (
+      <>
+        <h1>{gone ? 'Email not found' : 'Email'}</h1>
+        <ErrorMessage error={email.error} />
+        <Link to="/emails">Back to emails</Link>
+      </>
+    );
+  }
+  if (!email.data) return <Loading />;
+  return <EmailView email={email.data} />;
+}
+
+function EmailView({ email }: { email: Email }) {
+  const scheduled = email.last_event === 'scheduled';
+  return (
+    <>
+      <p>
+        <Link to="/emails">← Emails</Link>
+      </p>
+      <div className="page-header">
+        <div>
+          <h1 className="break-anywhere">{email.subject || '(no subject)'}</h1>
+          <p className="muted">
+            <StatusBadge status={email.last_event} /> Created <Time value={email.created_at} />
+          </p>
+        </div>
+        {scheduled ? (
+          <div className="actions">
+            <Reschedule email={email} />
+            <CancelScheduled email={email} />
+          </div>
+        ) : null}
+      </div>
+      {scheduled && email.scheduled_at ? (
+        <Notice>
+          Scheduled for <Time value={email.scheduled_at} />: it is sent then, unless you reschedule or cancel it.
+        </Notice>
+      ) : null}
+      <dl className="facts card">
+        <dt>From</dt>
+        <dd>{email.from}</dd>
+        <dt>To</dt>
+        <dd>{email.to.join(', ')}</dd>
+        {email.cc?.length ? (
+          <>
+            <dt>Cc</dt>
+            <dd>{email.cc.join(', ')}</dd>
+          </>
+        ) : null}
+        {email.bcc?.length ? (
+          <>
+            <dt>Bcc</dt>
+            <dd>{email.bcc.join(', ')}</dd>
+          </>
+        ) : null}
+        {email.reply_to?.length ? (
+          <>
+            <dt>Reply-To</dt>
+            <dd>{email.reply_to.join(', ')}</dd>
+          </>
+        ) : null}
+        {email.tags.length ? (
+          <>
+            <dt>Tags</dt>
+            <dd>{email.tags.map((t) => `${t.name}: ${t.value}`).join(', ')}</dd>
+          </>
+        ) : null}
+        <dt>Email id</dt>
+        <dd>
+          <CodeValue value={email.id} label="Copy the email id" />
+        </dd>
+        {email.message_id ? (
+          <>
+            <dt>Message-ID</dt>
+            <dd>
+              <code>{email.message_id}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <Recipients email={email} />
+      <Content email={email} />
+    </>
+  );
+}
+
+function Recipients({ email }: { email: Email }) {
+  const recipients = useQuery({
+    queryKey: [RECIPIENTS, email.id],
+    queryFn: () => get<ApiShape<'EmailRecipientList'>>(`/emails/${email.id}/recipients`),
+    // Polls only while a recipient waits for a delivery (and the email is not merely scheduled).
+    refetchInterval: (query) =>
+      email.last_event !== 'scheduled' && query.state.data?.data.some((r) => WAITING.has(r.status)) ? POLL_MS : false,
+  });
+  const client = useQueryClient();
+  const settled = Boolean(recipients.data) && !recipients.data?.data.some((r) => WAITING.has(r.status));
+  // Once every recipient is settled, the email's last event has moved on too: read it again.
+  useEffect(() => {
+    if (settled && email.last_event === 'queued') void client.invalidateQueries({ queryKey: [EMAIL, email.id] });
+  }, [settled, email.last_event, email.id, client]);
+  return (
+    <section aria-labelledby="recipients-title" className="section">
+      <h2 id="recipients-title">Recipients</h2>
+      <ErrorMessage error={recipients.error} />
+      {recipients.data ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Recipients</caption>
+            <thead>
+              <tr>
+                <th scope="col">Address</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">What the receiving server said</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {recipients.data.data.map((r) => (
+                <RecipientRow key={r.address} recipient={r} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <Loading />
+      )}
+    </section>
+  );
+}
+
+function RecipientRow({ recipient: r }: { recipient: Recipient }) {
+  return (
+    <tr>
+      <th scope="row" className="break-anywhere">
+        {r.address}
+      </th>
+      <td>
+        <StatusBadge status={r.status} />
+        {r.bounce_type ? (
+          <div className="muted small-text">
+            {r.bounce_type}
+            {r.bounce_sub_type ? `: ${r.bounce_sub_type}` : ''}
+          </div>
+        ) : null}
+      </td>
+      <td>{r.attempts}</td>
+      <td className="break-anywhere">
+        {r.last_code !== null || r.last_response ? (
+          <code>{serverReply(r)}</code>
+        ) : (
+          <span className="muted">Nothing yet</span>
+        )}
+      </td>
+      <td>
+        <Time value={r.updated_at} stacked />
+      </td>
+    </tr>
+  );
+}
+
+/** The last reply as the server gave it: its code, then its text (which often repeats the code). */
+function serverReply(r: Recipient): string {
+  const response = r.last_response ?? '';
+  if (r.last_code === null || response.startsWith(String(r.last_code))) return response;
+  return `${r.last_code} ${response}`.trim();
+}
+
+type Tab = 'preview' | 'html' | 'text';
+
+function Content({ email }: { email: Email }) {
+  const [tab, setTab] = useState<Tab>(email.html !== null ? 'preview' : 'text');
+  const tabs: { id: Tab; label: string }[] = [
+    { id: 'preview', label: 'Preview' },
+    { id: 'html', label: 'HTML' },
+    { id: 'text', label: 'Text' },
+  ];
+  return (
+    <section aria-labelledby="content-title" className="section">
+      <h2 id="content-title">Content</h2>
+      <div role="tablist" aria-label="Content" className="tabs">
+        {tabs.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            id={`tab-${t.id}`}
+            aria-selected={tab === t.id}
+            aria-controls={`panel-${t.id}`}
+            className={tab === t.id ? 'tab selected' : 'tab'}
+            onClick={() => setTab(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="card">
+        {tab === 'preview' ? <Preview email={email} /> : null}
+        {tab === 'html' ? (
+          email.html !== null ? (
+            <SourceBlock value={email.html} label="Copy the HTML" />
+          ) : (
+            <p className="muted">This email has no HTML part.</p>
+          )
+        ) : null}
+        {tab === 'text' ? (
+          email.text ? (
+            <SourceBlock value={email.text} label="Copy the text" />
+          ) : (
+            <p className="muted">
+              {email.text === null
+                ? 'No text was given: the text part is made from the HTML when the email is sent.'
+                : 'This email has no text part.'}
+            </p>
+          )
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+function SourceBlock({ value, label }: { value: string; label: string }) {
+  return (
+    <>
+      <div className="actions">
+        <CopyButton value={value} label={label} />
+      </div>
+      <pre className="source">
+        <code>{value}</code>
+      </pre>
+    </>
+  );
+}
+
+/**
+ * The email as its recipients see it: its share page (POST /emails/{id}/share, one hour), which the server
+ * sandboxes (no scripts, an origin of its own), framed here sandboxed again. Remote images stay off (the
+ * page's `images=blocked`) until asked: loading them would tell whoever serves them that it was opened.
+ */
+function Preview({ email }: { email: Email }) {
+  const [remoteImages, setRemoteImages] = useState(false);
+  const link = useQuery({
+    queryKey: ['email-share', email.id],
+    queryFn: () => post<ApiShape<'ShareEmailResponse'>>(`/emails/${email.id}/share`, { expires_in: '1h' }),
+    staleTime: 30 * 60_000,
+  });
+  if (link.error) return <ErrorMessage error={link.error} />;
+  if (!link.data) return <Loading label="Preparing the preview…" />;
+  const src = remoteImages ? link.data.url : `${link.data.url}?images=blocked`;
+  return (
+    <>
+      <div className="actions">
+        {remoteImages ? (
+          <span className="muted small-text">Remote images are shown.</span>
+        ) : (
+          <button type="button" className="button small" onClick={() => setRemoteImages(true)}>
+            Show remote images
+          </button>
+        )}
+      </div>
+      <iframe className="preview" title="Preview of the email" src={src} sandbox="" referrerPolicy="no-referrer" />
+    </>
+  );
+}
+
+function Reschedule({ email }: { email: Email }) {
+  const client = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const save = async (data: FormData) => {
+    const at = fromLocalInput(text(data, 'scheduled_at'));
+    if (!at) throw new Error('Pick a date and time.');
+    await patch(`/emails/${email.id}`, { scheduled_at: at });
+    await client.invalidateQueries({ queryKey: [EMAIL, email.id] });
+    await client.invalidateQueries({ queryKey: [EMAILS] });
+    setOpen(false);
+  };
+  return (
+    <>
+      <button type="button" className="button" onClick={() => setOpen(true)}>
+        Reschedule
+      </button>
+      <Dialog open={open} title="Reschedule the email" onClose={() => setOpen(false)}>
+        <ActionForm action={save} submitLabel="Reschedule" label="Reschedule the email" onCancel={() => setOpen(false)}>
+          <Field label="Send at" hint="In your time zone.">
+            {(p) => (
+              <input
+                {...p}
+                name="scheduled_at"
+                type="datetime-local"
+                required
+                defaultValue={toLocalInput(email.scheduled_at ?? undefined)}
+              />
+            )}
+          </Field>
+        </ActionForm>
+      </Dialog>
+    </>
+  );
+}
+
+function CancelScheduled({ email }: { email: Email }) {
+  const client = useQueryClient();
+  return (
+    <ConfirmButton
+      label="Cancel email"
+      accessibleName="Cancel the email"
+      title="Cancel the email?"
+      confirmLabel="Cancel the email"
+      onConfirm={async () => {
+        await post(`/emails/${email.id}/cancel`);
+        await client.invalidateQueries({ queryKey: [EMAIL, email.id] });
+        await client.invalidateQueries({ queryKey: [EMAILS] });
+      }}
+    >
+      <p>It is not sent. This cannot be undone: send it again to have it delivered.</p>
+    </ConfirmButton>
+  );
+}

@@ -1,0 +1,191 @@
+// The team's sent and scheduled emails (GET /emails), newest first, filtered by last event, sender, recipient,
+// subject words, sending domain and time (kept in the URL), each opening its page.
+import type { FormEvent } from 'react';
+import { Link } from 'react-router';
+import { useQuery } from '@tanstack/react-query';
+import type { ApiRequest, ApiShape } from '@postline/contracts';
+import { get } from '../../api/client.ts';
+import { EmptyState, StatusBadge } from '../../ui/feedback.tsx';
+import { Field, LateSelect, text } from '../../ui/form.tsx';
+import { ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
+import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
+
+type EmailItem = ApiShape<'EmailList'>['data'][number];
+
+export const EMAILS = 'emails';
+
+const FILTER_NAMES = [
+  'last_event',
+  'from',
+  'to',
+  'subject',
+  'domain_id',
+  'created_after',
+  'created_before',
+  'broadcast_id',
+] as const;
+
+type LastEvent = NonNullable<ApiRequest<'EmailFilterQuery'>['last_event']>;
+
+/** Every last event the filter offers, as the page names it (a Record, so none can be left out). */
+const LAST_EVENTS: Record<LastEvent, string> = {
+  queued: 'Queued',
+  scheduled: 'Scheduled',
+  canceled: 'Canceled',
+  sent: 'Sent',
+  delivered: 'Delivered',
+  delivery_delayed: 'Delivery delayed',
+  bounced: 'Bounced',
+  failed: 'Failed',
+  suppressed: 'Suppressed',
+  complained: 'Complained',
+  opened: 'Opened',
+  clicked: 'Clicked',
+};
+
+/** The recipients of a list row: the first, and how many more. */
+function recipients(email: EmailItem): string {
+  const all = [...email.to, ...(email.cc ?? []), ...(email.bcc ?? [])];
+  return all.length > 1 ? `${all[0]} and ${all.length - 1} more` : (all[0] ?? '');
+}
+
+export function EmailList() {
+  const [filters] = useFilters();
+  const query = Object.fromEntries(FILTER_NAMES.map((name) => [name, filters[name]]));
+  const page = useListPage<EmailItem>(EMAILS, '/emails', query);
+  const filtered = FILTER_NAMES.some((name) => filters[name]);
+  return (
+    <>
+      <div className="page-header">
+        <div>
+          <h1>Emails</h1>
+          <p className="muted">Every email this team sent or scheduled, with what happened to it last.</p>
+        </div>
+      </div>
+      <EmailFilters />
+      <ListTable
+        query={page}
+        caption="Emails"
+        columns={['Subject', 'To', 'Last event', 'From', 'Created']}
+        empty={
+          <EmptyState title={filtered ? 'No email matches these filters' : 'No emails yet'}>
+            <p>
+              {filtered
+                ? 'Widen the time range or clear the filters.'
+                : 'Emails sent with the API, the SMTP relay or a broadcast are listed here.'}
+            </p>
+          </EmptyState>
+        }
+        row={(email) => (
+          <tr key={email.id}>
+            <th scope="row" className="break-anywhere">
+              <Link to={`/emails/${email.id}`}>{email.subject || '(no subject)'}</Link>
+            </th>
+            <td className="break-anywhere">{recipients(email)}</td>
+            <td>
+              <StatusBadge status={email.last_event} />
+              {email.scheduled_at && email.last_event === 'scheduled' ? (
+                <div className="muted small-text">
+                  for <Time value={email.scheduled_at} />
+                </div>
+              ) : null}
+            </td>
+            <td className="break-anywhere">{email.from}</td>
+            <td>
+              <Time value={email.created_at} stacked />
+            </td>
+          </tr>
+        )}
+      />
+      <Pager page={page.data} after={page.after} before={page.before} />
+    </>
+  );
+}
+
+function EmailFilters() {
+  const [filters, setFilters] = useFilters();
+  const domains = useQuery({
+    queryKey: ['domains', 'all'],
+    queryFn: () => get<ApiShape<'DomainList'>>('/domains', { limit: 100 }),
+  });
+  const apply = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    setFilters({
+      last_event: text(data, 'last_event'),
+      from: text(data, 'from'),
+      to: text(data, 'to'),
+      subject: text(data, 'subject'),
+      domain_id: text(data, 'domain_id'),
+      created_after: fromLocalInput(text(data, 'created_after')),
+      created_before: fromLocalInput(text(data, 'created_before')),
+      // A broadcast's page links here with its id; kept until cleared.
+      broadcast_id: filters.broadcast_id ?? '',
+    });
+  };
+  return (
+    // Keyed on the URL's filters so the fields follow back and forward navigation.
+    <form key={JSON.stringify(filters)} className="filters" aria-label="Filter the emails" onSubmit={apply}>
+      <Field label="Last event">
+        {(p) => (
+          <select {...p} name="last_event" defaultValue={filters.last_event ?? ''}>
+            <option value="">Any</option>
+            {Object.entries(LAST_EVENTS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="To" hint="A recipient’s address, in to, cc or bcc.">
+        {(p) => <input {...p} name="to" type="email" defaultValue={filters.to ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="From" hint="The sender’s address.">
+        {(p) => <input {...p} name="from" type="email" defaultValue={filters.from ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="Subject" hint="Any part of it.">
+        {(p) => <input {...p} name="subject" defaultValue={filters.subject ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="Sending domain">
+        {(p) => (
+          <LateSelect
+            {...p}
+            name="domain_id"
+            initial={filters.domain_id ?? ''}
+            anyLabel="Any"
+            options={(domains.data?.data ?? []).map((d) => ({ value: d.id, label: d.name }))}
+          />
+        )}
+      </Field>
+      <Field label="Created from">
+        {(p) => (
+          <input {...p} name="created_after" type="datetime-local" defaultValue={toLocalInput(filters.created_after)} />
+        )}
+      </Field>
+      <Field label="Created until">
+        {(p) => (
+          <input
+            {...p}
+            name="created_before"
+            type="datetime-local"
+            defaultValue={toLocalInput(filters.created_before)}
+          />
+        )}
+      </Field>
+      {filters.broadcast_id ? (
+        <p className="hint">
+          Only the emails of broadcast <code>{filters.broadcast_id}</code>.
+        </p>
+      ) : null}
+      <div className="actions">
+        <button type="button" className="button" onClick={() => setFilters({})}>
+          Clear
+        </button>
+        <button type="submit" className="button primary">
+          Filter
+        </button>
+      </div>
+    </form>
+  );
+}
