@@ -226,6 +226,14 @@ describe('the Domains pages', () => {
       expect((await testResend(other.apiKey, system.apiUrl).domains.get(theirs.id)).error?.statusCode).toBe(404);
       const id = new URL(page.url()).pathname.split('/').pop()!;
       expect(dataOf(await testResend(team.apiKey, system.apiUrl).domains.get(id)).name).toBe(name);
+
+      // Adding it again: the team has it, so the refusal offers no claim.
+      await page.getByRole('link', { name: '← Domains' }).click();
+      await page.getByRole('button', { name: 'Add domain' }).click();
+      await dialog.getByLabel('Domain name').fill(name);
+      await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+      await dialog.getByRole('alert').getByText('has been registered already').waitFor();
+      expect(await dialog.getByRole('button', { name: `Claim ${name}` }).count()).toBe(0);
       expect(s.problems()).toEqual([]);
     } finally {
       await s.close();

@@ -141,6 +141,10 @@ describe('the Emails pages', () => {
       expect(await hard.getByRole('cell').nth(2).textContent()).toMatch(/^550 .*5\.1\.1/);
 
       // The deferred one, found by its last event once delivered: two attempts, the last one 250.
+      await waitFor(
+        'the deferred email delivered',
+        async () => dataOf(await resend.emails.get(ids.deferred)).last_event === 'delivered',
+      );
       await page.goto(`/dashboard/emails?last_event=delivered&subject=${encodeURIComponent(`1043 ${stamp}`)}`);
       await page.getByRole('link', { name: `Order 1043 ${stamp}` }).click();
       const later = recipients.getByRole('row', { name: new RegExp(rcpt('later')) });

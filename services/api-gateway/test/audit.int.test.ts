@@ -93,6 +93,18 @@ describe('the audit log', () => {
     expect(await rowsOf(team.teamId)).toBe(1);
   });
 
+  it('lets a change’s answer go when its entry cannot be written in time; the entry follows', async () => {
+    const team = await gw.createTeam();
+    await gw.db.transaction().execute(async (trx) => {
+      await sql`lock table audit_log in exclusive mode`.execute(trx);
+      // The insert waits on the lock for as long as it is held; the answer does not.
+      const answer = await call(gw, 'POST', '/api-keys', { key: team.apiKey, body: { name: 'late' } });
+      expect(answer.status).toBe(201);
+      expect(await rowsOf(team.teamId)).toBe(0);
+    });
+    await waitFor('the late entry', async () => (await rowsOf(team.teamId)) === 1);
+  });
+
   it('shows a team only its own entries, to members as well', async () => {
     const a = await gw.createTeam();
     const b = await gw.createTeam();

@@ -97,6 +97,9 @@ describe('GET /emails filters', () => {
     expect(await listed({ to: `reader-${stamp}@${world.rcptDomain}`.toUpperCase() })).toEqual([sent.invoice]);
     expect(await listed({ to: `copy-${stamp}@${world.rcptDomain}` })).toEqual([sent.copied]);
     expect(await listed({ from: `NEWS@${otherDomain.name}` })).toEqual([sent.copied]);
+    // A mailbox with its name, as an address book gives it, names the same address.
+    expect(await listed({ to: `Reader <reader-${stamp}@${world.rcptDomain}>` })).toEqual([sent.invoice]);
+    expect(await listed({ from: `Other <news@${otherDomain.name}>` })).toEqual([sent.copied]);
     expect(await listed({ subject: `invoice 42 ${stamp}` })).toEqual([sent.invoice]);
     // `%` and `_` in the words are matched as they are, not as patterns.
     expect(await listed({ subject: `100% off ${stamp}` })).toEqual([sent.percent]);

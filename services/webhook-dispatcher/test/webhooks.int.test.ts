@@ -335,11 +335,17 @@ describe('delivery', () => {
       'failed',
       async () => (await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body.status === 'failed',
     );
-    // Waits long enough to measure (2 h and more, scaled) fall within ±10% (plus scheduling slack); each
-    // one outside is listed with the attempt it led to.
+    // Waits long enough to measure (2 h and more, scaled) are never shorter than the schedule's -10%, and not
+    // grossly longer than its +10%: the slack above is the timer's firing delay on a loaded machine (the jitter
+    // itself is unit-tested in domain.test.ts). Each one outside is listed with the attempt it led to.
     const gaps = [3, 4, 5, 6].map((i) => {
       const wait = WAITS_S[i]! * 1000 * SCALE;
-      return { attempt: i + 2, gap: attempts[i + 1]!.at - attempts[i]!.at, min: wait * 0.9 - 5, max: wait * 1.1 + 300 };
+      return {
+        attempt: i + 2,
+        gap: attempts[i + 1]!.at - attempts[i]!.at,
+        min: wait * 0.9 - 5,
+        max: wait * 1.1 + 1_500,
+      };
     });
     expect(gaps.filter(({ gap, min, max }) => gap < min || gap > max)).toEqual([]);
     expect((await call('GET', `/webhooks/${hook.id}/events/${eventId}`)).body).toMatchObject({

@@ -160,24 +160,24 @@ function FindAddress() {
         </button>
       </form>
       <ErrorMessage error={error} />
-      {result ? (
-        <div role="status">
-          {result.found ? (
-            <p>
+      <div role="status" className="lookup-result">
+        {result ? (
+          result.found ? (
+            <div>
               <strong>{result.email}</strong> is suppressed: <Reason origin={result.found.origin} /> since{' '}
               <Time value={result.found.created_at} />.{' '}
               <RemoveSuppression
                 suppression={result.found}
                 onRemoved={() => setResult({ email: result.email, found: null })}
               />
-            </p>
+            </div>
           ) : (
             <p>
               <strong>{result.email}</strong> is not suppressed: email to it is sent.
             </p>
-          )}
-        </div>
-      ) : null}
+          )
+        ) : null}
+      </div>
     </section>
   );
 }

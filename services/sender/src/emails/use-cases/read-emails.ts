@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { isUuid, notFound, type Page } from '@postline/platform';
 import { findEmail, listEmails, listRecipients } from '../db/emails.ts';
+import { bareAddress, parseMailbox } from '../../message/index.ts';
 import type { EmailRow, SenderDb } from '../../db/schema.ts';
 
 /** The email id a path names; anything but a UUID names no email (404). */
@@ -25,7 +26,13 @@ export async function pageOfEmails(
   filter: ApiRequests.EmailFilterQuery,
   query: PaginationQuery,
 ): Promise<Page<EmailRow>> {
-  return listEmails(db, teamId, filter, query);
+  // Addresses as they are stored: a recipient bare, its domain in punycode; the sender as its address was given.
+  const normalised = {
+    ...filter,
+    ...(filter.to ? { to: bareAddress(filter.to) } : {}),
+    ...(filter.from ? { from: parseMailbox(filter.from)?.address ?? filter.from } : {}),
+  };
+  return listEmails(db, teamId, normalised, query);
 }
 
 /** Each recipient of one of the team's emails, or 404 for an email the team does not have. */

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
-import { ApiError, post } from '../../api/client.ts';
+import { ApiError, get, post } from '../../api/client.ts';
 import { Dialog } from '../../ui/dialog.tsx';
 import { EmptyState, ErrorMessage, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
@@ -57,9 +57,21 @@ export function DomainList() {
   );
 }
 
-/** The API's refusal of a name another team has added: such a name can be claimed instead. */
-function isTakenByAnotherTeam(err: unknown): boolean {
+/** The API's refusal of a name that is registered already (by this team or another). */
+function isTaken(err: unknown): boolean {
   return err instanceof ApiError && err.statusCode === 403 && err.message.endsWith('has been registered already.');
+}
+
+/** Whether one of the team's own domains has this name (reading its domains until found). */
+async function teamHas(name: string): Promise<boolean> {
+  const wanted = name.trim().toLowerCase();
+  let after: string | undefined;
+  for (;;) {
+    const page = await get<ApiShape<'DomainList'>>('/domains', { limit: 100, after });
+    if (page.data.some((d) => d.name === wanted)) return true;
+    if (!page.has_more || page.data.length === 0) return false;
+    after = page.data[page.data.length - 1]!.id;
+  }
 }
 
 function AddDomain() {
@@ -84,7 +96,8 @@ function AddDomain() {
       close();
       await navigate(`/domains/${created.id}`);
     } catch (err) {
-      if (isTakenByAnotherTeam(err))
+      // The API refuses a name the team has itself in the same words: only another team's is claimable.
+      if (isTaken(err) && !(await teamHas(body.name)))
         setClaimable({ name: body.name, region: body.region, custom_return_path: body.custom_return_path });
       throw err;
     }

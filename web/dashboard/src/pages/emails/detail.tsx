@@ -126,10 +126,10 @@ function Recipients({ email }: { email: Email }) {
   });
   const client = useQueryClient();
   const settled = Boolean(recipients.data) && !recipients.data?.data.some((r) => WAITING.has(r.status));
-  // Once every recipient is settled, the email's last event has moved on too: read it again.
+  // When every recipient has settled, the email's last event has moved on too: read it again.
   useEffect(() => {
-    if (settled && email.last_event === 'queued') void client.invalidateQueries({ queryKey: [EMAIL, email.id] });
-  }, [settled, email.last_event, email.id, client]);
+    if (settled) void client.invalidateQueries({ queryKey: [EMAIL, email.id] });
+  }, [settled, email.id, client]);
   return (
     <section aria-labelledby="recipients-title" className="section">
       <h2 id="recipients-title">Recipients</h2>
@@ -207,10 +207,20 @@ function Content({ email }: { email: Email }) {
     { id: 'html', label: 'HTML' },
     { id: 'text', label: 'Text' },
   ];
+  // The tab pattern: arrows move between tabs, only the selected one is in the tab order.
+  const move = (key: string) => {
+    const at = tabs.findIndex((t) => t.id === tab);
+    const next =
+      key === 'ArrowRight' ? (at + 1) % tabs.length : key === 'ArrowLeft' ? (at + tabs.length - 1) % tabs.length : -1;
+    if (next < 0) return;
+    const id = tabs[next]!.id;
+    setTab(id);
+    document.getElementById(`tab-${id}`)?.focus();
+  };
   return (
     <section aria-labelledby="content-title" className="section">
       <h2 id="content-title">Content</h2>
-      <div role="tablist" aria-label="Content" className="tabs">
+      <div role="tablist" aria-label="Content" className="tabs" onKeyDown={(e) => move(e.key)}>
         {tabs.map((t) => (
           <button
             key={t.id}
@@ -219,6 +229,7 @@ function Content({ email }: { email: Email }) {
             id={`tab-${t.id}`}
             aria-selected={tab === t.id}
             aria-controls={`panel-${t.id}`}
+            tabIndex={tab === t.id ? 0 : -1}
             className={tab === t.id ? 'tab selected' : 'tab'}
             onClick={() => setTab(t.id)}
           >
@@ -226,28 +237,39 @@ function Content({ email }: { email: Email }) {
           </button>
         ))}
       </div>
-      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="card">
-        {tab === 'preview' ? <Preview email={email} /> : null}
-        {tab === 'html' ? (
-          email.html !== null ? (
-            <SourceBlock value={email.html} label="Copy the HTML" />
-          ) : (
-            <p className="muted">This email has no HTML part.</p>
-          )
-        ) : null}
-        {tab === 'text' ? (
-          email.text ? (
-            <SourceBlock value={email.text} label="Copy the text" />
-          ) : (
-            <p className="muted">
-              {email.text === null
-                ? 'No text was given: the text part is made from the HTML when the email is sent.'
-                : 'This email has no text part.'}
-            </p>
-          )
-        ) : null}
-      </div>
+      {tabs.map((t) => (
+        <div
+          key={t.id}
+          role="tabpanel"
+          id={`panel-${t.id}`}
+          aria-labelledby={`tab-${t.id}`}
+          className="card"
+          hidden={tab !== t.id}
+        >
+          {tab === t.id ? <Panel tab={t.id} email={email} /> : null}
+        </div>
+      ))}
     </section>
+  );
+}
+
+function Panel({ tab, email }: { tab: Tab; email: Email }) {
+  if (tab === 'preview') return <Preview email={email} />;
+  if (tab === 'html') {
+    return email.html !== null ? (
+      <SourceBlock value={email.html} label="Copy the HTML" />
+    ) : (
+      <p className="muted">This email has no HTML part.</p>
+    );
+  }
+  return email.text ? (
+    <SourceBlock value={email.text} label="Copy the text" />
+  ) : (
+    <p className="muted">
+      {email.text === null
+        ? 'No text was given: the text part is made from the HTML when the email is sent.'
+        : 'This email has no text part.'}
+    </p>
   );
 }
 
@@ -264,17 +286,24 @@ function SourceBlock({ value, label }: { value: string; label: string }) {
   );
 }
 
+/** The preview's share link lives 15 minutes; the page makes another after that. */
+const SHARE_LIFE_MS = 14 * 60_000;
+
 /**
- * The email as its recipients see it: its share page (POST /emails/{id}/share, one hour), which the server
+ * The email as its recipients see it: its share page (POST /emails/{id}/share, 15 minutes), which the server
  * sandboxes (no scripts, an origin of its own), framed here sandboxed again. Remote images stay off (the
  * page's `images=blocked`) until asked: loading them would tell whoever serves them that it was opened.
  */
 function Preview({ email }: { email: Email }) {
   const [remoteImages, setRemoteImages] = useState(false);
+  // One link per visit to the email, never made again behind the reader's back (each is a bearer URL).
   const link = useQuery({
     queryKey: ['email-share', email.id],
-    queryFn: () => post<ApiShape<'ShareEmailResponse'>>(`/emails/${email.id}/share`, { expires_in: '1h' }),
-    staleTime: 30 * 60_000,
+    queryFn: () => post<ApiShape<'ShareEmailResponse'>>(`/emails/${email.id}/share`, { expires_in: '15m' }),
+    staleTime: SHARE_LIFE_MS,
+    gcTime: SHARE_LIFE_MS,
+    retry: false,
+    refetchOnWindowFocus: false,
   });
   if (link.error) return <ErrorMessage error={link.error} />;
   if (!link.data) return <Loading label="Preparing the preview…" />;
