@@ -15,6 +15,6 @@ export { emailsRoutes } from './http/routes.ts';
 export { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
 export { emailEvent, emailEventData, emailEventsOf } from './outbox/email-events.ts';
 export { sendMessages } from './outbox/email-messages.ts';
-export { checkSender } from './use-cases/sender-checks.ts';
+export { checkSender, onboardingDomainOf } from './use-cases/sender-checks.ts';
 export { createSingleAccepts } from './use-cases/single-accepts.ts';
 export type { EmailLinkDeps } from './use-cases/email-links.ts';

@@ -10,6 +10,7 @@ export {
 } from './domain/email-request.ts';
 export { parseScheduledAt } from './domain/scheduled-at.ts';
 export { bareAddress, domainOf, envelopeRecipients, groupByDomain } from './domain/envelope-recipients.ts';
+export { isOnboardingSender, isSandboxAddress, isSandboxDomain, SANDBOX_DOMAINS } from './domain/sandbox-addresses.ts';
 export { parseRawEmail, type RawEnvelope } from './domain/raw-email.ts';
 export type { Refusal } from './domain/refusal.ts';
 export {

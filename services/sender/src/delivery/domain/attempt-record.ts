@@ -4,7 +4,7 @@
 import type { BounceSubType, BounceType, EmailBounced, EmailSent, PublicEventData } from '@postline/contracts';
 import { expiredDeferralSubType, type BounceClass } from '@postline/platform/pure';
 import type { RecipientResult } from './recipient-result.ts';
-import { SANDBOX_DOMAIN } from './sandbox.ts';
+import { isSandboxDomain } from '../../message/index.ts';
 
 /** The fields of a recipient (a `recipients` row) that recording an attempt reads. */
 export type AttemptRecipient = { position: number; address: string; domain: string; first_deferred_at: Date | null };
@@ -134,7 +134,7 @@ export function attemptEffects(
         bounced.push({
           address: recipient.address,
           bounce: bounceOf(result.bounce, result.code, result.response),
-          suppress: result.bounce.suppress && recipient.domain !== SANDBOX_DOMAIN,
+          suppress: result.bounce.suppress && !isSandboxDomain(recipient.domain),
           transient: aboutTheMailbox(result.bounce),
         });
         break;

@@ -1,10 +1,7 @@
 import type { RecipientResult } from './recipient-result.ts';
 
-/** The reserved domain whose addresses produce events without any network delivery. */
-export const SANDBOX_DOMAIN = 'postline.test';
-
 /**
- * The result a sandbox address stands for (as Resend's test addresses): `delivered@`, `bounced@` (550 5.1.1),
+ * The result a sandbox address stands for (at postline.test as at Resend's resend.dev): `delivered@`, `bounced@` (550 5.1.1),
  * `complained@` (delivered, then a complaint) with an optional `+label`, and `suppressed@` without one.
  * Any other address at the domain bounces as a mailbox that does not exist. Sandbox bounces and complaints
  * never join the suppression list, so the same address can be used in every test run.

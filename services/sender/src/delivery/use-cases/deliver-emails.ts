@@ -14,7 +14,7 @@ import {
   type AttemptLoader,
   type LoadedAttempt,
 } from '../db/attempts.ts';
-import { findRawMime, isRawEmail, emailEventsOf } from '../../emails/index.ts';
+import { findRawMime, isRawEmail, emailEventsOf, onboardingDomainOf } from '../../emails/index.ts';
 import {
   addRecipientState,
   countRecentBounces,
@@ -32,9 +32,9 @@ import {
 } from '../domain/attempt-record.ts';
 import { suppressedResult, type RecipientResult } from '../domain/recipient-result.ts';
 import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
-import { sandboxResult, SANDBOX_DOMAIN } from '../domain/sandbox.ts';
+import { sandboxResult } from '../domain/sandbox.ts';
 import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
-import { composeInputOf, type ComposeInput } from '../../message/index.ts';
+import { composeInputOf, isSandboxDomain, type ComposeInput } from '../../message/index.ts';
 import { CompositionError, type Composer } from '../mime/composer-pool.ts';
 import { DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
@@ -109,7 +109,7 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
   const loaded = await load();
   if (!loaded) return { kind: 'skip' };
   const claims = deps.claims;
-  if (domain === SANDBOX_DOMAIN) return attemptLoaded(deps, command, loaded);
+  if (isSandboxDomain(domain)) return attemptLoaded(deps, command, loaded);
   // The attempt is recorded before its SMTP transaction. Another live process making the same attempt (a copy
   // of this command redelivered to it) has its outcome coming: wait for it, and make the attempt only if
   // that process dies first. A claim taken from a dead process is an attempt whose outcome is unknown.
@@ -159,7 +159,9 @@ async function attemptLoaded(
   loaded: LoadedAttempt,
 ): Promise<DeliveryAttempt> {
   const { email_id: emailId, domain, attempt } = command.data;
-  const { email, recipients, sending, suppressed } = loaded;
+  const { email, recipients, suppressed } = loaded;
+  // The onboarding sender's emails have no domain row: they go to sandbox addresses only.
+  const sending = loaded.sending ?? onboardingDomainOf(email);
   const done = (results: RecipientResult[]): DeliveryAttempt => ({
     kind: 'attempted',
     email,
@@ -174,7 +176,7 @@ async function attemptLoaded(
   const results: (RecipientResult | undefined)[] = recipients.map((recipient) =>
     suppressedResult(suppressed.get(recipient.address.toLowerCase())),
   );
-  if (domain === SANDBOX_DOMAIN) {
+  if (isSandboxDomain(domain)) {
     return done(recipients.map((recipient, i) => results[i] ?? sandboxResult(recipient.address)));
   }
 

@@ -5,7 +5,7 @@ import type { EmailFeedback } from '@postline/contracts';
 import { enqueue } from '@postline/platform';
 import { findEmail, setLastEvent, setRecipientFeedback, emailEvent } from '../../emails/index.ts';
 import type { SenderDb } from '../../db/schema.ts';
-import { SANDBOX_DOMAIN } from '../domain/sandbox.ts';
+import { isSandboxDomain } from '../../message/index.ts';
 import { addSuppressions } from '../../suppressions/index.ts';
 
 /**
@@ -55,7 +55,7 @@ export async function recordFeedback(
   // A bounce suppresses when its status blames the address itself (the inbound MX's classification); a
   // report without that verdict, when it is permanent.
   const suppress =
-    recipient.domain !== SANDBOX_DOMAIN &&
+    !isSandboxDomain(recipient.domain) &&
     (feedback.kind === 'complaint' || (feedback.suppress ?? bounce.type === 'Permanent'));
   if (suppress) {
     await addSuppressions(

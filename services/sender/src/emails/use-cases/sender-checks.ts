@@ -2,7 +2,7 @@
 // and the team's right to send from them, and the topics they are sent under.
 import type { Kysely } from 'kysely';
 import { notFound, type ApiError } from '@postline/platform';
-import type { SenderDb, SendingDomainRow } from '../../db/schema.ts';
+import type { EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
 import {
   contactForms,
   findTopicSubscriptions,
@@ -10,8 +10,49 @@ import {
   type TopicQuestion,
   type TopicSubscriptions,
 } from '../../audience/index.ts';
-import { envelopeRecipients, type EmailRequest } from '../../message/index.ts';
+import {
+  envelopeRecipients,
+  isOnboardingSender,
+  isSandboxAddress,
+  isSandboxDomain,
+  type EmailRequest,
+} from '../../message/index.ts';
 import { findSendingDomains, type DomainLookup } from '../../sending-domains/index.ts';
+
+/**
+ * The domain id of every email sent as the onboarding sender (`onboarding@resend.dev` or
+ * `onboarding@postline.test`): no domain of the team's, and none any team can add.
+ */
+export const ONBOARDING_DOMAIN_ID = '00000000-0000-7000-8000-00000000000b';
+
+/**
+ * The sending domain an onboarding email stands on: verified, with nothing to sign with (its recipients are
+ * sandbox addresses, which nothing is sent to). Any team's, for any sandbox domain name.
+ */
+export function onboardingDomain(teamId: string, name: string): SendingDomainRow {
+  return {
+    domain_id: ONBOARDING_DOMAIN_ID,
+    team_id: teamId,
+    name,
+    status: 'verified',
+    sending_verified: true,
+    dkim_selector: '',
+    dkim_private_key_encrypted: '',
+    return_path: `send.${name}`,
+    tls: 'opportunistic',
+    open_tracking: false,
+    click_tracking: false,
+    tracking_subdomain: null,
+    tracking_verified: false,
+    state_at: new Date(0),
+    deleted: false,
+  };
+}
+
+/** The onboarding domain of an email sent as the onboarding sender; undefined for any other email. */
+export function onboardingDomainOf(email: Pick<EmailRow, 'domain_id' | 'team_id' | 'from_domain'>) {
+  return email.domain_id === ONBOARDING_DOMAIN_ID ? onboardingDomain(email.team_id, email.from_domain) : undefined;
+}
 
 /** What accepting sends reads first: the sending domains they name, and the topics (none read without one). */
 export async function lookUpSends(
@@ -21,11 +62,16 @@ export async function lookUpSends(
   const domains = findSendingDomains(
     db,
     sends.map((send) => ({ teamId: send.teamId, name: send.request.fromDomain })),
-  );
+  ).then(withOnboarding);
   const questions = topicQuestions(sends);
   if (questions.length === 0) return { domains: await domains, topics: () => undefined };
   const [domainLookup, topics] = await Promise.all([domains, findTopicSubscriptions(db, questions)]);
   return { domains: domainLookup, topics };
+}
+
+/** A team's own domain of that name first; else, for a sandbox domain, the onboarding sender's. */
+function withOnboarding(lookup: DomainLookup): DomainLookup {
+  return (teamId, name) => lookup(teamId, name) ?? (isSandboxDomain(name) ? onboardingDomain(teamId, name) : undefined);
 }
 
 /** For each send under a topic: its team's topic, and its recipients with the forms a contact's email may have. */
@@ -63,6 +109,7 @@ export function checkSender(
   request: EmailRequest,
   keyDomainId: string | undefined,
 ): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
+  if (domain?.domain_id === ONBOARDING_DOMAIN_ID) return checkOnboarding(domain, request, keyDomainId);
   if (!domain || !domain.sending_verified) {
     return {
       ok: false,
@@ -71,6 +118,35 @@ export function checkSender(
   }
   if (keyDomainId !== undefined && domain.domain_id !== keyDomainId) {
     return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
+  }
+  return { ok: true, domain };
+}
+
+/**
+ * The onboarding sender, for a team that has not verified a domain yet: only `onboarding@`, only to sandbox
+ * addresses (delivered@, bounced@, complained@, suppressed@ at resend.dev or postline.test), only with a key
+ * not limited to one domain.
+ */
+function checkOnboarding(
+  domain: SendingDomainRow,
+  request: EmailRequest,
+  keyDomainId: string | undefined,
+): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
+  if (!isOnboardingSender(request.from.address)) {
+    return {
+      ok: false,
+      message: `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API, or send from onboarding@${request.fromDomain} to its test addresses.`,
+    };
+  }
+  if (keyDomainId !== undefined) {
+    return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
+  }
+  const elsewhere = envelopeRecipients(request).filter((address) => !isSandboxAddress(address));
+  if (elsewhere.length > 0) {
+    return {
+      ok: false,
+      message: `${request.from.address} sends only to the test addresses (delivered@, bounced@, complained@ or suppressed@${request.fromDomain}), not to ${elsewhere.join(', ')}. Verify a domain of yours to send to anyone.`,
+    };
   }
   return { ok: true, domain };
 }
