@@ -1,7 +1,8 @@
 // The Emails pages as a person uses them to answer "my email never arrived": emails sent with the official
 // resend SDK to the file's MX, which takes one (250), defers another once (452, then 250) and refuses a third
-// (550 5.1.1), are found by their filters, and each email's page shows what its recipient's server said; the
-// preview is sandboxed, with remote images off until asked; a scheduled email is rescheduled and canceled.
+// (550 5.1.1), are found by their filters, and each email's page shows what its recipient's server said and
+// its insights; the preview is sandboxed, with remote images off until asked; a scheduled email is
+// rescheduled and canceled.
 // Another team's email is not found. In Chromium, against a running system.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
@@ -151,6 +152,17 @@ describe('the Emails pages', () => {
       await later.getByText('delivered', { exact: true }).waitFor();
       expect(await later.getByRole('cell').nth(1).textContent()).toBe('2');
       expect(await later.getByRole('cell').nth(2).textContent()).toMatch(/^250 /);
+
+      // Insights: the From domain publishes no DMARC record (needs attention); nothing else to improve.
+      const insights = page.getByRole('region', { name: 'Insights' });
+      await insights
+        .getByRole('region', { name: 'Needs attention' })
+        .getByText('Fix: A DMARC record for the From domain')
+        .waitFor();
+      expect(await insights.getByRole('region', { name: 'Needs attention' }).textContent()).toContain(
+        `Neither _dmarc.${domain} nor its organisational domain has a DMARC record`,
+      );
+      await insights.getByRole('region', { name: 'Could improve' }).getByText('Nothing to improve.').waitFor();
 
       // The preview: sandboxed (its script did not run), the remote image not fetched until asked.
       const preview = page.getByTitle('Preview of the email').contentFrame();

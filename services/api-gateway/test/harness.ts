@@ -21,6 +21,9 @@ import { issueApiKey } from '../src/use-cases/api-keys.ts';
 
 export type Gateway = {
   url: string;
+  /** The gateway's Redis connection and its key prefix (REDIS_PREFIX), to read what its limiters counted. */
+  redis: Redis;
+  redisPrefix: string;
   /** The dashboard's origin (PUBLIC_BASE_URL's), which a session's changes must come from. */
   origin: string;
   db: Kysely<GatewayDb>;
@@ -108,6 +111,8 @@ export async function startGateway(
   });
   return {
     url,
+    redis,
+    redisPrefix: config.REDIS_PREFIX,
     origin: new URL(opts.env?.PUBLIC_BASE_URL ?? DEFAULT_ORIGIN).origin,
     db,
     databaseUrl: database.url,

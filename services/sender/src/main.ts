@@ -34,7 +34,12 @@ import {
 } from './engagement/index.ts';
 import { createExpireSuppressionConsumer } from './suppressions/index.ts';
 import { createImportContactsConsumer } from './audience/index.ts';
-import { createSendScheduledConsumer, createIdempotencyPrune, createSingleAccepts } from './emails/index.ts';
+import {
+  createDmarcLookup,
+  createIdempotencyPrune,
+  createSendScheduledConsumer,
+  createSingleAccepts,
+} from './emails/index.ts';
 import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } from './broadcasts/index.ts';
 import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
@@ -143,6 +148,7 @@ await runtime.start({
         cipher: trackingCipher,
         teamOf: createEmailTeamCache(db),
         recorder: engagements,
+        dmarc: createDmarcLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS }),
       }),
     ),
   largeBodies: [SEND_EMAIL_BODY],

@@ -1,5 +1,5 @@
 // GET /emails's filters (Postline extensions: last event, from, to, subject, sending domain, broadcast, time
-// range) and GET /emails/{id}/recipients, through the real gateway and sender, with emails the file's MX
+// range), GET /emails/{id}/recipients and GET /emails/{id}/insights, through the real gateway and sender, with emails the file's MX
 // delivers (250) or refuses (550 5.1.1 for `hard…` addresses).
 import { beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -172,5 +172,49 @@ describe('GET /emails/{id}/recipients', () => {
     expect((await get(`/emails/${sent.invoice}/recipients`, otherKey)).status).toBe(404);
     const none = await get('/emails/nope/recipients');
     expect(none).toMatchObject({ status: 404, body: { name: 'not_found' } });
+  });
+});
+
+describe('GET /emails/{id}/insights', () => {
+  type Insight = { id: string; group: string; passed: boolean; detail: string };
+  const insightsOf = async (id: string) => (await get(`/emails/${id}/insights`)).body.data as Insight[];
+  const failing = (insights: Insight[]) => insights.filter((i) => !i.passed).map((i) => i.id);
+
+  it('passes a well-made email from a domain with DMARC, and says what to fix on one that is not', async () => {
+    world.dns.add(`_dmarc.${mainDomain.name}`, [{ type: 'TXT', value: 'v=DMARC1; p=none' }]);
+    const send = async (from: string, html: string, text?: string) =>
+      dataOf(
+        await resend.emails.send({
+          from,
+          to: `ok-${stamp}@${world.rcptDomain}`,
+          subject: `Insights ${stamp}`,
+          html,
+          ...(text === undefined ? {} : { text }),
+        } as Parameters<Resend['emails']['send']>[0]),
+      ).id;
+    const good = await send(
+      `hello@${mainDomain.name}`,
+      `<p>Your order</p><a href="https://${mainDomain.name}/orders/1">See it</a><img src="https://${mainDomain.name}/l.png" alt="Logo">`,
+    );
+    const poor = await send(
+      `news@${otherDomain.name}`,
+      '<p>Deal</p><a href="https://bit.ly/deal">Get it</a><img src="https://cdn.example.net/x.png">',
+      '',
+    );
+    const clean = await insightsOf(good);
+    expect(clean.map((i) => [i.id, i.group])).toEqual([
+      ['dmarc_record', 'needs_attention'],
+      ['html_size', 'needs_attention'],
+      ['list_unsubscribe', 'needs_attention'],
+      ['text_part', 'could_improve'],
+      ['link_domains', 'could_improve'],
+      ['tracking_domain', 'could_improve'],
+      ['image_alt', 'could_improve'],
+    ]);
+    expect(failing(clean)).toEqual([]);
+    const poorInsights = await insightsOf(poor);
+    expect(failing(poorInsights)).toEqual(['dmarc_record', 'text_part', 'link_domains', 'image_alt']);
+    expect(poorInsights.find((i) => i.id === 'link_domains')!.detail).toContain('bit.ly');
+    expect((await get(`/emails/${poor}/insights`, otherKey)).status).toBe(404);
   });
 });

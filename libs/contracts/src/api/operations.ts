@@ -81,6 +81,12 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.EmailRecipientList),
     errors: ['not_found'],
   }),
+  get('/emails/{email_id}/insights', 'Emails', 'What could keep an email from the inbox', {
+    extension:
+      'Checks of the message and its sending domain (a DMARC record, Gmail’s clipping size, List-Unsubscribe on bulk mail, a text part, link domains, the tracking domain, image alt text), each with why it matters.',
+    success: ok(rs.EmailInsightList),
+    errors: ['not_found'],
+  }),
   post('/emails/{email_id}/cancel', 'Emails', 'Cancel a scheduled email', {
     success: ok(rs.ref('email')),
     // 403: the email is not scheduled.

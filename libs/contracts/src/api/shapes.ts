@@ -80,6 +80,27 @@ export const EmailRecipientList = z.strictObject({
     }),
   ),
 });
+/** Postline extension: what could keep an email from the inbox, or from reading well, and why it matters. */
+export const EmailInsightList = z.strictObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.strictObject({
+      id: z.enum([
+        'dmarc_record',
+        'html_size',
+        'list_unsubscribe',
+        'text_part',
+        'link_domains',
+        'tracking_domain',
+        'image_alt',
+      ]),
+      group: z.enum(['needs_attention', 'could_improve']),
+      passed: z.boolean().describe('true: nothing to do for this email.'),
+      title: z.string(),
+      detail: z.string().describe('What was found in this email, and why it matters.'),
+    }),
+  ),
+});
 export const ShareEmailResponse = z.strictObject({ object: z.literal('email'), id: Id, url: z.string() });
 
 /** An attachment with its signed download link (sent and received emails alike). */

@@ -9,6 +9,7 @@ export {
   setLastEvent,
   setRecipientFeedback,
 } from './db/emails.ts';
+export { createDmarcLookup } from './dns/dmarc.ts';
 export { publicLinkRoutes } from './http/email-links.ts';
 export type { EmailRouteDeps } from './http/emails.ts';
 export { emailsRoutes } from './http/routes.ts';

@@ -28,10 +28,14 @@ import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
 import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
 import { checkEmailId, getEmail, pageOfEmails, recipientsOf } from '../use-cases/read-emails.ts';
+import { insightsOf } from '../use-cases/email-insights.ts';
+import type { DmarcLookup } from '../dns/dmarc.ts';
 import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';
 
 export type EmailRouteDeps = {
   db: Kysely<SenderDb>;
+  /** Whether a From domain publishes DMARC, for an email's insights. */
+  dmarc: DmarcLookup;
   now: () => Date;
   accepted: Counter<'kind'>;
   /** Accepts single emails in groups (createSingleAccepts). */
@@ -128,6 +132,12 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         object: 'list',
         data: recipients.map((r) => ({ ...r, updated_at: formatTimestamp(r.updated_at) })),
       });
+    },
+  });
+
+  route(router, '/emails/:id/insights', {
+    get: async (req, res) => {
+      res.json({ object: 'list', data: await insightsOf(deps, teamOf(res), req.params.id) });
     },
   });
 

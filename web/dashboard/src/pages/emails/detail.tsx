@@ -111,6 +111,7 @@ function EmailView({ email }: { email: Email }) {
         ) : null}
       </dl>
       <Recipients email={email} />
+      <Insights email={email} />
       <Content email={email} />
     </>
   );
@@ -196,6 +197,63 @@ function serverReply(r: Recipient): string {
   const response = r.last_response ?? '';
   if (r.last_code === null || response.startsWith(String(r.last_code))) return response;
   return `${r.last_code} ${response}`.trim();
+}
+
+type Insight = ApiShape<'EmailInsightList'>['data'][number];
+
+const GROUPS: { group: Insight['group']; title: string; allClear: string }[] = [
+  {
+    group: 'needs_attention',
+    title: 'Needs attention',
+    allClear: 'Nothing here could keep this email from the inbox.',
+  },
+  { group: 'could_improve', title: 'Could improve', allClear: 'Nothing to improve.' },
+];
+
+/** What in the message or its sending domain could keep it from the inbox, or from reading well, and why. */
+function Insights({ email }: { email: Email }) {
+  const insights = useQuery({
+    queryKey: ['email-insights', email.id],
+    queryFn: () => get<ApiShape<'EmailInsightList'>>(`/emails/${email.id}/insights`),
+  });
+  return (
+    <section aria-labelledby="insights-title" className="section">
+      <h2 id="insights-title">Insights</h2>
+      <ErrorMessage error={insights.error} />
+      {insights.data ? (
+        <div className="insight-groups">
+          {GROUPS.map(({ group, title, allClear }) => {
+            const items = insights.data.data.filter((i) => i.group === group);
+            const failing = items.filter((i) => !i.passed);
+            return (
+              <section key={group} aria-label={title} className="card">
+                <h3>
+                  {title}{' '}
+                  <span className="muted small-text">
+                    {failing.length === 0 ? 'all clear' : `${failing.length} of ${items.length}`}
+                  </span>
+                </h3>
+                {failing.length === 0 ? <p className="muted">{allClear}</p> : null}
+                <ul className="insights">
+                  {[...failing, ...items.filter((i) => i.passed)].map((i) => (
+                    <li key={i.id} className={i.passed ? 'passed' : 'failing'}>
+                      <strong>
+                        {i.passed ? 'Passed: ' : group === 'needs_attention' ? 'Fix: ' : 'Consider: '}
+                        {i.title}
+                      </strong>
+                      <p>{i.detail}</p>
+                    </li>
+                  ))}
+                </ul>
+              </section>
+            );
+          })}
+        </div>
+      ) : (
+        <Loading />
+      )}
+    </section>
+  );
 }
 
 type Tab = 'preview' | 'html' | 'text';
