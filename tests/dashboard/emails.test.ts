@@ -5,6 +5,7 @@
 // rescheduled and canceled.
 // Another team's email is not found. In Chromium, against a running system.
 import { createServer, type Server } from 'node:http';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import type { Resend } from 'resend';
@@ -127,6 +128,15 @@ describe('the Emails pages', () => {
       for (const subject of ['1042', '1043', '1044'])
         await page.getByRole('link', { name: `Order ${subject} ${stamp}` }).waitFor();
       await checkPage(s, 'emails');
+
+      // The whole list as CSV, as the browser saves it: every email, newest first.
+      const saving = page.waitForEvent('download');
+      await page.getByRole('button', { name: 'Export CSV' }).click();
+      const saved = await saving;
+      expect(saved.suggestedFilename()).toBe('emails.csv');
+      const csv = await new Response(Readable.toWeb(await saved.createReadStream()) as ReadableStream).text();
+      const subjects = csv.split('\r\n').filter((line) => line.includes(`Order 10`));
+      expect(subjects.map((line) => /Order (\d+)/.exec(line)![1])).toEqual(['1044', '1043', '1042']);
 
       // The refused one, found by its recipient: the server's 550 and the bounce's type.
       await page.getByLabel('To', { exact: true }).fill(rcpt('hard'));

@@ -1,10 +1,14 @@
 // GET /emails's filters (Postline extensions: last event, from, to, subject, sending domain, broadcast, time
-// range), GET /emails/{id}/recipients and GET /emails/{id}/insights, through the real gateway and sender, with emails the file's MX
+// range), their CSV export, GET /emails/{id}/recipients and GET /emails/{id}/insights, through the real gateway and sender, with emails the file's MX
 // delivers (250) or refuses (550 5.1.1 for `hard…` addresses).
 import { beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Resend } from 'resend';
+import { createDb } from '@postline/platform';
 import { createVerifiedDomain, dataOf, testResend, useSystem, waitFor, type SharedSystem } from '@postline/testing';
+import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
+import type { SenderDb } from '../src/db/schema.ts';
+import { exportEmails } from '../src/emails/db/emails.ts';
 
 jest.setTimeout(90_000);
 
@@ -216,5 +220,50 @@ describe('GET /emails/{id}/insights', () => {
     expect(failing(poorInsights)).toEqual(['dmarc_record', 'text_part', 'link_domains', 'image_alt']);
     expect(poorInsights.find((i) => i.id === 'link_domains')!.detail).toContain('bit.ly');
     expect((await get(`/emails/${poor}/insights`, otherKey)).status).toBe(404);
+  });
+});
+
+describe('GET /emails/export', () => {
+  it('streams every email the filters select as CSV, newest first, and refuses a bad filter as JSON', async () => {
+    const r = await fetch(
+      `${system.apiUrl}/emails/export?created_after=${encodeURIComponent(startedAt)}&domain_id=${mainDomain.id}`,
+      {
+        headers: { authorization: `Bearer ${apiKey}` },
+      },
+    );
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(r.headers.get('content-disposition')).toBe('attachment; filename="emails.csv"');
+    const lines = (await r.text()).split('\r\n');
+    expect(lines[0]).toBe('id,created_at,from,to,cc,bcc,subject,last_event,scheduled_at,message_id,tags');
+    const ids = lines.slice(1, -1).map((line) => line.split(',')[0]);
+    // Newest first, this domain's only (the other domain's email is not in it, nor another team's).
+    const mine = await listed({ created_after: startedAt, domain_id: mainDomain.id });
+    expect(ids).toEqual(mine);
+    expect(ids).toContain(sent.invoice);
+    expect(ids).not.toContain(sent.copied);
+    expect(lines.at(-1)).toBe('');
+    expect(lines.find((line) => line.startsWith(sent.percent))).toContain(`100% off ${stamp}`);
+
+    const bad = await get('/emails/export?last_event=arrived');
+    expect(bad).toMatchObject({ status: 422, body: { name: 'validation_error' } });
+  });
+
+  it('reads an export a page at a time, whatever its size', async () => {
+    const { db } = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA, max: 1 });
+    try {
+      const teamId = String(
+        (await db.selectFrom('emails').select('team_id').where('id', '=', sent.invoice).executeTakeFirstOrThrow())
+          .team_id,
+      );
+      const pages: string[][] = [];
+      for await (const page of exportEmails(db, teamId, { subject: stamp }, 2)) pages.push(page.map((e) => e.id));
+      const all = await listed({ subject: stamp });
+      expect(pages.flat()).toEqual(all);
+      expect(pages.length).toBe(Math.ceil(all.length / 2));
+      expect(pages.every((p) => p.length <= 2)).toBe(true);
+    } finally {
+      await db.destroy();
+    }
   });
 });

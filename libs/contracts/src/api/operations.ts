@@ -65,6 +65,17 @@ export const OPERATIONS: readonly Operation[] = [
     // A batch refuses attachments before reading them: never invalid_attachment.
     errors: SEND_ERRORS,
   }),
+  get('/emails/export', 'Emails', 'Export the list of emails as CSV', {
+    extension: 'The emails the list’s filters select, every one of them, newest first, streamed as CSV.',
+    query: rq.EmailFilterQuery,
+    success: {
+      status: 200,
+      contentType: 'text/csv',
+      description:
+        'A header line, then one line per email: id, created_at, from, to, cc, bcc, subject, last_event, scheduled_at, message_id, tags (name=value, separated by `;`).',
+    },
+    errors: ['validation_error'],
+  }),
   get('/emails/metrics', 'Emails', 'Email metrics (not available)', {
     extension: 'Reserved so that `metrics` is not read as an email id; answers 404 until metrics are served.',
     success: { status: 200, schema: rs.SendEmailResponse, description: 'Never answered: metrics are not served yet.' },

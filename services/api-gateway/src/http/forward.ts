@@ -49,6 +49,9 @@ const STREAMED_BODIES = [
 
 export type Forwarded = { status: number; contentType: string; body: Buffer };
 
+/** Answers passed on as the owner streams them (a list's CSV export), by content type. */
+const STREAMED_ANSWERS = /^text\/csv\b/;
+
 export type ForwardHooks = {
   /** Called just before the request leaves for the owner: from here on the owner may act on it. */
   onForwarding?: (res: Response) => void;
@@ -139,12 +142,28 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
         body,
       });
       const contentType = response.headers['content-type'];
+      if (req.method === 'GET' && typeof contentType === 'string' && STREAMED_ANSWERS.test(contentType)) {
+        // An export: passed on as the owner writes it, never held whole (nor logged: the log keeps JSON).
+        setLoggedResponseBody(res, null);
+        res.status(response.statusCode).setHeader('content-type', contentType);
+        const disposition = response.headers['content-disposition'];
+        if (typeof disposition === 'string') res.setHeader('content-disposition', disposition);
+        res.setHeader('cache-control', 'no-store');
+        await pipeline(response.body, res);
+        return;
+      }
       answer = {
         status: response.statusCode,
         contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
         body: Buffer.from(await response.body.arrayBuffer()),
       };
     } catch (err) {
+      if (res.headersSent) {
+        // The owner failed in the middle of an export: the client sees a cut answer, as from a dropped line.
+        req.log.error({ err, owner }, 'owner failed during a streamed answer');
+        res.destroy();
+        return;
+      }
       if (streamed?.exceeded()) throw bodyTooLarge(streamed.tooLarge);
       const code = networkCode(err);
       if (code === undefined) throw err;

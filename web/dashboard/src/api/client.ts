@@ -66,6 +66,35 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   return json as T;
 }
 
+/**
+ * A file the API answers (an export), saved as `filename` by the browser: fetched with the session's CSRF
+ * header (a plain link could not carry it), its error thrown as the API's.
+ */
+export async function download(path: string, query: Query, filename: string): Promise<void> {
+  const headers: Record<string, string> = {};
+  if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(withQuery(path, query), { headers, credentials: 'same-origin' });
+  } catch {
+    throw new ApiError({ statusCode: 0, name: 'network_error', message: 'The server could not be reached.' });
+  }
+  if (!response.ok) {
+    const error = (await response.json().catch(() => null)) as Partial<ErrorBody> | null;
+    throw new ApiError({
+      statusCode: response.status,
+      name: error?.name ?? 'application_error',
+      message: error?.message ?? `The server answered ${response.status} ${response.statusText}.`,
+    });
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  link.click();
+  URL.revokeObjectURL(url);
+}
+
 export const get = <T>(path: string, query?: Query) => request<T>('GET', withQuery(path, query));
 export const post = <T>(path: string, body?: unknown) => request<T>('POST', path, body ?? {});
 export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);

@@ -108,6 +108,25 @@ export async function listEmails(
   return paginate(q, query);
 }
 
+/**
+ * Every email the filters select, newest first, in pages of `pageSize` read one after the other (the same
+ * keyset as the list), so that an export of any size holds one page at a time.
+ */
+export async function* exportEmails(
+  db: Kysely<SenderDb>,
+  teamId: string,
+  filter: ApiRequests.EmailFilterQuery,
+  pageSize = 1000,
+): AsyncGenerator<EmailRow[]> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await listEmails(db, teamId, filter, { limit: pageSize, ...(after ? { after } : {}) });
+    if (page.data.length > 0) yield page.data;
+    if (!page.has_more) return;
+    after = page.data[page.data.length - 1]!.id;
+  }
+}
+
 /** Where each recipient of an email stands, in the order they were given. */
 export async function listRecipients(db: Kysely<SenderDb>, teamId: string, emailId: string) {
   return db

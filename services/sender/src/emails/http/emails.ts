@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
 import {
@@ -27,7 +28,8 @@ import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
 import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
-import { checkEmailId, getEmail, pageOfEmails, recipientsOf } from '../use-cases/read-emails.ts';
+import { checkEmailId, emailsToExport, getEmail, pageOfEmails, recipientsOf } from '../use-cases/read-emails.ts';
+import { EMAIL_CSV_HEADER, emailCsvLine } from '../domain/email-csv.ts';
 import { insightsOf } from '../use-cases/email-insights.ts';
 import type { DmarcLookup } from '../dns/dmarc.ts';
 import { cancelScheduledEmail, rescheduleEmail } from '../use-cases/schedule-emails.ts';
@@ -101,6 +103,25 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       });
       deps.accepted.inc({ kind: 'batch' }, accepted);
       res.json(answer);
+    },
+  });
+
+  route(router, '/emails/export', {
+    get: async (req, res) => {
+      const filter = parseInput(ApiRequests.EmailFilterQuery, req.query);
+      const pages = emailsToExport(deps.db, teamOf(res), filter);
+      // The first page is read before the answer starts, so that a database failure is still a JSON error.
+      const first = await pages.next();
+      res.status(200).type('text/csv; charset=utf-8');
+      res.setHeader('content-disposition', 'attachment; filename="emails.csv"');
+      res.write(EMAIL_CSV_HEADER);
+      if (!first.done) {
+        res.write(first.value.map(emailCsvLine).join(''));
+        for await (const page of pages) {
+          if (!res.write(page.map(emailCsvLine).join(''))) await once(res, 'drain');
+        }
+      }
+      res.end();
     },
   });
 

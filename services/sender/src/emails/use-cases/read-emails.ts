@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { isUuid, notFound, type Page } from '@postline/platform';
-import { findEmail, listEmails, listRecipients } from '../db/emails.ts';
+import { exportEmails, findEmail, listEmails, listRecipients } from '../db/emails.ts';
 import { bareAddress, parseMailbox } from '../../message/index.ts';
 import type { EmailRow, SenderDb } from '../../db/schema.ts';
 
@@ -26,13 +26,21 @@ export async function pageOfEmails(
   filter: ApiRequests.EmailFilterQuery,
   query: PaginationQuery,
 ): Promise<Page<EmailRow>> {
-  // Addresses as they are stored: a recipient bare, its domain in punycode; the sender as its address was given.
-  const normalised = {
+  return listEmails(db, teamId, normalisedFilter(filter), query);
+}
+
+/** Addresses as they are stored: a recipient bare, its domain in punycode; the sender as its address was given. */
+function normalisedFilter(filter: ApiRequests.EmailFilterQuery): ApiRequests.EmailFilterQuery {
+  return {
     ...filter,
     ...(filter.to ? { to: bareAddress(filter.to) } : {}),
     ...(filter.from ? { from: parseMailbox(filter.from)?.address ?? filter.from } : {}),
   };
-  return listEmails(db, teamId, normalised, query);
+}
+
+/** Every email the filters select, a page at a time (for a CSV export). */
+export function emailsToExport(db: Kysely<SenderDb>, teamId: string, filter: ApiRequests.EmailFilterQuery) {
+  return exportEmails(db, teamId, normalisedFilter(filter));
 }
 
 /** Each recipient of one of the team's emails, or 404 for an email the team does not have. */

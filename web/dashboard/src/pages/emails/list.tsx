@@ -1,11 +1,11 @@
 // The team's sent and scheduled emails (GET /emails), newest first, filtered by last event, sender, recipient,
 // subject words, sending domain and time (kept in the URL), each opening its page.
-import type { FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
-import { get } from '../../api/client.ts';
-import { EmptyState, StatusBadge } from '../../ui/feedback.tsx';
+import { download, get, type Query } from '../../api/client.ts';
+import { EmptyState, ErrorMessage, StatusBadge } from '../../ui/feedback.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
 import { ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
@@ -61,6 +61,7 @@ export function EmailList() {
           <h1>Emails</h1>
           <p className="muted">Every email this team sent or scheduled, with what happened to it last.</p>
         </div>
+        <ExportCsv query={query} />
       </div>
       <EmailFilters />
       <ListTable
@@ -99,6 +100,31 @@ export function EmailList() {
       />
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
+  );
+}
+
+/** Every email the filters select (not only this page), as CSV, streamed by the API. */
+function ExportCsv({ query }: { query: Query }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await download('/emails/export', query, 'emails.csv');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div>
+      <button type="button" className="button" disabled={busy} onClick={() => void save()}>
+        {busy ? 'Exporting…' : 'Export CSV'}
+      </button>
+      <ErrorMessage error={error} />
+    </div>
   );
 }
 
