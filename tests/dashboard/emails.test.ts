@@ -184,6 +184,18 @@ describe('the Emails pages', () => {
       // Chromium never reports a sandboxed frame's network idle: the page is checked once its content is in.
       await page.getByRole('region', { name: 'Recipients' }).getByRole('row').nth(1).waitFor();
       await checkPage(s, 'email-detail', { waitForNetworkIdle: false });
+      // A share link for someone without an account: it shows the email.
+      await page.getByRole('button', { name: 'Share' }).click();
+      const shareDialog = page.getByRole('dialog', { name: 'Share the email' });
+      await shareDialog.getByLabel('The link works for').selectOption({ label: 'One day' });
+      await shareDialog.getByRole('button', { name: 'Make the link' }).click();
+      const made = page.getByRole('dialog', { name: 'Share link made' });
+      await made.getByText('for one day').waitFor();
+      await made.getByRole('button', { name: 'Copy the share link' }).click();
+      const shareUrl = String(await page.evaluate('navigator.clipboard.readText()'));
+      expect(await (await fetch(shareUrl)).text()).toContain(`Order 1043 ${stamp}`);
+      await made.getByRole('button', { name: 'Done' }).click();
+
       // The source, as sent.
       await page.getByRole('tab', { name: 'HTML' }).click();
       expect(await page.getByRole('tabpanel').textContent()).toContain("<script>document.title='ran'</script>");

@@ -1,6 +1,7 @@
 // One email: its fields; its content as a sandboxed preview (remote images off until asked), its HTML source
 // and its text; where each recipient stands and what its server last said (read again every few seconds
-// while a delivery is still to come); and for a scheduled email, reschedule and cancel.
+// while a delivery is still to come); its insights; a share link; and for a scheduled email, reschedule and
+// cancel.
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
@@ -56,12 +57,15 @@ function EmailView({ email }: { email: Email }) {
             <StatusBadge status={email.last_event} /> Created <Time value={email.created_at} />
           </p>
         </div>
-        {scheduled ? (
-          <div className="actions">
-            <Reschedule email={email} />
-            <CancelScheduled email={email} />
-          </div>
-        ) : null}
+        <div className="actions">
+          <ShareEmail email={email} />
+          {scheduled ? (
+            <>
+              <Reschedule email={email} />
+              <CancelScheduled email={email} />
+            </>
+          ) : null}
+        </div>
       </div>
       {scheduled && email.scheduled_at ? (
         <Notice>
@@ -378,6 +382,63 @@ function Preview({ email }: { email: Email }) {
         )}
       </div>
       <iframe className="preview" title="Preview of the email" src={src} sandbox="" referrerPolicy="no-referrer" />
+    </>
+  );
+}
+
+const SHARE_LIVES = [
+  { value: '1h', label: 'One hour' },
+  { value: '1 day', label: 'One day' },
+  { value: '48 hours', label: 'Two days (the longest)' },
+];
+
+/** A link anyone can open to read the email as its recipients do, for as long as chosen (48 h at most). */
+function ShareEmail({ email }: { email: Email }) {
+  const [open, setOpen] = useState(false);
+  const [made, setMade] = useState<{ url: string; life: string } | null>(null);
+  const close = () => {
+    setOpen(false);
+    setMade(null);
+  };
+  const share = async (data: FormData) => {
+    const life = text(data, 'expires_in');
+    const link = await post<ApiShape<'ShareEmailResponse'>>(`/emails/${email.id}/share`, { expires_in: life });
+    setMade({ url: link.url, life: SHARE_LIVES.find((l) => l.value === life)?.label.toLowerCase() ?? life });
+  };
+  return (
+    <>
+      <button type="button" className="button" onClick={() => setOpen(true)}>
+        Share
+      </button>
+      <Dialog open={open} title={made ? 'Share link made' : 'Share the email'} onClose={close}>
+        {made ? (
+          <>
+            <Notice>
+              Anyone with this link can read the email (without its attachments) for {made.life}. It is shown once.
+            </Notice>
+            <CodeValue value={made.url} label="Copy the share link" />
+            <div className="actions">
+              <button type="button" className="button primary" onClick={close}>
+                Done
+              </button>
+            </div>
+          </>
+        ) : (
+          <ActionForm action={share} submitLabel="Make the link" label="Share the email" onCancel={close}>
+            <Field label="The link works for">
+              {(p) => (
+                <select {...p} name="expires_in" defaultValue={SHARE_LIVES[0]!.value}>
+                  {SHARE_LIVES.map((l) => (
+                    <option key={l.value} value={l.value}>
+                      {l.label}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </ActionForm>
+        )}
+      </Dialog>
     </>
   );
 }
