@@ -16,6 +16,7 @@ const Account = lazy(() => import('./pages/account.tsx'));
 const ApiKeys = lazy(() => import('./pages/api-keys.tsx'));
 const Domains = lazy(() => import('./pages/domains/index.tsx'));
 const Emails = lazy(() => import('./pages/emails/index.tsx'));
+const Received = lazy(() => import('./pages/received/index.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
 const Suppressions = lazy(() => import('./pages/suppressions.tsx'));
@@ -36,6 +37,7 @@ export function App() {
         <Route path="/api-keys" element={<SignedIn page={<ApiKeys />} />} />
         <Route path="/domains/*" element={<SignedIn page={<Domains />} />} />
         <Route path="/emails/*" element={<SignedIn page={<Emails />} />} />
+        <Route path="/received/*" element={<SignedIn page={<Received />} />} />
         <Route path="/webhooks/*" element={<SignedIn page={<Webhooks />} />} />
         <Route path="/logs/*" element={<SignedIn page={<Logs />} />} />
         <Route path="/suppressions" element={<SignedIn page={<Suppressions />} />} />

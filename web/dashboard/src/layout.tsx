@@ -10,6 +10,7 @@ type NavItem = { to: string; label: string; adminOnly?: boolean };
 /** The pages, in the order the navigation lists them. */
 export const NAV: NavItem[] = [
   { to: '/emails', label: 'Emails' },
+  { to: '/received', label: 'Received' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },

@@ -1,0 +1,152 @@
+// The Received pages as a person uses them: a message sent by another MTA (nodemailer) to the real MX at the
+// team's receiving domain, with an inline image and a PDF attached, is listed and opened: its verdicts, its
+// attachment downloaded, the whole message downloaded, its headers, and a sandboxed preview in which its
+// script does not run and its remote image is not fetched. In Chromium, against a running system.
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import nodemailer from 'nodemailer';
+import type { Browser } from 'playwright-core';
+import {
+  createReceivingDomain,
+  observeBroker,
+  testResend,
+  useSystem,
+  waitFor,
+  type SharedSystem,
+} from '@postline/testing';
+import { launchBrowser, openBrowserSession } from '@postline/testing/browser';
+import { checkPage, createTeam, signIn } from './people.ts';
+
+jest.setTimeout(120_000);
+
+const world = useSystem();
+let system: SharedSystem;
+let browser: Browser;
+let team: Awaited<ReturnType<typeof createTeam>>;
+/** A stand-in for the sender's image host: it must never be asked. */
+let images: Server;
+let imageRequests = 0;
+const subject = `Invoice question ${Date.now()}`;
+const PDF = Buffer.from('%PDF-1.4\n% a tiny document\n%%EOF\n');
+const LOGO = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+beforeAll(async () => {
+  ({ system } = world);
+  images = createServer((_req, res) => {
+    imageRequests++;
+    res.writeHead(200, { 'content-type': 'image/gif' }).end(LOGO);
+  });
+  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  const remote = `http://127.0.0.1:${(images.address() as { port: number }).port}/track.gif`;
+  browser = await launchBrowser();
+  team = await createTeam(system, 'Support desk');
+  const resend = testResend(team.apiKey, system.apiUrl);
+  const events = await observeBroker({
+    amqpUrl: String(system.env.AMQP_URL),
+    prefix: String(system.env.BROKER_PREFIX),
+    bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
+  });
+  let domain: string;
+  try {
+    domain = (
+      await createReceivingDomain({
+        resend,
+        dns: world.dns,
+        events,
+        name: `desk${Date.now().toString(36)}.example.com`,
+        mxPort: system.smtp.mx,
+      })
+    ).name;
+  } finally {
+    await events.close();
+  }
+  const mx = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: system.smtp.mx,
+    secure: false,
+    requireTLS: true,
+    tls: { rejectUnauthorized: false },
+    name: 'mta.customer.test',
+  });
+  await mx.sendMail({
+    envelope: { from: 'carol@customer.test', to: [`help@${domain}`] },
+    from: 'Carol Customer <carol@customer.test>',
+    to: `Help <help@${domain}>`,
+    subject,
+    text: 'Why was I charged twice?',
+    html: `<h1>Why was I charged twice?</h1><img src="cid:logo@customer.test" alt="Customer logo"><img src="${remote}" alt="tracker"><script>document.title='ran'</script>`,
+    attachments: [
+      { filename: 'statement.pdf', content: PDF, contentType: 'application/pdf' },
+      { filename: 'logo.gif', content: LOGO, contentType: 'image/gif', cid: 'logo@customer.test' },
+    ],
+  });
+  await waitFor('the message received', async () => {
+    const r = await fetch(`${system.apiUrl}/emails/receiving`, { headers: { authorization: `Bearer ${team.apiKey}` } });
+    return ((await r.json()) as { data: { subject: string }[] }).data.some((e) => e.subject === subject);
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => images?.close(resolve));
+});
+
+describe('the Received pages', () => {
+  it('lists a received message and shows its verdicts, attachments, headers and a sandboxed preview', async () => {
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Received' }).click();
+      await page.getByRole('heading', { name: 'Received', level: 1 }).waitFor();
+      const row = page.getByRole('row', { name: new RegExp(subject) });
+      expect(await row.textContent()).toContain('carol@customer.test');
+      await checkPage(s, 'received');
+      await row.getByRole('link', { name: subject }).click();
+      await page.getByRole('heading', { name: subject, level: 1 }).waitFor();
+
+      // Authentication: customer.test publishes no SPF, DKIM or DMARC, so none passes.
+      const auth = page.getByRole('region', { name: 'Authentication' });
+      await auth.getByText('SPF').waitFor();
+      expect(await auth.textContent()).not.toMatch(/pass/);
+
+      // The attachment and the whole message, downloaded as a person saves them.
+      const attachments = page.getByRole('region', { name: 'Attachments' });
+      const pdf = page.waitForEvent('download');
+      await attachments.getByRole('link', { name: 'statement.pdf' }).click();
+      expect((await pdf).suggestedFilename()).toBe('statement.pdf');
+      const eml = page.waitForEvent('download');
+      await page.getByRole('link', { name: 'Download the message (.eml)' }).click();
+      const raw = await eml;
+      const bytes = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        void raw.createReadStream().then((stream) => {
+          stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          stream.on('end', () => resolve(text));
+          stream.on('error', reject);
+        });
+      });
+      expect(bytes).toContain(`Subject: ${subject}`);
+
+      // Headers as they came.
+      const headers = page.getByRole('region', { name: 'Headers' });
+      await headers.getByRole('rowheader', { name: 'subject' }).waitFor();
+
+      // The preview: the inline image shown, the script not run, the remote image never fetched.
+      const preview = page.getByTitle('Preview of the received email').contentFrame();
+      await preview.getByRole('heading', { name: 'Why was I charged twice?' }).waitFor();
+      await preview.getByRole('img', { name: 'Customer logo' }).waitFor();
+      expect(await page.title()).not.toBe('ran');
+      expect(imageRequests).toBe(0);
+      await checkPage(s, 'received-detail', { waitForNetworkIdle: false });
+      await page.getByRole('tab', { name: 'Text' }).click();
+      await page.getByRole('tabpanel').getByText('Why was I charged twice?').waitFor();
+      const expected = (p: string) =>
+        p.startsWith('Blocked script execution in') ||
+        (p.includes('violates the following Content Security Policy directive') && p.includes('track.gif'));
+      expect(s.problems().filter((p) => !expected(p))).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});

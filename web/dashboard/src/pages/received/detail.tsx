@@ -1,0 +1,265 @@
+// One received message: who sent it and to whom, the SPF, DKIM and DMARC verdicts, its attachments and the
+// whole message to download, its headers, and its content: a preview in a sandboxed frame (the dashboard's
+// own Content-Security-Policy applies to it: no script, no remote image or style sheet, inline images
+// only), the HTML source and the text.
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { useQuery } from '@tanstack/react-query';
+import type { ApiShape } from '@postline/contracts';
+import { ApiError, get } from '../../api/client.ts';
+import { CodeValue, CopyButton } from '../../ui/copy.tsx';
+import { Badge, ErrorMessage, Loading } from '../../ui/feedback.tsx';
+import { Time } from '../../ui/time.tsx';
+
+type Received = ApiShape<'ReceivedEmail'>;
+type Attachment = ApiShape<'AttachmentList'>['data'][number];
+
+export function ReceivedPage() {
+  const { id = '' } = useParams();
+  const email = useQuery({
+    queryKey: ['received', id],
+    queryFn: () => get<Received>(`/emails/receiving/${encodeURIComponent(id)}`),
+  });
+  if (email.error) {
+    const gone = email.error instanceof ApiError && email.error.statusCode === 404;
+    return (
+      <>
+        <h1>{gone ? 'Email not found' : 'Received email'}</h1>
+        <ErrorMessage error={email.error} />
+        <Link to="/received">Back to received mail</Link>
+      </>
+    );
+  }
+  if (!email.data) return <Loading />;
+  return <ReceivedView email={email.data} />;
+}
+
+/** A verdict as its badge: pass is good, fail bad, anything else (none, neutral, softfail…) a warning. */
+function Verdict({ name, value }: { name: string; value: string | null }) {
+  const tone = value === 'pass' ? 'good' : value === 'fail' ? 'bad' : 'warn';
+  return (
+    <>
+      <dt>{name}</dt>
+      <dd>{value ? <Badge tone={tone}>{value}</Badge> : <span className="muted">not recorded</span>}</dd>
+    </>
+  );
+}
+
+function ReceivedView({ email }: { email: Received }) {
+  return (
+    <>
+      <p>
+        <Link to="/received">← Received</Link>
+      </p>
+      <div className="page-header">
+        <div>
+          <h1 className="break-anywhere">{email.subject || '(no subject)'}</h1>
+          <p className="muted">
+            Received <Time value={email.created_at} />
+          </p>
+        </div>
+        {email.raw ? (
+          <a className="button" href={email.raw.download_url}>
+            Download the message (.eml)
+          </a>
+        ) : null}
+      </div>
+      <dl className="facts card">
+        <dt>From</dt>
+        <dd>{email.from}</dd>
+        <dt>To</dt>
+        <dd>{email.to.join(', ')}</dd>
+        {email.cc?.length ? (
+          <>
+            <dt>Cc</dt>
+            <dd>{email.cc.join(', ')}</dd>
+          </>
+        ) : null}
+        <dt>Received for</dt>
+        <dd>{email.received_for.join(', ')}</dd>
+        <dt>Email id</dt>
+        <dd>
+          <CodeValue value={email.id} label="Copy the email id" />
+        </dd>
+        {email.message_id ? (
+          <>
+            <dt>Message-ID</dt>
+            <dd>
+              <code>{email.message_id}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <section aria-labelledby="auth-title" className="section">
+        <h2 id="auth-title">Authentication</h2>
+        <dl className="facts card">
+          <Verdict name="SPF" value={email.authentication.spf} />
+          <Verdict name="DKIM" value={email.authentication.dkim} />
+          <Verdict name="DMARC" value={email.authentication.dmarc} />
+        </dl>
+      </section>
+      <Attachments email={email} />
+      <ReceivedContent email={email} />
+      <Headers email={email} />
+    </>
+  );
+}
+
+function Attachments({ email }: { email: Received }) {
+  const list = useQuery({
+    queryKey: ['received-attachments', email.id],
+    queryFn: () => get<ApiShape<'AttachmentList'>>(`/emails/receiving/${email.id}/attachments`),
+    enabled: email.attachments.length > 0,
+  });
+  return (
+    <section aria-labelledby="attachments-title" className="section">
+      <h2 id="attachments-title">Attachments</h2>
+      {email.attachments.length === 0 ? <p className="muted">None.</p> : null}
+      <ErrorMessage error={list.error} />
+      {list.data ? (
+        <ul className="plain-list">
+          {list.data.data.map((a: Attachment) => (
+            <li key={a.id}>
+              <a href={a.download_url}>{a.filename ?? 'unnamed'}</a>{' '}
+              <span className="muted small-text">
+                {a.content_type}, {formatSize(a.size)}
+                {a.content_disposition === 'inline' ? ', shown in the message' : ''}
+              </span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
+  );
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+type Tab = 'preview' | 'html' | 'text';
+
+function ReceivedContent({ email }: { email: Received }) {
+  const [tab, setTab] = useState<Tab>(email.html ? 'preview' : 'text');
+  const tabs: { id: Tab; label: string }[] = [
+    { id: 'preview', label: 'Preview' },
+    { id: 'html', label: 'HTML' },
+    { id: 'text', label: 'Text' },
+  ];
+  const move = (key: string) => {
+    const at = tabs.findIndex((t) => t.id === tab);
+    const next =
+      key === 'ArrowRight' ? (at + 1) % tabs.length : key === 'ArrowLeft' ? (at + tabs.length - 1) % tabs.length : -1;
+    if (next < 0) return;
+    setTab(tabs[next]!.id);
+    document.getElementById(`received-tab-${tabs[next]!.id}`)?.focus();
+  };
+  return (
+    <section aria-labelledby="received-content-title" className="section">
+      <h2 id="received-content-title">Content</h2>
+      <div role="tablist" aria-label="Content" className="tabs" onKeyDown={(e) => move(e.key)}>
+        {tabs.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            id={`received-tab-${t.id}`}
+            aria-selected={tab === t.id}
+            aria-controls={`received-panel-${t.id}`}
+            tabIndex={tab === t.id ? 0 : -1}
+            className={tab === t.id ? 'tab selected' : 'tab'}
+            onClick={() => setTab(t.id)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      {tabs.map((t) => (
+        <div
+          key={t.id}
+          role="tabpanel"
+          id={`received-panel-${t.id}`}
+          aria-labelledby={`received-tab-${t.id}`}
+          className="card"
+          hidden={tab !== t.id}
+        >
+          {tab === t.id ? <ReceivedPanel tab={t.id} email={email} /> : null}
+        </div>
+      ))}
+    </section>
+  );
+}
+
+function ReceivedPanel({ tab, email }: { tab: Tab; email: Received }) {
+  if (tab === 'preview') {
+    if (!email.html) return <p className="muted">This message has no HTML part: see its text.</p>;
+    return (
+      <>
+        <p className="hint">
+          Shown as it came, sandboxed: no script runs, and remote images and style sheets are not loaded (loading them
+          would tell the sender it was read). Inline images are shown.
+        </p>
+        <iframe className="preview" title="Preview of the received email" srcDoc={email.html} sandbox="" />
+      </>
+    );
+  }
+  if (tab === 'html') {
+    return email.html ? (
+      <Source value={email.html} label="Copy the HTML" />
+    ) : (
+      <p className="muted">This message has no HTML part.</p>
+    );
+  }
+  return email.text ? (
+    <Source value={email.text} label="Copy the text" />
+  ) : (
+    <p className="muted">This message has no text part.</p>
+  );
+}
+
+function Source({ value, label }: { value: string; label: string }) {
+  return (
+    <>
+      <div className="actions">
+        <CopyButton value={value} label={label} />
+      </div>
+      <pre className="source">
+        <code>{value}</code>
+      </pre>
+    </>
+  );
+}
+
+function Headers({ email }: { email: Received }) {
+  const rows = Object.entries(email.headers).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((v) => [name, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
+  return (
+    <section aria-labelledby="headers-title" className="section">
+      <h2 id="headers-title">Headers</h2>
+      <div className="table-wrap">
+        <table>
+          <caption className="visually-hidden">Headers</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Value</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(([name, value], i) => (
+              <tr key={`${name}-${i}`}>
+                <th scope="row">{name}</th>
+                <td className="break-anywhere">
+                  <code>{value}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
