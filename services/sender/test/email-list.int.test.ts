@@ -80,7 +80,13 @@ beforeAll(async () => {
     subject: `Later ${stamp}`,
     scheduledAt: new Date(Date.now() + 3_600_000).toISOString(),
   });
-  sent.percent = await send({ subject: `100% off ${stamp}` });
+  sent.percent = await send({
+    subject: `100% off ${stamp}`,
+    tags: [
+      { name: 'category', value: 'promo' },
+      { name: 'wave', value: stamp },
+    ],
+  });
   // Another team's email with a subject that matches: never listed here.
   await testResend(otherKey, system.apiUrl).emails.send({
     from: `x@${mainDomain.name}`,
@@ -109,6 +115,10 @@ describe('GET /emails filters', () => {
     expect(await listed({ subject: `100% off ${stamp}` })).toEqual([sent.percent]);
     expect(await listed({ subject: `1_0% off ${stamp}` })).toEqual([]);
     expect(await listed({ domain_id: otherDomain.id, created_after: startedAt })).toEqual([sent.copied]);
+    // A tag by name and value, or by name alone.
+    expect(await listed({ tag: `wave=${stamp}` })).toEqual([sent.percent]);
+    expect(await listed({ tag: 'category', created_after: startedAt })).toEqual([sent.percent]);
+    expect(await listed({ tag: 'category=other', created_after: startedAt })).toEqual([]);
     expect(await listed({ broadcast_id: randomUUID(), created_after: startedAt })).toEqual([]);
     // Together: every filter applies.
     expect(await listed({ subject: stamp, last_event: 'delivered', domain_id: mainDomain.id })).toEqual(
@@ -136,6 +146,7 @@ describe('GET /emails filters', () => {
       ['last_event=arrived', 'last_event'],
       ['created_after=yesterday', 'created_after'],
       ['domain_id=nope', 'domain_id'],
+      ['tag==value', 'tag'],
       [`subject=${'x'.repeat(201)}`, 'subject'],
     ] as const) {
       const r = await get(`/emails?${query}`);

@@ -142,6 +142,10 @@ export const EmailFilterQuery = z.object({
   from: QueryText(320).optional().describe('Postline extension: the sender’s address (any case).'),
   to: QueryText(320).optional().describe('Postline extension: a recipient’s address, in to, cc or bcc (any case).'),
   subject: QueryText(200).optional().describe('Postline extension: a part of the subject (any case).'),
+  tag: QueryText(512)
+    .regex(/^[^=]+(=.*)?$/, 'must be a tag name, or `name=value`')
+    .optional()
+    .describe('Postline extension: a tag the email carries: `name=value`, or `name` with any value.'),
   domain_id: z.uuid({ message: 'must be a domain id' }).optional().describe('Postline extension: the sending domain.'),
   broadcast_id: z
     .uuid({ message: 'must be a broadcast id' })

@@ -95,6 +95,13 @@ export async function listEmails(
     );
   }
   if (filter.subject) q = q.where('subject', 'ilike', `%${escapeLike(filter.subject)}%`);
+  if (filter.tag) {
+    // Containment matches a tag object by its name alone, or by name and value; like the last event, it
+    // reads the team's emails newest first (tags have no index of their own).
+    const at = filter.tag.indexOf('=');
+    const tag = at < 0 ? { name: filter.tag } : { name: filter.tag.slice(0, at), value: filter.tag.slice(at + 1) };
+    q = q.where(sql<boolean>`tags @> ${JSON.stringify([tag])}::jsonb`);
+  }
   if (filter.domain_id) q = q.where('domain_id', '=', filter.domain_id);
   if (filter.broadcast_id) q = q.where('broadcast_id', '=', filter.broadcast_id);
   if (filter.created_after) {

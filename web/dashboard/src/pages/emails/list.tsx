@@ -19,6 +19,7 @@ const FILTER_NAMES = [
   'from',
   'to',
   'subject',
+  'tag',
   'domain_id',
   'created_after',
   'created_before',
@@ -142,6 +143,7 @@ function EmailFilters() {
       from: text(data, 'from'),
       to: text(data, 'to'),
       subject: text(data, 'subject'),
+      tag: text(data, 'tag'),
       domain_id: text(data, 'domain_id'),
       created_after: fromLocalInput(text(data, 'created_after')),
       created_before: fromLocalInput(text(data, 'created_before')),
@@ -172,6 +174,9 @@ function EmailFilters() {
       </Field>
       <Field label="Subject" hint="Any part of it.">
         {(p) => <input {...p} name="subject" defaultValue={filters.subject ?? ''} autoComplete="off" />}
+      </Field>
+      <Field label="Tag" hint="name=value, or a name for any value.">
+        {(p) => <input {...p} name="tag" defaultValue={filters.tag ?? ''} autoComplete="off" />}
       </Field>
       <Field label="Sending domain">
         {(p) => (
