@@ -245,7 +245,10 @@ describe('GET /emails/export', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(r.headers.get('content-disposition')).toBe('attachment; filename="emails.csv"');
-    const lines = (await r.text()).split('\r\n');
+    const bytes = Buffer.from(await r.arrayBuffer());
+    // A UTF-8 byte-order mark first, so that spreadsheets read the text as UTF-8.
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = bytes.subarray(3).toString('utf8').split('\r\n');
     expect(lines[0]).toBe('id,created_at,from,to,cc,bcc,subject,last_event,scheduled_at,message_id,tags');
     const ids = lines.slice(1, -1).map((line) => line.split(',')[0]);
     // Newest first, this domain's only (the other domain's email is not in it, nor another team's).

@@ -77,8 +77,45 @@ describe('the onboarding sender', () => {
       'onboarding@resend.dev sends only to the test addresses (delivered@, bounced@, complained@ or suppressed@resend.dev), not to someone@example.com. Verify a domain of yours to send to anyone.',
     );
     expect(await refused({ to: 'delivered@resend.dev', cc: 'boss@example.com' })).toContain('not to boss@example.com');
+    expect(await refused({ to: 'delivered@resend.dev', bcc: 'hidden@example.com' })).toContain(
+      'not to hidden@example.com',
+    );
     expect(await refused({ from: 'hello@resend.dev' })).toContain('or send from onboarding@resend.dev');
     expect(await refused({ from: 'onboarding@example.com' })).toContain('The example.com domain is not verified');
+  });
+
+  it('takes a raw message too (as the SMTP relay posts one), with or without an idempotency key', async () => {
+    const raw = (to: string) =>
+      [
+        'From: Acme <onboarding@resend.dev>',
+        `To: ${to}`,
+        'Subject: Raw hello',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Hello from a raw message.',
+        '',
+      ].join('\r\n');
+    const post = (to: string, envelopeTo: string, key?: string) =>
+      fetch(`${system.apiUrl}/emails`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'message/rfc822',
+          'postline-envelope-to': envelopeTo,
+          ...(key ? { 'idempotency-key': key } : {}),
+        },
+        body: raw(to),
+      });
+    for (const key of [undefined, `raw-${Date.now()}`]) {
+      const ok = await post('delivered@resend.dev', 'delivered+raw@resend.dev', key);
+      expect(ok.status).toBe(200);
+      const id = ((await ok.json()) as { id: string }).id;
+      await waitFor('the raw message delivered', async () => (await lastEventOf(id)) === 'delivered');
+      // The envelope decides who gets it: a header that names a test address does not let it out.
+      const out = await post('delivered@resend.dev', 'someone@example.com', key ? `${key}-out` : undefined);
+      expect(out.status).toBe(403);
+      expect(((await out.json()) as { message: string }).message).toContain('not to someone@example.com');
+    }
   });
 
   it('lets a team with its own domain send to the test addresses too, nothing leaving the install', async () => {

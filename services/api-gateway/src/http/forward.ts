@@ -149,7 +149,12 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
         const disposition = response.headers['content-disposition'];
         if (typeof disposition === 'string') res.setHeader('content-disposition', disposition);
         res.setHeader('cache-control', 'no-store');
-        await pipeline(response.body, res);
+        await pipeline(response.body, res).catch((err: unknown) => {
+          // The reader went away (a closed tab), or the owner stopped part-way: the answer is cut either way.
+          if (req.socket.destroyed) req.log.info({ owner }, 'streamed answer cut: the client went away');
+          else req.log.error({ err, owner }, 'owner failed during a streamed answer');
+          res.destroy();
+        });
         return;
       }
       answer = {
@@ -158,12 +163,6 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
         body: Buffer.from(await response.body.arrayBuffer()),
       };
     } catch (err) {
-      if (res.headersSent) {
-        // The owner failed in the middle of an export: the client sees a cut answer, as from a dropped line.
-        req.log.error({ err, owner }, 'owner failed during a streamed answer');
-        res.destroy();
-        return;
-      }
       if (streamed?.exceeded()) throw bodyTooLarge(streamed.tooLarge);
       const code = networkCode(err);
       if (code === undefined) throw err;

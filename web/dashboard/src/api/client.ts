@@ -91,8 +91,11 @@ export async function download(path: string, query: Query, filename: string): Pr
   const link = document.createElement('a');
   link.href = url;
   link.download = filename;
+  // Attached while clicked, and the file's URL kept a moment: some browsers start the download after click().
+  document.body.append(link);
   link.click();
-  URL.revokeObjectURL(url);
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 export const get = <T>(path: string, query?: Query) => request<T>('GET', withQuery(path, query));

@@ -160,8 +160,10 @@ async function attemptLoaded(
 ): Promise<DeliveryAttempt> {
   const { email_id: emailId, domain, attempt } = command.data;
   const { email, recipients, suppressed } = loaded;
-  // The onboarding sender's emails have no domain row: they go to sandbox addresses only.
-  const sending = loaded.sending ?? onboardingDomainOf(email);
+  // The onboarding sender's emails have no domain row: they go to sandbox addresses only, and nothing else
+  // is ever sent on that domain (accepting refuses it; this holds should a recipient slip through).
+  const onboarding = onboardingDomainOf(email);
+  const sending = loaded.sending ?? (onboarding && isSandboxDomain(domain) ? onboarding : undefined);
   const done = (results: RecipientResult[]): DeliveryAttempt => ({
     kind: 'attempted',
     email,

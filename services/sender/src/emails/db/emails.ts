@@ -81,7 +81,12 @@ export async function listEmails(
   filter: ApiRequests.EmailFilterQuery,
   query: PaginationQuery,
 ): Promise<Page<EmailRow>> {
-  let q = db.selectFrom('emails').selectAll().where('team_id', '=', teamId);
+  return paginate(filteredEmails(db, teamId, filter).selectAll(), query);
+}
+
+/** The team's emails narrowed by GET /emails's filters (all together), columns still to choose. */
+function filteredEmails(db: Kysely<SenderDb>, teamId: string, filter: ApiRequests.EmailFilterQuery) {
+  let q = db.selectFrom('emails').where('team_id', '=', teamId);
   if (filter.last_event) q = q.where('last_event', '=', filter.last_event);
   if (filter.from) q = q.where(sql<string>`lower(from_address)`, '=', filter.from.toLowerCase());
   if (filter.to) {
@@ -112,22 +117,40 @@ export async function listEmails(
     const at = new Date(filter.created_before);
     q = q.where('created_at', '<', at).where('id', '<', firstIdAt(at.getTime() + ID_TIME_SLACK_MS));
   }
-  return paginate(q, query);
+  return q;
 }
+
+/** The columns a CSV line shows: never the bodies, which can be large. */
+const EXPORT_COLUMNS = [
+  'id',
+  'created_at',
+  'from_header',
+  'to_addresses',
+  'cc_addresses',
+  'bcc_addresses',
+  'subject',
+  'last_event',
+  'scheduled_at',
+  'message_id',
+  'tags',
+] as const;
 
 /**
  * Every email the filters select, newest first, in pages of `pageSize` read one after the other (the same
- * keyset as the list), so that an export of any size holds one page at a time.
+ * filters and keyset as the list, without the bodies), so that an export of any size holds one page at a time.
  */
 export async function* exportEmails(
   db: Kysely<SenderDb>,
   teamId: string,
   filter: ApiRequests.EmailFilterQuery,
-  pageSize = 1000,
-): AsyncGenerator<EmailRow[]> {
+  pageSize = 200,
+) {
   let after: string | undefined;
   for (;;) {
-    const page = await listEmails(db, teamId, filter, { limit: pageSize, ...(after ? { after } : {}) });
+    const page = await paginate(filteredEmails(db, teamId, filter).select(EXPORT_COLUMNS), {
+      limit: pageSize,
+      ...(after ? { after } : {}),
+    });
     if (page.data.length > 0) yield page.data;
     if (!page.has_more) return;
     after = page.data[page.data.length - 1]!.id;

@@ -6,6 +6,9 @@ import { getDomain } from 'tldts';
 /** true or false as DNS answered; null when it did not (a timeout, a failing server). */
 export type DmarcLookup = (domain: string) => Promise<boolean | null>;
 
+const CACHE_MS = 5 * 60_000;
+const CACHE_ENTRIES = 10_000;
+
 export function createDmarcLookup(options: { servers: string[]; timeoutMs: number }): DmarcLookup {
   const resolver = new Resolver({ timeout: options.timeoutMs, tries: 1 });
   if (options.servers.length > 0) resolver.setServers(options.servers);
@@ -20,10 +23,22 @@ export function createDmarcLookup(options: { servers: string[]; timeoutMs: numbe
     }
   }
 
-  return async (domain) => {
+  // An answer is kept for a few minutes: a page of insights is opened again and again for the same domain.
+  const known = new Map<string, { at: number; value: boolean }>();
+  const lookup = async (domain: string): Promise<boolean | null> => {
     const own = await publishes(domain);
     if (own !== false) return own;
     const organisational = getDomain(domain);
     return organisational && organisational !== domain ? publishes(organisational) : false;
+  };
+  return async (domain) => {
+    const cached = known.get(domain);
+    if (cached && Date.now() - cached.at < CACHE_MS) return cached.value;
+    const value = await lookup(domain);
+    if (value !== null) {
+      if (known.size >= CACHE_ENTRIES) known.clear();
+      known.set(domain, { at: Date.now(), value });
+    }
+    return value;
   };
 }

@@ -31,7 +31,8 @@ const COLUMNS = [
   'tags',
 ] as const;
 
-export const EMAIL_CSV_HEADER = `${COLUMNS.join(',')}\r\n`;
+/** The header line, after a UTF-8 byte-order mark: spreadsheets then read names and subjects as UTF-8. */
+export const EMAIL_CSV_HEADER = `\uFEFF${COLUMNS.join(',')}\r\n`;
 
 /** One field, escaped for CSV and defused for spreadsheets. */
 export function csvField(value: string): string {

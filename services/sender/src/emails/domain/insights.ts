@@ -39,6 +39,9 @@ export type InsightInput = {
 /** Gmail clips a message whose HTML is larger than this, hiding the rest behind "View entire message". */
 export const GMAIL_CLIP_BYTES = 102 * 1024;
 
+/** How much of the HTML the link and image checks read. */
+const READ_CHARS = 1_000_000;
+
 /** The hosts an email's links point at, and its images without alt text, read with an HTML tokenizer. */
 export function readHtml(html: string): { linkHosts: string[]; imagesWithoutAlt: number } {
   const hosts = new Set<string>();
@@ -74,7 +77,11 @@ function sameOrganisation(host: string, domain: string): boolean {
 /** Every insight of an email, in the order a reader should act on them. */
 export function emailInsights(input: InsightInput): Insight[] {
   const html = input.html ?? '';
-  const { linkHosts, imagesWithoutAlt } = input.html ? readHtml(input.html) : { linkHosts: [], imagesWithoutAlt: 0 };
+  // Links and images are read in the first megabyte: past Gmail's clip the message fails the size check anyway,
+  // and a message of many megabytes would hold the event loop.
+  const { linkHosts, imagesWithoutAlt } = input.html
+    ? readHtml(input.html.slice(0, READ_CHARS))
+    : { linkHosts: [], imagesWithoutAlt: 0 };
   const htmlBytes = Buffer.byteLength(html);
   const hasUnsubscribe = input.headers.some((h) => h.name.toLowerCase() === 'list-unsubscribe');
   const foreign = linkHosts.filter((host) => !sameOrganisation(host, input.fromDomain) && host !== input.tracking.host);

@@ -1,4 +1,5 @@
-import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
 import {
@@ -114,14 +115,16 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       const first = await pages.next();
       res.status(200).type('text/csv; charset=utf-8');
       res.setHeader('content-disposition', 'attachment; filename="emails.csv"');
-      res.write(EMAIL_CSV_HEADER);
-      if (!first.done) {
-        res.write(first.value.map(emailCsvLine).join(''));
-        for await (const page of pages) {
-          if (!res.write(page.map(emailCsvLine).join(''))) await once(res, 'drain');
-        }
+      async function* lines(): AsyncGenerator<string> {
+        yield EMAIL_CSV_HEADER;
+        if (first.done) return;
+        yield first.value.map(emailCsvLine).join('');
+        for await (const page of pages) yield page.map(emailCsvLine).join('');
       }
-      res.end();
+      // Written as the reader takes it; a reader that goes away ends the reading of pages too.
+      await pipeline(Readable.from(lines()), res).catch((err: unknown) =>
+        req.log.info({ err }, 'email export ended before its last line'),
+      );
     },
   });
 

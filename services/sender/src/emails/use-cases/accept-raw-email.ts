@@ -17,7 +17,7 @@ import {
   refusalError,
 } from '../../message/index.ts';
 import { acceptEmails, type SingleAccepts } from './accept-emails.ts';
-import { checkSender, SenderRefused } from './sender-checks.ts';
+import { checkSender, SenderRefused, withOnboarding } from './sender-checks.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 
@@ -90,9 +90,11 @@ export async function acceptRawEmail(
     request.fromDomain,
     ...(envelopeFromDomain && envelopeFromDomain !== request.fromDomain ? [envelopeFromDomain] : []),
   ];
-  const domains = await findSendingDomains(
-    deps.db,
-    names.map((name) => ({ teamId, name })),
+  const domains = withOnboarding(
+    await findSendingDomains(
+      deps.db,
+      names.map((name) => ({ teamId, name })),
+    ),
   );
   const sender = checkSender(domains(teamId, request.fromDomain), request, keyDomainId);
   if (!sender.ok) throw validationError(sender.message, 403);

@@ -12,6 +12,7 @@ export type InsightDeps = { db: Kysely<SenderDb>; dmarc: DmarcLookup };
 
 export async function insightsOf(deps: InsightDeps, teamId: string, id: string | undefined): Promise<Insight[]> {
   const email = await getEmail(deps.db, teamId, id);
+  const dmarc = deps.dmarc(email.from_domain);
   const domains = await findSendingDomains(deps.db, [{ teamId, name: email.from_domain }]);
   const domain = domains(teamId, email.from_domain) ?? onboardingDomainOf(email);
   const trackingOn = Boolean(domain?.open_tracking || domain?.click_tracking);
@@ -24,6 +25,6 @@ export async function insightsOf(deps: InsightDeps, teamId: string, id: string |
     headers: email.headers,
     bulk: email.broadcast_id !== null || email.topic_id !== null,
     tracking: { on: trackingOn, host: trackingHost },
-    dmarc: await deps.dmarc(email.from_domain),
+    dmarc: await dmarc,
   });
 }

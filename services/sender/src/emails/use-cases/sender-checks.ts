@@ -70,7 +70,7 @@ export async function lookUpSends(
 }
 
 /** A team's own domain of that name first; else, for a sandbox domain, the onboarding sender's. */
-function withOnboarding(lookup: DomainLookup): DomainLookup {
+export function withOnboarding(lookup: DomainLookup): DomainLookup {
   return (teamId, name) => lookup(teamId, name) ?? (isSandboxDomain(name) ? onboardingDomain(teamId, name) : undefined);
 }
 

@@ -253,9 +253,9 @@ function Insights({ email }: { email: Email }) {
             );
           })}
         </div>
-      ) : (
+      ) : insights.isPending ? (
         <Loading />
-      )}
+      ) : null}
     </section>
   );
 }
