@@ -13,7 +13,9 @@ describe('the emails CSV', () => {
   });
 
   it('writes an email as one CRLF-ended line under the header, which a byte-order mark starts', () => {
-    expect(EMAIL_CSV_HEADER).toBe('\uFEFFid,created_at,from,to,cc,bcc,subject,last_event,scheduled_at,message_id,tags\r\n');
+    expect(EMAIL_CSV_HEADER).toBe(
+      '\uFEFFid,created_at,from,to,cc,bcc,subject,last_event,scheduled_at,message_id,tags\r\n',
+    );
     const line = emailCsvLine({
       id: '01a2',
       created_at: new Date('2026-11-27T10:00:00Z'),
