@@ -119,3 +119,4 @@ export {
 } from './api/send-email-body.ts';
 export { DNS_LABEL, isSubdomainLabel } from './dns-names.ts';
 export type { ApiShape, DashboardShape, ApiRequest } from './api/types.ts';
+export { SANDBOX_DOMAINS } from './sandbox.ts';

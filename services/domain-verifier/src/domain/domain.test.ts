@@ -70,6 +70,8 @@ describe('domain names', () => {
     [`${'a'.repeat(64)}.com`, 'label over 63'],
     ['exa mple.com', 'space'],
     ['example.com\u0000', 'NUL'],
+    ['resend.dev', 'the test addresses’ domain'],
+    ['mail.postline.test', 'under the test addresses’ domain'],
   ])('refuses %j (%s) with a message naming the field', (input) => {
     const result = checkDomainName(input);
     expect(result.ok).toBe(false);

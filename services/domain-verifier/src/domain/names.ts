@@ -1,7 +1,7 @@
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { parse } from 'tldts';
-import { DNS_LABEL } from '@postline/contracts';
+import { DNS_LABEL, SANDBOX_DOMAINS } from '@postline/contracts';
 
 /** A domain name as we store it: lower-case ASCII (IDNs in punycode), no trailing dot. */
 export type DomainName = {
@@ -14,8 +14,8 @@ export type NameCheck = { ok: true; domain: DomainName } | { ok: false; message:
 
 /**
  * Checks a domain name a customer wants to send from or receive at. Refused: anything that is not a host
- * name, an IP address, a single label, and a public suffix (ICANN or private section of the Public Suffix
- * List: `co.uk`, `github.io`), since nobody can own the records of a suffix.
+ * name, an IP address, a single label, a public suffix (ICANN or private section of the Public Suffix List:
+ * `co.uk`, `github.io`), since nobody can own the records of a suffix, and the sandbox's domains.
  */
 export function checkDomainName(input: string): NameCheck {
   const trimmed = input.trim().replace(/\.$/, '');
@@ -34,6 +34,8 @@ export function checkDomainName(input: string): NameCheck {
   if (!labels.every((l) => DNS_LABEL.test(l)))
     return bad('labels are letters, digits and inner hyphens, up to 63 each');
   if (/^\d+$/.test(labels.at(-1) ?? '')) return bad('an IP address is not a domain');
+  const reserved = SANDBOX_DOMAINS.find((d) => ascii === d || ascii.endsWith(`.${d}`));
+  if (reserved) return bad(`\`${reserved}\` holds the test addresses, which no team can own`);
   const parsed = parse(ascii, { allowPrivateDomains: true });
   if (parsed.isIp) return bad('an IP address is not a domain');
   if (!parsed.domain) return bad(`\`${ascii}\` is a public suffix`);

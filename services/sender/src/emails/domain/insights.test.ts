@@ -7,6 +7,7 @@ const clean: InsightInput = {
   fromDomain: 'mail.acme.com',
   headers: [],
   bulk: false,
+  raw: false,
   tracking: { on: false, host: null },
   dmarc: true,
 };
@@ -48,6 +49,9 @@ describe('email insights', () => {
   it('flags an HTML-only message, not a text-only one', () => {
     expect(failing({ ...clean, text: '' })).toEqual(['text_part']);
     expect(failing({ ...clean, html: null, text: '' })).toEqual([]);
+    // A raw message is sent as written: without a text part it has none.
+    expect(failing({ ...clean, raw: true, text: null })).toEqual(['text_part']);
+    expect(failing({ ...clean, raw: true, text: 'Hi' })).toEqual([]);
   });
 
   it('flags links to other organisations, not to the sender’s own or its tracking host', () => {

@@ -24,8 +24,10 @@ export type Insight = {
 /** What the insights read of an email and of the place it was sent from. */
 export type InsightInput = {
   html: string | null;
-  /** null: made from the html when sent; '': the sender asked for no text part. */
+  /** null: made from the html when sent (a raw message: it has none); '': the sender asked for no text part. */
   text: string | null;
+  /** Sent as the client wrote it (the relay's, message/rfc822): nothing is added to it, a text part neither. */
+  raw: boolean;
   fromDomain: string;
   headers: readonly { name: string; value: string }[];
   /** Sent to a list (a broadcast's, or under a topic): mailbox providers require a one-click unsubscribe. */
@@ -123,12 +125,12 @@ export function emailInsights(input: InsightInput): Insight[] {
     {
       id: 'text_part',
       group: 'could_improve',
-      passed: input.text !== '' || input.html === null,
+      passed: input.html === null || (input.text !== '' && !(input.raw && input.text === null)),
       title: 'A plain-text part',
       detail:
-        input.text === ''
+        input.html !== null && (input.text === '' || (input.raw && input.text === null))
           ? 'It has HTML only: some mail clients and screen readers show the text part, and spam filters score an HTML-only message higher.'
-          : input.text === null
+          : input.text === null && input.html !== null
             ? 'A text part is made from the HTML when it is sent.'
             : 'It has a text part.',
     },

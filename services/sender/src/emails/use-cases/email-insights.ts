@@ -2,6 +2,7 @@
 // domain publishes DMARC, read and checked (domain/insights.ts).
 import type { Kysely } from 'kysely';
 import { findSendingDomains } from '../../sending-domains/index.ts';
+import { isRawEmail } from '../db/emails.ts';
 import type { SenderDb } from '../../db/schema.ts';
 import type { DmarcLookup } from '../dns/dmarc.ts';
 import { emailInsights, type Insight } from '../domain/insights.ts';
@@ -21,6 +22,7 @@ export async function insightsOf(deps: InsightDeps, teamId: string, id: string |
   return emailInsights({
     html: email.html,
     text: email.text,
+    raw: isRawEmail(email),
     fromDomain: email.from_domain,
     headers: email.headers,
     bulk: email.broadcast_id !== null || email.topic_id !== null,

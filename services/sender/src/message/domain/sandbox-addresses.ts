@@ -2,8 +2,9 @@
 // postline.test, and Resend's test addresses at resend.dev, so an integration's tests pass unchanged), and the
 // onboarding sender, which any team may send from to them before it has verified a domain.
 
-/** The domains whose addresses are the sandbox's: nothing sent to them leaves the install. */
-export const SANDBOX_DOMAINS: readonly string[] = ['postline.test', 'resend.dev'];
+import { SANDBOX_DOMAINS } from '@postline/contracts';
+
+export { SANDBOX_DOMAINS };
 
 /** Whether `domain` (lower-case) is a sandbox domain. */
 export function isSandboxDomain(domain: string): boolean {
