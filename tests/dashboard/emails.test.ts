@@ -191,6 +191,8 @@ describe('the Emails pages', () => {
       await shareDialog.getByRole('button', { name: 'Make the link' }).click();
       const made = page.getByRole('dialog', { name: 'Share link made' });
       await made.getByText('for one day').waitFor();
+      // Focus follows the link into the dialog rather than falling back to the page.
+      expect(await page.evaluate("Boolean(document.activeElement?.closest('dialog, [role=dialog]'))")).toBe(true);
       await made.getByRole('button', { name: 'Copy the share link' }).click();
       const shareUrl = String(await page.evaluate('navigator.clipboard.readText()'));
       expect(await (await fetch(shareUrl)).text()).toContain(`Order 1043 ${stamp}`);

@@ -2,7 +2,7 @@
 // and its text; where each recipient stands and what its server last said (read again every few seconds
 // while a delivery is still to come); its insights; a share link; and for a scheduled email, reschedule and
 // cancel.
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
@@ -396,6 +396,11 @@ const SHARE_LIVES = [
 function ShareEmail({ email }: { email: Email }) {
   const [open, setOpen] = useState(false);
   const [made, setMade] = useState<{ url: string; life: string } | null>(null);
+  // The form's button goes when the link comes: focus moves to the link, not back to the page.
+  const shown = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (made) shown.current?.focus();
+  }, [made]);
   const close = () => {
     setOpen(false);
     setMade(null);
@@ -412,7 +417,7 @@ function ShareEmail({ email }: { email: Email }) {
       </button>
       <Dialog open={open} title={made ? 'Share link made' : 'Share the email'} onClose={close}>
         {made ? (
-          <>
+          <div ref={shown} tabIndex={-1}>
             <Notice>
               Anyone with this link can read the email (without its attachments) for {made.life}. It is shown once.
             </Notice>
@@ -422,7 +427,7 @@ function ShareEmail({ email }: { email: Email }) {
                 Done
               </button>
             </div>
-          </>
+          </div>
         ) : (
           <ActionForm action={share} submitLabel="Make the link" label="Share the email" onCancel={close}>
             <Field label="The link works for">
