@@ -8,7 +8,7 @@ import { ApiError, del, get, post } from '../api/client.ts';
 import { ConfirmButton, Dialog } from '../ui/dialog.tsx';
 import { EmptyState, ErrorMessage, Notice, StatusBadge } from '../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../ui/form.tsx';
-import { ListTable, Pager, useFilters, useListPage } from '../ui/list.tsx';
+import { FilterForm, ListTable, Pager, useFilters, useListPage } from '../ui/list.tsx';
 import { Time } from '../ui/time.tsx';
 
 type Suppression = ApiShape<'SuppressionList'>['data'][number];
@@ -23,7 +23,7 @@ const ORIGINS: { value: Suppression['origin']; label: string; why: string }[] = 
 ];
 
 export default function Suppressions() {
-  const [filters, setFilters] = useFilters();
+  const [filters] = useFilters();
   const page = useListPage<Suppression>(SUPPRESSIONS, '/suppressions', { origin: filters.origin });
   const filtered = Boolean(filters.origin);
   return (
@@ -37,15 +37,7 @@ export default function Suppressions() {
         </div>
         <AddSuppressions />
       </div>
-      <form
-        key={filters.origin ?? ''}
-        className="filters"
-        aria-label="Filter the suppressions"
-        onSubmit={(event: FormEvent<HTMLFormElement>) => {
-          event.preventDefault();
-          setFilters({ origin: text(new FormData(event.currentTarget), 'origin') });
-        }}
-      >
+      <FilterForm label="Filter the suppressions" read={(data) => ({ origin: text(data, 'origin') })}>
         <Field label="Reason">
           {(p) => (
             <select {...p} name="origin" defaultValue={filters.origin ?? ''}>
@@ -58,15 +50,7 @@ export default function Suppressions() {
             </select>
           )}
         </Field>
-        <div className="actions">
-          <button type="button" className="button" onClick={() => setFilters({})}>
-            Clear
-          </button>
-          <button type="submit" className="button primary">
-            Filter
-          </button>
-        </div>
-      </form>
+      </FilterForm>
       <FindAddress />
       <ListTable
         query={page}

@@ -41,3 +41,17 @@ export function CodeValue({ value, label }: { value: string; label: string }) {
     </div>
   );
 }
+
+/** A source text (an email's HTML or text) in a scrolling block, with its copy button above it. */
+export function SourceBlock({ value, label }: { value: string; label: string }) {
+  return (
+    <>
+      <div className="actions">
+        <CopyButton value={value} label={label} />
+      </div>
+      <pre className="source">
+        <code>{value}</code>
+      </pre>
+    </>
+  );
+}

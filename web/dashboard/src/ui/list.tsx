@@ -1,6 +1,6 @@
 // Paginated lists: the API's cursor pagination (`limit`, `after`, `before`, `has_more`) with the cursor and
 // the filters kept in the page's URL, so a filtered page can be shared and survives a reload.
-import type { ReactNode } from 'react';
+import type { FormEvent, ReactNode } from 'react';
 import { useQuery, keepPreviousData } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import { get, type Query } from '../api/client.ts';
@@ -21,6 +21,40 @@ export function useFilters(): [Record<string, string>, (next: Record<string, str
     setParams(clean);
   };
   return [filters, set];
+}
+
+/**
+ * A list's filter form: its fields (`children`, each with its URL value as default) and Clear and Filter.
+ * Filter puts what `read` takes from the fields into the URL (the cursor reset); Clear empties it. Keyed on
+ * the URL's filters, so the fields follow back and forward navigation.
+ */
+export function FilterForm({
+  label,
+  read,
+  children,
+}: {
+  label: string;
+  read: (data: FormData) => Record<string, string>;
+  children: ReactNode;
+}) {
+  const [filters, setFilters] = useFilters();
+  const apply = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    setFilters(read(new FormData(event.currentTarget)));
+  };
+  return (
+    <form key={JSON.stringify(filters)} className="filters" aria-label={label} onSubmit={apply}>
+      {children}
+      <div className="actions">
+        <button type="button" className="button" onClick={() => setFilters({})}>
+          Clear
+        </button>
+        <button type="submit" className="button primary">
+          Filter
+        </button>
+      </div>
+    </form>
+  );
 }
 
 /**

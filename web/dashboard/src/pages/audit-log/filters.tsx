@@ -1,6 +1,5 @@
 // The audit log's filters: a family (or one action), an actor, a target id. Applied on submit, into the URL.
-import type { FormEvent } from 'react';
-import { useFilters } from '../../ui/list.tsx';
+import { FilterForm, useFilters } from '../../ui/list.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
 
 export type Actor = { id: string; label: string };
@@ -23,16 +22,15 @@ const FAMILIES: { value: string; label: string }[] = [
 ];
 
 export function AuditFilters({ actors }: { actors: Actor[] }) {
-  const [filters, setFilters] = useFilters();
-  const apply = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const data = new FormData(event.currentTarget);
-    setFilters({ action: text(data, 'action'), actor_id: text(data, 'actor_id'), target_id: text(data, 'target_id') });
-  };
+  const [filters] = useFilters();
+  const read = (data: FormData) => ({
+    action: text(data, 'action'),
+    actor_id: text(data, 'actor_id'),
+    target_id: text(data, 'target_id'),
+  });
   const known = FAMILIES.some((f) => f.value === filters.action);
   return (
-    // Keyed on the URL's filters so the fields follow back and forward navigation.
-    <form key={JSON.stringify(filters)} className="filters" aria-label="Filter the audit log" onSubmit={apply}>
+    <FilterForm label="Filter the audit log" read={read}>
       <Field label="Family or action">
         {(p) => (
           <select {...p} name="action" defaultValue={filters.action ?? ''}>
@@ -60,14 +58,6 @@ export function AuditFilters({ actors }: { actors: Actor[] }) {
       <Field label="Target id">
         {(p) => <input {...p} name="target_id" defaultValue={filters.target_id ?? ''} autoComplete="off" />}
       </Field>
-      <div className="actions">
-        <button type="button" className="button" onClick={() => setFilters({})}>
-          Clear
-        </button>
-        <button type="submit" className="button primary">
-          Filter
-        </button>
-      </div>
-    </form>
+    </FilterForm>
   );
 }

@@ -7,10 +7,11 @@ import { Link, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { ApiError, get, patch, post } from '../../api/client.ts';
-import { CodeValue, CopyButton } from '../../ui/copy.tsx';
+import { CodeValue, SourceBlock } from '../../ui/copy.tsx';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
+import { Tabs } from '../../ui/tabs.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
 import { EMAILS } from './list.tsx';
 
@@ -262,55 +263,23 @@ function Insights({ email }: { email: Email }) {
 
 type Tab = 'preview' | 'html' | 'text';
 
+const CONTENT_TABS: { id: Tab; label: string }[] = [
+  { id: 'preview', label: 'Preview' },
+  { id: 'html', label: 'HTML' },
+  { id: 'text', label: 'Text' },
+];
+
 function Content({ email }: { email: Email }) {
-  const [tab, setTab] = useState<Tab>(email.html !== null ? 'preview' : 'text');
-  const tabs: { id: Tab; label: string }[] = [
-    { id: 'preview', label: 'Preview' },
-    { id: 'html', label: 'HTML' },
-    { id: 'text', label: 'Text' },
-  ];
-  // The tab pattern: arrows move between tabs, only the selected one is in the tab order.
-  const move = (key: string) => {
-    const at = tabs.findIndex((t) => t.id === tab);
-    const next =
-      key === 'ArrowRight' ? (at + 1) % tabs.length : key === 'ArrowLeft' ? (at + tabs.length - 1) % tabs.length : -1;
-    if (next < 0) return;
-    const id = tabs[next]!.id;
-    setTab(id);
-    document.getElementById(`tab-${id}`)?.focus();
-  };
   return (
     <section aria-labelledby="content-title" className="section">
       <h2 id="content-title">Content</h2>
-      <div role="tablist" aria-label="Content" className="tabs" onKeyDown={(e) => move(e.key)}>
-        {tabs.map((t) => (
-          <button
-            key={t.id}
-            type="button"
-            role="tab"
-            id={`tab-${t.id}`}
-            aria-selected={tab === t.id}
-            aria-controls={`panel-${t.id}`}
-            tabIndex={tab === t.id ? 0 : -1}
-            className={tab === t.id ? 'tab selected' : 'tab'}
-            onClick={() => setTab(t.id)}
-          >
-            {t.label}
-          </button>
-        ))}
-      </div>
-      {tabs.map((t) => (
-        <div
-          key={t.id}
-          role="tabpanel"
-          id={`panel-${t.id}`}
-          aria-labelledby={`tab-${t.id}`}
-          className="card"
-          hidden={tab !== t.id}
-        >
-          {tab === t.id ? <Panel tab={t.id} email={email} /> : null}
-        </div>
-      ))}
+      <Tabs
+        id="content"
+        label="Content"
+        tabs={CONTENT_TABS}
+        initial={email.html !== null ? 'preview' : 'text'}
+        panel={(tab) => <Panel tab={tab} email={email} />}
+      />
     </section>
   );
 }
@@ -332,19 +301,6 @@ function Panel({ tab, email }: { tab: Tab; email: Email }) {
         ? 'No text was given: the text part is made from the HTML when the email is sent.'
         : 'This email has no text part.'}
     </p>
-  );
-}
-
-function SourceBlock({ value, label }: { value: string; label: string }) {
-  return (
-    <>
-      <div className="actions">
-        <CopyButton value={value} label={label} />
-      </div>
-      <pre className="source">
-        <code>{value}</code>
-      </pre>
-    </>
   );
 }
 

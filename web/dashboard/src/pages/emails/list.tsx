@@ -1,13 +1,13 @@
 // The team's sent and scheduled emails (GET /emails), newest first, filtered by last event, sender, recipient,
 // subject words, sending domain and time (kept in the URL), each opening its page.
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
 import { download, get, type Query } from '../../api/client.ts';
 import { EmptyState, ErrorMessage, StatusBadge } from '../../ui/feedback.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
-import { ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
+import { FilterForm, ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
 
 type EmailItem = ApiShape<'EmailList'>['data'][number];
@@ -130,30 +130,25 @@ function ExportCsv({ query }: { query: Query }) {
 }
 
 function EmailFilters() {
-  const [filters, setFilters] = useFilters();
+  const [filters] = useFilters();
   const domains = useQuery({
     queryKey: ['domains', 'all'],
     queryFn: () => get<ApiShape<'DomainList'>>('/domains', { limit: 100 }),
   });
-  const apply = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const data = new FormData(event.currentTarget);
-    setFilters({
-      last_event: text(data, 'last_event'),
-      from: text(data, 'from'),
-      to: text(data, 'to'),
-      subject: text(data, 'subject'),
-      tag: text(data, 'tag'),
-      domain_id: text(data, 'domain_id'),
-      created_after: fromLocalInput(text(data, 'created_after')),
-      created_before: fromLocalInput(text(data, 'created_before')),
-      // A broadcast's page links here with its id; kept until cleared.
-      broadcast_id: filters.broadcast_id ?? '',
-    });
-  };
+  const read = (data: FormData) => ({
+    last_event: text(data, 'last_event'),
+    from: text(data, 'from'),
+    to: text(data, 'to'),
+    subject: text(data, 'subject'),
+    tag: text(data, 'tag'),
+    domain_id: text(data, 'domain_id'),
+    created_after: fromLocalInput(text(data, 'created_after')),
+    created_before: fromLocalInput(text(data, 'created_before')),
+    // A broadcast's page links here with its id; kept until cleared.
+    broadcast_id: filters.broadcast_id ?? '',
+  });
   return (
-    // Keyed on the URL's filters so the fields follow back and forward navigation.
-    <form key={JSON.stringify(filters)} className="filters" aria-label="Filter the emails" onSubmit={apply}>
+    <FilterForm label="Filter the emails" read={read}>
       <Field label="Last event">
         {(p) => (
           <select {...p} name="last_event" defaultValue={filters.last_event ?? ''}>
@@ -209,14 +204,6 @@ function EmailFilters() {
           Only the emails of broadcast <code>{filters.broadcast_id}</code>.
         </p>
       ) : null}
-      <div className="actions">
-        <button type="button" className="button" onClick={() => setFilters({})}>
-          Clear
-        </button>
-        <button type="submit" className="button primary">
-          Filter
-        </button>
-      </div>
-    </form>
+    </FilterForm>
   );
 }

@@ -1,10 +1,9 @@
 // The request log's filters, as GET /logs takes them; applied on submit, into the URL. The time range is
 // picked in the reader's time zone and kept in the URL as ISO 8601.
-import type { FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { get } from '../../api/client.ts';
-import { useFilters } from '../../ui/list.tsx';
+import { FilterForm, useFilters } from '../../ui/list.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
 import { fromLocalInput, toLocalInput } from '../../ui/time.tsx';
 
@@ -23,7 +22,7 @@ export const FILTER_NAMES = [
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: boolean }) {
-  const [filters, setFilters] = useFilters();
+  const [filters] = useFilters();
   const keys = useQuery({
     queryKey: ['api-keys', 'all'],
     queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
@@ -35,22 +34,17 @@ export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: bool
   for (const log of shown)
     if (log.api_key && !options.has(log.api_key.id)) options.set(log.api_key.id, log.api_key.name ?? log.api_key.id);
 
-  const apply = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const data = new FormData(event.currentTarget);
-    setFilters({
-      status: text(data, 'status').toLowerCase(),
-      method: text(data, 'method'),
-      endpoint: text(data, 'endpoint'),
-      api_key_id: text(data, 'api_key_id'),
-      user_agent: text(data, 'user_agent'),
-      created_after: fromLocalInput(text(data, 'created_after')),
-      created_before: fromLocalInput(text(data, 'created_before')),
-    });
-  };
+  const read = (data: FormData) => ({
+    status: text(data, 'status').toLowerCase(),
+    method: text(data, 'method'),
+    endpoint: text(data, 'endpoint'),
+    api_key_id: text(data, 'api_key_id'),
+    user_agent: text(data, 'user_agent'),
+    created_after: fromLocalInput(text(data, 'created_after')),
+    created_before: fromLocalInput(text(data, 'created_before')),
+  });
   return (
-    // Keyed on the URL's filters so the fields follow back and forward navigation.
-    <form key={JSON.stringify(filters)} className="filters" aria-label="Filter the logs" onSubmit={apply}>
+    <FilterForm label="Filter the logs" read={read}>
       <Field label="Status" hint="A code (404) or a class (4xx).">
         {(p) => <input {...p} name="status" defaultValue={filters.status ?? ''} autoComplete="off" size={6} />}
       </Field>
@@ -98,14 +92,6 @@ export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: bool
           />
         )}
       </Field>
-      <div className="actions">
-        <button type="button" className="button" onClick={() => setFilters({})}>
-          Clear
-        </button>
-        <button type="submit" className="button primary">
-          Filter
-        </button>
-      </div>
-    </form>
+    </FilterForm>
   );
 }

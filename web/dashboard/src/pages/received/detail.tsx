@@ -2,13 +2,14 @@
 // whole message to download, its headers, and its content: a preview of its HTML made inert (nothing to
 // run or fetch) in a sandboxed frame under the dashboard's own Content-Security-Policy, the HTML source and
 // the text.
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { ApiError, get } from '../../api/client.ts';
-import { CodeValue, CopyButton } from '../../ui/copy.tsx';
+import { CodeValue, SourceBlock } from '../../ui/copy.tsx';
 import { Badge, ErrorMessage, Loading } from '../../ui/feedback.tsx';
+import { Tabs } from '../../ui/tabs.tsx';
 import { Time } from '../../ui/time.tsx';
 
 type Received = ApiShape<'ReceivedEmail'>;
@@ -141,53 +142,23 @@ function formatSize(bytes: number): string {
 
 type Tab = 'preview' | 'html' | 'text';
 
+const CONTENT_TABS: { id: Tab; label: string }[] = [
+  { id: 'preview', label: 'Preview' },
+  { id: 'html', label: 'HTML' },
+  { id: 'text', label: 'Text' },
+];
+
 function ReceivedContent({ email }: { email: Received }) {
-  const [tab, setTab] = useState<Tab>(email.html ? 'preview' : 'text');
-  const tabs: { id: Tab; label: string }[] = [
-    { id: 'preview', label: 'Preview' },
-    { id: 'html', label: 'HTML' },
-    { id: 'text', label: 'Text' },
-  ];
-  const move = (key: string) => {
-    const at = tabs.findIndex((t) => t.id === tab);
-    const next =
-      key === 'ArrowRight' ? (at + 1) % tabs.length : key === 'ArrowLeft' ? (at + tabs.length - 1) % tabs.length : -1;
-    if (next < 0) return;
-    setTab(tabs[next]!.id);
-    document.getElementById(`received-tab-${tabs[next]!.id}`)?.focus();
-  };
   return (
     <section aria-labelledby="received-content-title" className="section">
       <h2 id="received-content-title">Content</h2>
-      <div role="tablist" aria-label="Content" className="tabs" onKeyDown={(e) => move(e.key)}>
-        {tabs.map((t) => (
-          <button
-            key={t.id}
-            type="button"
-            role="tab"
-            id={`received-tab-${t.id}`}
-            aria-selected={tab === t.id}
-            aria-controls={`received-panel-${t.id}`}
-            tabIndex={tab === t.id ? 0 : -1}
-            className={tab === t.id ? 'tab selected' : 'tab'}
-            onClick={() => setTab(t.id)}
-          >
-            {t.label}
-          </button>
-        ))}
-      </div>
-      {tabs.map((t) => (
-        <div
-          key={t.id}
-          role="tabpanel"
-          id={`received-panel-${t.id}`}
-          aria-labelledby={`received-tab-${t.id}`}
-          className="card"
-          hidden={tab !== t.id}
-        >
-          {tab === t.id ? <ReceivedPanel tab={t.id} email={email} /> : null}
-        </div>
-      ))}
+      <Tabs
+        id="received"
+        label="Content"
+        tabs={CONTENT_TABS}
+        initial={email.html ? 'preview' : 'text'}
+        panel={(tab) => <ReceivedPanel tab={tab} email={email} />}
+      />
     </section>
   );
 }
@@ -230,28 +201,15 @@ function ReceivedPanel({ tab, email }: { tab: Tab; email: Received }) {
   }
   if (tab === 'html') {
     return email.html ? (
-      <Source value={email.html} label="Copy the HTML" />
+      <SourceBlock value={email.html} label="Copy the HTML" />
     ) : (
       <p className="muted">This message has no HTML part.</p>
     );
   }
   return email.text ? (
-    <Source value={email.text} label="Copy the text" />
+    <SourceBlock value={email.text} label="Copy the text" />
   ) : (
     <p className="muted">This message has no text part.</p>
-  );
-}
-
-function Source({ value, label }: { value: string; label: string }) {
-  return (
-    <>
-      <div className="actions">
-        <CopyButton value={value} label={label} />
-      </div>
-      <pre className="source">
-        <code>{value}</code>
-      </pre>
-    </>
   );
 }
 
