@@ -121,6 +121,7 @@ function attempted(loaded: LoadedAttempt | undefined, domainName: string, result
     results,
     attempt: 1,
     domain: domainName,
+    traces: [],
   };
 }
 

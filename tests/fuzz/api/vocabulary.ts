@@ -44,6 +44,7 @@ export const SUB_ROUTES = [
   '/events/replay',
   '/test',
   '/recipients',
+  '/attempts',
   '/clicked-links',
   '/versions',
 ];

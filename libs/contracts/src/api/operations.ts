@@ -92,6 +92,12 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.EmailRecipientList),
     errors: ['not_found'],
   }),
+  get('/emails/{email_id}/attempts', 'Emails', 'An email’s delivery attempts, with the SMTP conversation', {
+    extension:
+      'Per delivery attempt and MX address: the host, the address dialled, TLS version and cipher, and the transcript of our commands and the server’s replies (without the message body), bounded in size.',
+    success: ok(rs.EmailAttemptList),
+    errors: ['not_found'],
+  }),
   get('/emails/{email_id}/insights', 'Emails', 'What could keep an email from the inbox', {
     extension:
       'Checks of the message and its sending domain (a DMARC record, Gmail’s clipping size, List-Unsubscribe on bulk mail, a text part, link domains, the tracking domain, image alt text), each with why it matters.',

@@ -80,6 +80,31 @@ export const EmailRecipientList = z.strictObject({
     }),
   ),
 });
+/** Postline extension: each MX address a delivery attempt tried, with its TLS and SMTP transcript. */
+export const EmailAttemptList = z.strictObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.strictObject({
+      attempt: z.number().int().describe('1 for the first attempt, 2 for the first retry, ...'),
+      recipients: z.array(z.string()).describe('The recipients this transaction was for.'),
+      mx: NullableString.describe('The MX host; null when the MX lookup gave no host to try.'),
+      ip: NullableString.describe('The address dialled.'),
+      port: z.number().int().nullable(),
+      tls: z
+        .strictObject({ version: z.string(), cipher: z.string() })
+        .nullable()
+        .describe('The session’s TLS; null in plaintext.'),
+      started_at: Timestamp,
+      duration_ms: z.number().int(),
+      transcript: z
+        .array(z.string())
+        .describe(
+          '`C: ` our commands, `S: ` the server’s replies, `* ` what happened besides (connects, lookups, TLS). Never the message body.',
+        ),
+      omitted_lines: z.number().int().describe('Lines left out past the transcript’s bound (120 lines, 16 KB).'),
+    }),
+  ),
+});
 /** Postline extension: what could keep an email from the inbox, or from reading well, and why it matters. */
 export const EmailInsightList = z.strictObject({
   object: z.literal('list'),

@@ -317,8 +317,29 @@ export type DeliveryClaimsTable = {
   claimed_at: Date;
 };
 
+/** One SMTP transaction (or MX lookup) of a delivery attempt, with its transcript (delivery/smtp/transcript.ts). */
+export type DeliveryAttemptsTable = {
+  email_id: string;
+  first_position: number;
+  attempt: number;
+  /** Order within the attempt. */
+  seq: number;
+  team_id: string;
+  recipients: string[];
+  mx: string | null;
+  ip: string | null;
+  port: number | null;
+  tls_version: string | null;
+  tls_cipher: string | null;
+  started_at: Date;
+  duration_ms: number;
+  transcript: string[];
+  omitted: number;
+};
+
 export type SenderDb = MessagingTables & {
   delivery_claims: DeliveryClaimsTable;
+  delivery_attempts: DeliveryAttemptsTable;
   sending_domains: SendingDomainsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;

@@ -1,6 +1,7 @@
 export { createDeliverEmailConsumer } from './consumers/deliver-email.ts';
 export { createFeedbackConsumer } from './consumers/feedback.ts';
 export { createAttemptLoader } from './db/attempts.ts';
+export { deliveryRoutes } from './http/attempts.ts';
 export { type Waiting, waitingRecipients } from './db/recipients.ts';
 export type { RecipientResult } from './domain/recipient-result.ts';
 export { createDeliveryClaims } from './jobs/delivery-claims.ts';

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { requireTeam } from '@postline/platform';
 import { audienceRoutes } from '../audience/index.ts';
 import { broadcastRoutes } from '../broadcasts/index.ts';
+import { deliveryRoutes } from '../delivery/index.ts';
 import { emailsRoutes, publicLinkRoutes, type EmailLinkDeps, type EmailRouteDeps } from '../emails/index.ts';
 import { engagementRoutes, type TrackingDeps, type UnsubscribeDeps } from '../engagement/index.ts';
 import { suppressionRoutes } from '../suppressions/index.ts';
@@ -26,6 +27,7 @@ export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & Unsubscrib
     requireTeam(),
   );
   router.use(emailsRoutes(deps));
+  router.use(deliveryRoutes(deps));
   router.use(suppressionRoutes(deps));
   router.use(audienceRoutes(deps));
   router.use(templateRoutes(deps));

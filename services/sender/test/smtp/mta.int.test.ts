@@ -15,6 +15,7 @@ import {
 import { createDkimSigner } from '../../src/delivery/mime/dkim.ts';
 import { createMta, type MtaOptions } from '../../src/delivery/smtp/mta.ts';
 import { createMxResolver, type MxResolver } from '../../src/delivery/smtp/mx.ts';
+import type { SmtpTrace } from '../../src/delivery/smtp/transcript.ts';
 import type { DeliveryRequest, Mta } from '../../src/delivery/smtp/types.ts';
 
 // Every sink listens on the same port (the MTA's MX_DELIVERY_PORT) on its own loopback address.
@@ -518,6 +519,86 @@ describe('MTA delivery', () => {
     await closing.close();
 
     await waitFor('the sink to see the session end', () => mx.openSessions() === 0, 2000);
+  });
+});
+
+describe('MTA transcripts', () => {
+  it('keeps each command and reply of a STARTTLS delivery with the TLS it got, never the message', async () => {
+    const mx = await sink();
+    const domain = domainWithMx(mx.host);
+    const trace: SmtpTrace[] = [];
+
+    await mta().deliver(request(domain, ['ok', 'full'], { trace }));
+
+    expect(trace).toHaveLength(1);
+    const [t] = trace;
+    expect(t).toMatchObject({
+      mx: `mx1.${domain}`,
+      ip: mx.host,
+      port,
+      tls: { version: expect.stringMatching(/^TLSv1\.[23]$/), cipher: expect.any(String) },
+      recipients: [`ok@${domain}`, `full@${domain}`],
+      omitted: 0,
+    });
+    expect(t!.lines).toEqual(
+      expect.arrayContaining([
+        `* connecting to ${mx.host} port ${port}`,
+        expect.stringMatching(/^S: 220 /),
+        'C: EHLO mta.postline.test',
+        'C: STARTTLS',
+        expect.stringMatching(/^\* TLS TLSv1\.[23] /),
+        'C: MAIL FROM:<b.0.x.aaaaaaaaaa@send.sender.test> SIZE=' + raw.length,
+        `C: RCPT TO:<ok@${domain}>`,
+        `C: RCPT TO:<full@${domain}>`,
+        'S: 552 5.2.2 Mailbox full',
+        'C: DATA',
+        `* the message, ${raw.length} bytes (not kept)`,
+        expect.stringMatching(/^S: 250 /),
+      ]),
+    );
+    // In order: the greeting before EHLO, DATA after the RCPTs.
+    const at = (pattern: RegExp) => t!.lines.findIndex((line) => pattern.test(line));
+    expect(at(/^S: 220/)).toBeLessThan(at(/^C: EHLO/));
+    expect(at(/^C: RCPT TO:<full/)).toBeLessThan(at(/^C: DATA/));
+    expect(t!.lines.join('\n')).not.toMatch(/Subject: hi|hello/);
+  });
+
+  it('traces each MX address tried, the down one with why, and a reused session without its greeting', async () => {
+    const second = await sink({ tls: false });
+    const domain = domainWithMx(DOWN, second.host);
+    const shared = mta();
+    const first: SmtpTrace[] = [];
+    const again: SmtpTrace[] = [];
+
+    await shared.deliver(request(domain, ['ok'], { trace: first }));
+    await shared.deliver(request(domain, ['ok'], { trace: again }));
+
+    expect(first.map((t) => [t.mx, t.ip, t.tls])).toEqual([
+      [`mx1.${domain}`, DOWN, null],
+      [`mx2.${domain}`, second.host, null],
+    ]);
+    expect(first[0]!.lines).toEqual([`* connecting to ${DOWN} port ${port}`, expect.stringMatching(/ECONNREFUSED/)]);
+    expect(first[1]!.lines).toContain('C: EHLO mta.postline.test');
+    // The second message: the down host again, then the open session to the second, picked up at MAIL FROM.
+    expect(again[1]!.lines[0]).toBe(`* reusing the open session to ${second.host} (message 2 on it)`);
+    expect(again[1]!.lines).not.toContain('C: EHLO mta.postline.test');
+    expect(again[1]!.lines).toContain(`C: RCPT TO:<ok@${domain}>`);
+  });
+
+  it('traces an MX lookup that gave no host to try', async () => {
+    const domain = `${uniqueName('nullmx').toLowerCase().replace(/_/g, '-')}.test`;
+    dns.set(domain, [{ type: 'MX', exchange: '.', priority: 0 }]);
+    const trace: SmtpTrace[] = [];
+
+    await mta().deliver(request(domain, ['ok'], { trace }));
+
+    expect(trace).toEqual([
+      expect.objectContaining({
+        mx: null,
+        ip: null,
+        lines: [expect.stringMatching(new RegExp(`^\\* MX lookup of ${domain}: 556 5\\.1\\.10 `))],
+      }),
+    ]);
   });
 });
 

@@ -4,6 +4,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { SuppressionOrigin } from '@postline/contracts';
 import { createBatchLoader, NOTIFY_RELAY, outboxRows, outboxSource, type OutboxMessage } from '@postline/platform';
 import type { EmailRow, LastEvent, RecipientRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
+import type { SmtpTrace } from '../smtp/transcript.ts';
 
 export type AttemptQuery = { teamId: string; emailId: string; positions: number[]; attempt: number; now: Date };
 
@@ -143,4 +144,52 @@ export async function enqueueAttemptMessages(
     e as (update emails set last_event = latest.last from jsonb_to_recordset(${JSON.stringify(lasts)}::jsonb) as latest (id uuid, last text)
       where emails.id = any(${lasts.map((l) => l.id)}::uuid[]) and emails.id = latest.id)
     select ${NOTIFY_RELAY}`.execute(trx);
+}
+
+/**
+ * The traces of recorded attempts, one row per MX address tried, in one statement. A copy of an attempt
+ * already recorded (the same email, command and attempt) writes nothing.
+ */
+export async function insertAttemptTraces(
+  trx: Transaction<SenderDb>,
+  attempts: readonly { teamId: string; emailId: string; firstPosition: number; attempt: number; traces: readonly SmtpTrace[] }[],
+): Promise<void> {
+  const rows = attempts.flatMap((a) =>
+    a.traces.map((trace, seq) => ({
+      email_id: a.emailId,
+      first_position: a.firstPosition,
+      attempt: a.attempt,
+      seq,
+      team_id: a.teamId,
+      recipients: trace.recipients,
+      mx: trace.mx,
+      ip: trace.ip,
+      port: trace.port,
+      tls_version: trace.tls?.version ?? null,
+      tls_cipher: trace.tls?.cipher ?? null,
+      started_at: trace.startedAt,
+      duration_ms: Math.round(trace.durationMs),
+      transcript: trace.lines,
+      omitted: trace.omitted,
+    })),
+  );
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('delivery_attempts')
+    .values(rows)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** The traces of an email's delivery attempts, oldest first. */
+export function listAttemptTraces(db: Kysely<SenderDb>, teamId: string, emailId: string) {
+  return db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where('email_id', '=', emailId)
+    .where('team_id', '=', teamId)
+    .orderBy('started_at')
+    .orderBy('seq')
+    .limit(500)
+    .execute();
 }

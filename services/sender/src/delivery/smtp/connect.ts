@@ -4,6 +4,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { AddressCheck, Logger } from '@postline/platform';
 import { failureOf, LOCAL_REPLIES, localReply, type AddressFailure, type SmtpError } from './replies.ts';
 import type { PooledSession, SessionPool } from './session-pool.ts';
+import { sessionTls, transcriptLogger, type Transcript, type TranscriptSink } from './transcript.ts';
 
 export type SessionSettings = {
   port: number;
@@ -23,26 +24,33 @@ export type SessionOpener = (
   ip: string,
   key: string,
   requireTls: boolean,
+  transcript: Transcript,
 ) => Promise<PooledSession | { failure: AddressFailure }>;
 
 /** Opens sessions with `settings`; a session that opens is tracked by the pool under `key`. */
 export function createSessionOpener(settings: SessionSettings): SessionOpener {
   return openSession;
 
-  /** Dials, checks the peer, and runs greeting, EHLO and STARTTLS (plaintext again if the handshake fails). */
+  /**
+   * Dials, checks the peer, and runs greeting, EHLO and STARTTLS (plaintext again if the handshake fails),
+   * writing what happens into `transcript`.
+   */
   async function openSession(
     mx: string,
     ip: string,
     key: string,
     requireTls: boolean,
+    transcript: Transcript,
   ): Promise<PooledSession | { failure: AddressFailure }> {
     const modes = requireTls ? (['required'] as const) : (['opportunistic', 'none'] as const);
     let failure: AddressFailure | undefined;
     for (const mode of modes) {
       let socket: net.Socket;
+      transcript.add(`* connecting to ${ip} port ${settings.port}${mode === 'none' ? ' (plaintext)' : ''}`);
       try {
         socket = await dial(ip, settings.port, settings.connectTimeoutMs);
       } catch (error) {
+        transcript.add(`* ${(error as Error).message}`);
         return {
           failure: {
             mx: null,
@@ -57,6 +65,7 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
       const peer = settings.allowed(socket.remoteAddress ?? '');
       if (!peer.ok) {
         socket.destroy();
+        transcript.add(`* connected to a refused address ${socket.remoteAddress ?? '?'}: closed`);
         return {
           failure: {
             mx: null,
@@ -67,12 +76,24 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
           },
         };
       }
-      const shaken = await handshake(socket, mx, ip, mode);
+      const sink: TranscriptSink = { current: transcript };
+      const shaken = await handshake(socket, mx, ip, mode, sink);
       if ('conn' in shaken) {
-        const session: PooledSession = { conn: shaken.conn, key, secure: shaken.conn.secure, messages: 0 };
+        const tls = sessionTls(shaken.conn);
+        if (tls) transcript.add(`* TLS ${tls.version} ${tls.cipher}`);
+        const session: PooledSession = {
+          conn: shaken.conn,
+          key,
+          secure: shaken.conn.secure,
+          tls,
+          messages: 0,
+          sink,
+        };
         settings.pool.track(session);
         return session;
       }
+      sink.current = undefined;
+      transcript.add(`* ${shaken.tls ? 'TLS failed: ' : ''}${shaken.error.message}`);
       failure = failureOf(shaken.error, mx, shaken.tls);
       // Opportunistic TLS: a failed handshake (often a certificate or protocol mismatch) is retried in plaintext.
       if (shaken.tls && mode === 'opportunistic') continue;
@@ -87,6 +108,7 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
     mx: string,
     ip: string,
     mode: 'required' | 'opportunistic' | 'none',
+    sink: TranscriptSink,
   ): Promise<{ conn: SMTPConnection } | { error: SmtpError; tls: boolean }> {
     const conn = new SMTPConnection({
       connection: socket,
@@ -104,6 +126,9 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
       greetingTimeout: settings.greetingTimeoutMs,
       socketTimeout: settings.socketTimeoutMs,
       socketCloseTimeout: 1000,
+      // Commands and replies, never the message, into the transcript of the transaction the session serves.
+      transactionLog: true,
+      logger: transcriptLogger(sink),
     });
     // Always listened to: nodemailer emits 'error' for idle sessions too, and an unheard one would throw.
     conn.on('error', (error: SmtpError) => settings.logger?.debug({ err: error, mx, ip }, 'SMTP session error'));

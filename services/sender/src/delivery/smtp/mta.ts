@@ -14,6 +14,7 @@ import {
   type SmtpError,
 } from './replies.ts';
 import { createSessionPool, type PooledSession, type SessionPool } from './session-pool.ts';
+import { createTranscript, NO_TRANSCRIPT, type Transcript } from './transcript.ts';
 import type { DeliveryRequest, Mta, RecipientOutcome } from './types.ts';
 
 export type MtaOptions = {
@@ -125,7 +126,20 @@ export function createMta(options: MtaOptions): Mta {
   }
 
   async function route(request: DeliveryRequest, recipients: string[]): Promise<Map<string, RecipientOutcome>> {
+    const started = new Date();
     const mx = await options.resolver.resolve(request.domain);
+    if (mx.kind !== 'hosts')
+      request.trace?.push({
+        mx: null,
+        ip: null,
+        port: null,
+        tls: null,
+        startedAt: started,
+        durationMs: Date.now() - started.getTime(),
+        recipients,
+        lines: [`* MX lookup of ${request.domain}: ${formatSmtpReply(mx)}`],
+        omitted: 0,
+      });
     switch (mx.kind) {
       case 'permanent': {
         const bounce = { type: 'Permanent' as const, subType: mx.subType, suppress: mx.subType === 'NoEmail' };
@@ -212,28 +226,61 @@ export function createMta(options: MtaOptions): Mta {
     }
   }
 
-  /**
-   * One transaction at one MX address, in one of its slots: on an idle session if one fits, else (or when
-   * the idle one turns out stale) on a new one.
-   */
+  /** tryAddress, traced into the request's trace when it asks for one. */
   async function tryAddress(
     mx: string,
     ip: string,
     request: DeliveryRequest,
     recipients: string[],
   ): Promise<AddressTry> {
+    if (!request.trace) return tryAddressOnce(mx, ip, request, recipients, undefined);
+    const started = new Date();
+    const transcript = createTranscript();
+    const trace = { session: undefined as PooledSession | undefined };
+    try {
+      return await tryAddressOnce(mx, ip, request, recipients, { transcript, trace });
+    } finally {
+      request.trace.push({
+        mx,
+        ip,
+        port: options.port,
+        tls: trace.session?.tls ?? null,
+        startedAt: started,
+        durationMs: Date.now() - started.getTime(),
+        recipients,
+        ...transcript.read(),
+      });
+    }
+  }
+
+  /**
+   * One transaction at one MX address, in one of its slots: on an idle session if one fits, else (or when
+   * the idle one turns out stale) on a new one. With `traced`, what happens goes into its transcript and the
+   * session the transaction last ran on is kept in it.
+   */
+  async function tryAddressOnce(
+    mx: string,
+    ip: string,
+    request: DeliveryRequest,
+    recipients: string[],
+    traced: { transcript: Transcript; trace: { session: PooledSession | undefined } } | undefined,
+  ): Promise<AddressTry> {
+    const transcript = traced?.transcript ?? NO_TRANSCRIPT;
     const check = allowed(ip);
-    if (!check.ok)
+    if (!check.ok) {
+      transcript.add(`* refused to dial ${ip} (${check.reason})`);
       return {
         kind: 'next',
         failure: { mx: null, ...localReply(LOCAL_REPLIES.noAnswer, `refused to dial ${ip} (${check.reason})`) },
       };
+    }
     const key = `${ip}|${options.port}`;
     const release = await pool.acquire(key, slotWaitMs);
     if (!release) {
       // Deferred at once, not tried at the next address: a wait at each would add up past the broker's
       // consumer timeout.
       const detail = `${ip}: no session free within ${slotWaitMs} ms`;
+      transcript.add(`* ${detail}`);
       return {
         kind: 'done',
         outcomes: eachRecipient(recipients, (r) => localOutcome(r, LOCAL_REPLIES.destinationBusy, null, detail)),
@@ -248,12 +295,18 @@ export function createMta(options: MtaOptions): Mta {
             kind: 'next',
             failure: { mx: null, ...localReply(LOCAL_REPLIES.localError, 'MTA is shutting down') },
           };
-        if (!session) {
-          const opened = await openSession(mx, ip, key, request.requireTls);
+        if (session) {
+          transcript.add(`* reusing the open session to ${ip} (message ${session.messages + 1} on it)`);
+          if (session.tls) transcript.add(`* TLS ${session.tls.version} ${session.tls.cipher}`);
+        } else {
+          const opened = await openSession(mx, ip, key, request.requireTls, transcript);
           if ('failure' in opened) return { kind: 'next', failure: opened.failure };
           session = opened;
         }
+        if (traced) traced.trace.session = session;
+        session.sink.current = transcript;
         const result = await transact(session, mx, request, recipients);
+        session.sink.current = undefined;
         if (result.kind === 'done') return result;
         // Nothing went out. A reused session may simply have gone stale: once more on a fresh one.
         if (!maybeStale) return result;
@@ -279,6 +332,7 @@ export function createMta(options: MtaOptions): Mta {
     const body = new Readable({
       read() {
         dataStarted = true;
+        session.sink.current?.add(`* the message, ${request.raw.length} bytes (not kept)`);
         this.push(request.raw);
         this.push(null);
       },

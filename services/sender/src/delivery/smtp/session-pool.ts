@@ -1,8 +1,19 @@
 import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { createKeyedSlots } from '@postline/platform';
+import type { SessionTls, TranscriptSink } from './transcript.ts';
 
-/** An open SMTP session to one destination (MX IP and port), between or during transactions. */
-export type PooledSession = { conn: SMTPConnection; key: string; secure: boolean; messages: number };
+/**
+ * An open SMTP session to one destination (MX IP and port), between or during transactions: its traffic
+ * goes to the transcript of the transaction it serves (`sink`).
+ */
+export type PooledSession = {
+  conn: SMTPConnection;
+  key: string;
+  secure: boolean;
+  tls: SessionTls | null;
+  messages: number;
+  sink: TranscriptSink;
+};
 
 export type SessionPool = {
   /**
@@ -70,6 +81,7 @@ export function createSessionPool(options: {
     },
 
     putIdle(session) {
+      session.sink.current = undefined;
       if (session.conn.destroyed) return;
       if (closing || session.messages >= options.maxMessagesPerSession) return quit(session);
       const timer = setTimeout(() => quit(session), options.idleMs);

@@ -1,4 +1,5 @@
 import type { BounceClass } from '@postline/platform';
+import type { SmtpTrace } from './transcript.ts';
 
 /**
  * One recipient's outcome of one delivery attempt. `code`/`enhanced` are the SMTP reply code and RFC 3463
@@ -37,6 +38,8 @@ export type DeliveryRequest = {
   raw: Buffer;
   /** The sending domain asked for `tls: enforced`: never deliver in plaintext (a TLS failure defers). */
   requireTls: boolean;
+  /** Filled with a trace of each MX address tried (or of the lookup that found none), in order. */
+  trace?: SmtpTrace[];
 };
 
 /** The outbound MTA: resolves the domain's MX hosts, dials them safely and reports every recipient. */

@@ -9,6 +9,7 @@ import { timerMessage, type Logger, type OutboxMessage } from '@postline/platfor
 import { addSuppressions } from '../../suppressions/index.ts';
 import {
   enqueueAttemptMessages,
+  insertAttemptTraces,
   loadAttachments,
   loadAttempts,
   type AttemptLoader,
@@ -38,6 +39,7 @@ import { composeInputOf, isSandboxDomain, type ComposeInput } from '../../messag
 import { CompositionError, type Composer } from '../mime/composer-pool.ts';
 import { DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
+import type { SmtpTrace } from '../smtp/transcript.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
 import { verpAddress } from '@postline/platform';
 
@@ -51,6 +53,8 @@ export type DeliveryAttempt =
       results: RecipientResult[];
       attempt: number;
       domain: string;
+      /** What each MX address tried (or the MX lookup) said, in order; empty when nothing went to SMTP. */
+      traces: SmtpTrace[];
       /** The claim this attempt holds until its record commits or it is given up (releaseAttemptClaims). */
       claim?: DeliveryClaim;
     };
@@ -164,6 +168,7 @@ async function attemptLoaded(
   // is ever sent on that domain (accepting refuses it; this holds should a recipient slip through).
   const onboarding = onboardingDomainOf(email);
   const sending = loaded.sending ?? (onboarding && isSandboxDomain(domain) ? onboarding : undefined);
+  const traces: SmtpTrace[] = [];
   const done = (results: RecipientResult[]): DeliveryAttempt => ({
     kind: 'attempted',
     email,
@@ -171,6 +176,7 @@ async function attemptLoaded(
     results,
     attempt,
     domain,
+    traces,
   });
   if (!sending?.sending_verified)
     return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
@@ -194,8 +200,8 @@ async function attemptLoaded(
     let outcomes: RecipientOutcome[] | { unsendable: string };
     try {
       outcomes = await (isRawEmail(email)
-        ? signAndSendRaw(deps, email, rawMime, sending, toSend)
-        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments));
+        ? signAndSendRaw(deps, email, rawMime, sending, toSend, traces)
+        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments, traces));
     } catch (err) {
       // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
       // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
@@ -241,6 +247,7 @@ async function composeAndSend(
   sending: SendingDomainRow,
   recipients: RecipientRow[],
   hasAttachments: boolean,
+  traces: SmtpTrace[],
 ): Promise<RecipientOutcome[]> {
   const attachments = hasAttachments ? await loadAttachments(deps.db, email.id) : [];
   const input = withTracking(deps, composeInputOf(email, attachments), email.id, sending);
@@ -251,7 +258,7 @@ async function composeAndSend(
     selector: sending.dkim_selector,
     privateKeyPem,
   });
-  return deliverSigned(deps, email, sending, recipients, raw);
+  return deliverSigned(deps, email, sending, recipients, raw, traces);
 }
 
 /**
@@ -265,12 +272,13 @@ async function signAndSendRaw(
   mime: Buffer | undefined,
   sending: SendingDomainRow,
   recipients: RecipientRow[],
+  traces: SmtpTrace[],
 ): Promise<RecipientOutcome[]> {
   if (!mime) throw new CompositionError(`The raw email ${email.id} has no stored MIME.`);
   const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
   const raw = await deps.signRaw(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
-  return deliverSigned(deps, email, sending, recipients, raw);
+  return deliverSigned(deps, email, sending, recipients, raw, traces);
 }
 
 /** Sends a signed message to `recipients` in one SMTP transaction, from the email's VERP address. */
@@ -280,6 +288,7 @@ function deliverSigned(
   sending: SendingDomainRow,
   recipients: RecipientRow[],
   raw: Buffer,
+  traces: SmtpTrace[],
 ): Promise<RecipientOutcome[]> {
   const single = recipients.length === 1 ? (recipients[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({
@@ -293,6 +302,7 @@ function deliverSigned(
     recipients: recipients.map((r) => r.address),
     raw,
     requireTls: sending.tls === 'enforced',
+    trace: traces,
   });
 }
 
@@ -368,6 +378,16 @@ export async function recordAttempts(
     if (effects.bounced.length > 0) bounces.push({ email: a.email, bounced: effects.bounced });
   });
   if (messages.length > 0) await enqueueAttemptMessages(trx, messages, lastEvents);
+  await insertAttemptTraces(
+    trx,
+    made.map((a) => ({
+      teamId: a.email.team_id,
+      emailId: a.email.id,
+      firstPosition: a.recipients[0]?.position ?? 0,
+      attempt: a.attempt,
+      traces: a.traces,
+    })),
+  );
 
   for (const { email, bounced } of bounces) {
     const suppress = bounced.filter((b) => b.suppress);
