@@ -111,6 +111,13 @@ export {
 } from './api/openapi.ts';
 export * as ApiRequests from './api/requests.ts';
 export {
+  EMAIL_COUNT_METRICS,
+  EMAIL_METRICS,
+  METRIC_DIMENSIONS,
+  METRIC_GRANULARITIES,
+  type EmailMetric,
+} from './api/requests.ts';
+export {
   CONTROL_CHARACTERS,
   FROM_FORMAT,
   MAX_ATTACHMENTS_BASE64_BYTES,

@@ -1,8 +1,8 @@
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { createWaitList } from './wait.ts';
 
-/** What the sink does with one RCPT TO (or, for `drop-after-data`, with the whole transaction). */
-export type SinkReply = 250 | 452 | 550 | 552 | 'drop-after-data';
+/** What the sink does with one RCPT TO (or, for `drop-after-data`, with the whole transaction; `greylist-once`: 451, then 250 for the same address). */
+export type SinkReply = 250 | 451 | 452 | 550 | 552 | 'drop-after-data' | 'greylist-once';
 
 export type SinkMxOptions = {
   /** Listen address; any 127.x.y.z works on Linux loopback, so two sinks can share a port. Default 127.0.0.1. */
@@ -47,7 +47,8 @@ export type SinkMx = {
   close: () => Promise<void>;
 };
 
-const REPLIES: Record<Exclude<SinkReply, 250 | 'drop-after-data'>, string> = {
+const REPLIES: Record<Exclude<SinkReply, 250 | 'drop-after-data' | 'greylist-once'>, string> = {
+  451: '4.7.1 Greylisted, please try again later',
   452: '4.2.2 Mailbox full, try again later',
   550: '5.1.1 No such user here',
   552: '5.2.2 Mailbox full',
@@ -56,6 +57,7 @@ const REPLIES: Record<Exclude<SinkReply, 250 | 'drop-after-data'>, string> = {
 export function defaultSinkBehaviour(rcpt: string): SinkReply {
   const local = rcpt.split('@')[0]?.toLowerCase() ?? '';
   if (local.startsWith('soft')) return 452;
+  if (local.startsWith('grey')) return 'greylist-once';
   if (local.startsWith('hard')) return 550;
   if (local.startsWith('full')) return 552;
   if (local.startsWith('drop')) return 'drop-after-data';
@@ -79,6 +81,7 @@ export async function startSinkMx(options: SinkMxOptions = {}): Promise<SinkMx> 
   const behaviour = options.behaviour ?? defaultSinkBehaviour;
   let greeting = options.greeting ?? 220;
   const messages: SinkMessage[] = [];
+  const greylisted = new Set<string>();
   const waits = createWaitList();
   let connections = 0;
   let open = 0;
@@ -115,7 +118,12 @@ export async function startSinkMx(options: SinkMxOptions = {}): Promise<SinkMx> 
       if (options.maxRecipients !== undefined && session.envelope.rcptTo.length >= options.maxRecipients) {
         return callback(Object.assign(new Error('4.5.3 Too many recipients'), { responseCode: 452 }));
       }
-      const reply = behaviour(address.address);
+      let reply = behaviour(address.address);
+      if (reply === 'greylist-once') {
+        // The first RCPT of the address is told to come back later; the next one is accepted.
+        reply = greylisted.has(address.address) ? 250 : 451;
+        greylisted.add(address.address);
+      }
       if (reply === 250 || reply === 'drop-after-data') return callback();
       callback(Object.assign(new Error(REPLIES[reply]), { responseCode: reply }));
     },

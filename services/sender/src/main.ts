@@ -37,6 +37,7 @@ import { createImportContactsConsumer } from './audience/index.ts';
 import {
   createDmarcLookup,
   createIdempotencyPrune,
+  createMetricFold,
   createSendScheduledConsumer,
   createSingleAccepts,
 } from './emails/index.ts';
@@ -160,6 +161,7 @@ await runtime.start({
     // Stops after the consumers: the claims of attempts they settled are released, the others go stale.
     deliveryClaims.part,
     createIdempotencyPrune({ db, now, logger }),
+    createMetricFold({ db, logger }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({
       name: consumes,

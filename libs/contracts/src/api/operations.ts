@@ -76,10 +76,10 @@ export const OPERATIONS: readonly Operation[] = [
     },
     errors: ['validation_error'],
   }),
-  get('/emails/metrics', 'Emails', 'Email metrics (not available)', {
-    extension: 'Reserved so that `metrics` is not read as an email id; answers 404 until metrics are served.',
-    success: { status: 200, schema: rs.SendEmailResponse, description: 'Never answered: metrics are not served yet.' },
-    errors: ['not_found'],
+  get('/emails/metrics', 'Emails', 'Email metrics', {
+    query: rq.EmailMetricsQuery,
+    success: ok(rs.EmailMetrics),
+    errors: ['validation_error'],
   }),
   get('/emails/{email_id}', 'Emails', 'Retrieve an email', { success: ok(rs.Email), errors: ['not_found'] }),
   patch('/emails/{email_id}', 'Emails', 'Reschedule a scheduled email', {
@@ -90,6 +90,12 @@ export const OPERATIONS: readonly Operation[] = [
   get('/emails/{email_id}/recipients', 'Emails', 'An email’s recipients and their delivery', {
     extension: 'Each recipient’s delivery state, attempts and the last reply of its server.',
     success: ok(rs.EmailRecipientList),
+    errors: ['not_found'],
+  }),
+  get('/emails/{email_id}/events', 'Emails', 'An email’s events, its timeline', {
+    extension:
+      'Every event of the email, oldest first, as its webhooks carry them; each id names the webhook deliveries it caused.',
+    success: ok(rs.EmailEventList),
     errors: ['not_found'],
   }),
   get('/emails/{email_id}/attempts', 'Emails', 'An email’s delivery attempts, with the SMTP conversation', {

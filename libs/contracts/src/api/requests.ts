@@ -156,6 +156,104 @@ export const EmailFilterQuery = z.object({
 });
 export type EmailFilterQuery = z.infer<typeof EmailFilterQuery>;
 
+/** The counted metrics of GET /emails/metrics. */
+export const EMAIL_COUNT_METRICS = [
+  'sent',
+  'delivered',
+  'delivery_delayed',
+  'bounced',
+  'bounced_permanent',
+  'bounced_transient',
+  'bounced_undetermined',
+  'complained',
+  'opened',
+  'opened_by_people',
+  'opened_by_machines',
+  'clicked',
+  'clicked_by_people',
+  'clicked_by_scanners',
+  'unsubscribed',
+  'suppressed',
+  'failed',
+] as const;
+/** Rates: delivered, bounced per sent; complained, opened and clicked by people per delivered. */
+export const EMAIL_RATE_METRICS = [
+  'delivery_rate',
+  'bounce_rate',
+  'complaint_rate',
+  'open_rate',
+  'click_rate',
+] as const;
+export const EMAIL_METRICS = [...EMAIL_COUNT_METRICS, ...EMAIL_RATE_METRICS] as const;
+export type EmailMetric = (typeof EMAIL_METRICS)[number];
+export const METRIC_DIMENSIONS = ['period', 'domain', 'email', 'broadcast', 'provider'] as const;
+export const METRIC_GRANULARITIES = ['hourly', 'daily', 'weekly', 'monthly'] as const;
+
+/** A comma-separated list of `values` (each at most once). */
+function commaList<const T extends readonly [string, ...string[]]>(values: T, what: string) {
+  return z.string().transform((text, ctx): T[number][] => {
+    const parts = [...new Set(text.split(',').map((part) => part.trim()).filter(Boolean))];
+    const unknown = parts.filter((part) => !values.includes(part));
+    if (parts.length === 0 || unknown.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `each ${what} must be one of ${values.join(', ')}${unknown.length ? ` (not ${unknown.join(', ')})` : ''}`,
+      });
+      return z.NEVER;
+    }
+    return parts as T[number][];
+  });
+}
+const CommaIds = (what: string) =>
+  z.string().transform((text, ctx): string[] => {
+    const ids = [...new Set(text.split(',').map((part) => part.trim()).filter(Boolean))];
+    if (ids.length === 0 || ids.length > 100 || !ids.every((id) => z.uuid().safeParse(id).success)) {
+      ctx.addIssue({ code: 'custom', message: `must be 1 to 100 ${what} ids, separated by commas` });
+      return z.NEVER;
+    }
+    return ids;
+  });
+const MetricDate = z.iso.date({ message: 'must be a date (YYYY-MM-DD)' });
+
+export const EmailMetricsQuery = z
+  .object({
+    start_date: MetricDate.optional().describe('First day counted, in `timezone` (default: 29 days before end_date).'),
+    end_date: MetricDate.optional().describe('Last day counted, in `timezone` (default: today).'),
+    timezone: z
+      .string()
+      .max(64)
+      .refine((zone) => {
+        try {
+          new Intl.DateTimeFormat('en', { timeZone: zone });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be an IANA time zone such as Europe/Paris')
+      .optional()
+      .describe('IANA time zone the days and periods are counted in (default UTC).'),
+    granularity: z
+      .enum(METRIC_GRANULARITIES, { message: `must be one of ${METRIC_GRANULARITIES.join(', ')}` })
+      .optional()
+      .describe('Period length (default daily); weeks start on Monday.'),
+    metrics: commaList(EMAIL_METRICS, 'metric').optional().describe('Comma-separated metric names (default: all).'),
+    dimensions: commaList(METRIC_DIMENSIONS, 'dimension')
+      .optional()
+      .describe('Comma-separated: how rows are split (default: period). `provider` is a Postline extension.'),
+    domain_id: CommaIds('domain').optional(),
+    email_id: CommaIds('email').optional(),
+    broadcast_id: CommaIds('broadcast').optional(),
+  })
+  .refine((q) => !q.start_date || !q.end_date || q.start_date <= q.end_date, {
+    message: 'start_date must not be after end_date',
+    path: ['start_date'],
+  })
+  .refine((q) => !q.dimensions?.includes('email') || q.email_id !== undefined, {
+    message: 'the email dimension needs email_id (the emails to split by)',
+    path: ['email_id'],
+  });
+export type EmailMetricsQuery = z.infer<typeof EmailMetricsQuery>;
+
 // ---- Templates -----------------------------------------------------------------------------------------
 export const TEMPLATE_NAME_MAX = 255;
 const TemplateName = z

@@ -80,6 +80,38 @@ export const EmailRecipientList = z.strictObject({
     }),
   ),
 });
+/** GET /emails/metrics: totals over the range, and a row per combination of the dimensions. */
+export const EmailMetrics = z.strictObject({
+  object: z.literal('metrics'),
+  start_date: z.string(),
+  end_date: z.string(),
+  timezone: z.string(),
+  granularity: z.string(),
+  metrics: z.array(z.string()),
+  dimensions: z.array(z.string()),
+  totals: z.record(z.string(), z.number()),
+  data: z.array(
+    z
+      .record(z.string(), z.union([z.string(), z.number()]))
+      .describe(
+        'The row’s dimensions (`period`: YYYY-MM-DD, or YYYY-MM-DDTHH:00 hourly, in `timezone`; `domain_id`, `email_id`, `broadcast_id`, `provider`) and one number per metric.',
+      ),
+  ),
+});
+/** Postline extension: an email's events, oldest first, as its timeline. */
+export const EmailEventList = z.strictObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.strictObject({
+      id: z.string().describe('The event’s id: the `source event` of the webhook deliveries it caused.'),
+      type: z.string(),
+      created_at: Timestamp,
+      data: z
+        .record(z.string(), z.unknown())
+        .describe('What the event carries beyond the email’s fields: `to`, `bounce`, `click`, ...'),
+    }),
+  ),
+});
 /** Postline extension: each MX address a delivery attempt tried, with its TLS and SMTP transcript. */
 export const EmailAttemptList = z.strictObject({
   object: z.literal('list'),

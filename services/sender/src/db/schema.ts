@@ -136,6 +136,8 @@ export type RecipientsTable = {
   bounce_type: BounceType | null;
   bounce_sub_type: BounceSubType | null;
   updated_at: Generated<Date>;
+  /** The mailbox provider of the MX an attempt reached (delivery/domain/providers.ts); null until one did. */
+  provider: ColumnType<string | null, never, string | null>;
   /** Generated: status is pending or deferred (the predicate of the index /metrics counts through). */
   waiting: ColumnType<boolean, never, never>;
 };
@@ -337,7 +339,35 @@ export type DeliveryAttemptsTable = {
   omitted: number;
 };
 
+/** An email event kept for the email's timeline (written by the outbox's trigger). */
+export type EmailEventsTable = {
+  /** The outbox message's id: the webhook's source event. */
+  id: string;
+  team_id: string;
+  email_id: string;
+  type: string;
+  occurred_at: Date;
+  /** What the event carries beyond the email's own fields (`to`, `bounce`, `click`, ...). */
+  data: Json<Record<string, unknown>>;
+};
+
+/** Counts by team, UTC hour, domain, broadcast (nil UUID: none), provider ('' : none) and metric. */
+type MetricCounts = {
+  team_id: string;
+  hour: Date;
+  domain_id: string;
+  broadcast_id: string;
+  provider: string;
+  metric: string;
+  n: ColumnType<string, number | string, number | string>;
+};
+export type EmailMetricsTable = MetricCounts;
+export type EmailMetricDeltasTable = MetricCounts & { id: Generated<string> };
+
 export type SenderDb = MessagingTables & {
+  email_events: EmailEventsTable;
+  email_metrics: EmailMetricsTable;
+  email_metric_deltas: EmailMetricDeltasTable;
   delivery_claims: DeliveryClaimsTable;
   delivery_attempts: DeliveryAttemptsTable;
   sending_domains: SendingDomainsTable;

@@ -14,6 +14,8 @@ export { publicLinkRoutes } from './http/email-links.ts';
 export type { EmailRouteDeps } from './http/emails.ts';
 export { emailsRoutes } from './http/routes.ts';
 export { createIdempotencyPrune } from './jobs/idempotency-prune.ts';
+export { createMetricFold } from './jobs/metric-fold.ts';
+export { addMetricDelta } from './db/email-metrics.ts';
 export { emailEvent, emailEventData, emailEventsOf } from './outbox/email-events.ts';
 export { sendMessages } from './outbox/email-messages.ts';
 export { checkSender, onboardingDomainOf } from './use-cases/sender-checks.ts';

@@ -152,7 +152,13 @@ export async function enqueueAttemptMessages(
  */
 export async function insertAttemptTraces(
   trx: Transaction<SenderDb>,
-  attempts: readonly { teamId: string; emailId: string; firstPosition: number; attempt: number; traces: readonly SmtpTrace[] }[],
+  attempts: readonly {
+    teamId: string;
+    emailId: string;
+    firstPosition: number;
+    attempt: number;
+    traces: readonly SmtpTrace[];
+  }[],
 ): Promise<void> {
   const rows = attempts.flatMap((a) =>
     a.traces.map((trace, seq) => ({

@@ -17,6 +17,7 @@ export type RecipientStateColumns = {
   bounce_type: (string | null)[];
   bounce_sub_type: (string | null)[];
   first_deferred_at: (string | null)[];
+  provider: (string | null)[];
 };
 
 export function recipientStateColumns(): RecipientStateColumns {
@@ -30,6 +31,7 @@ export function recipientStateColumns(): RecipientStateColumns {
     bounce_type: [],
     bounce_sub_type: [],
     first_deferred_at: [],
+    provider: [],
   };
 }
 
@@ -39,6 +41,7 @@ export function addRecipientState(
   emailId: string,
   attempt: number,
   transition: RecipientTransition,
+  provider: string | null,
 ): void {
   const { result } = transition;
   columns.email_id.push(emailId);
@@ -50,6 +53,7 @@ export function addRecipientState(
   columns.bounce_type.push(transition.bounceType);
   columns.bounce_sub_type.push(transition.bounceSubType);
   columns.first_deferred_at.push(transition.firstDeferredAt?.toISOString() ?? null);
+  columns.provider.push(provider);
 }
 
 /**
@@ -71,11 +75,12 @@ export async function updateRecipientStates(
   const { rows } = await sql<{ email_id: string; position: number; attempts: number }>`
     update recipients as r set status = incoming.status, attempts = incoming.attempt, last_code = incoming.code,
       last_response = incoming.response, bounce_type = incoming.bounce_type, bounce_sub_type = incoming.bounce_sub_type,
-      first_deferred_at = incoming.first_deferred_at, updated_at = ${now}
+      first_deferred_at = incoming.first_deferred_at, provider = coalesce(incoming.provider, r.provider),
+      updated_at = ${now}
     from unnest(${columns.email_id}::uuid[], ${columns.position}::int[], ${columns.attempt}::int[], ${columns.status}::text[],
       ${columns.code}::int[], ${columns.response}::text[], ${columns.bounce_type}::text[], ${columns.bounce_sub_type}::text[],
-      ${columns.first_deferred_at}::timestamptz[])
-      as incoming (email_id, position, attempt, status, code, response, bounce_type, bounce_sub_type, first_deferred_at)
+      ${columns.first_deferred_at}::timestamptz[], ${columns.provider}::text[])
+      as incoming (email_id, position, attempt, status, code, response, bounce_type, bounce_sub_type, first_deferred_at, provider)
     where r.email_id = incoming.email_id and r.position = incoming.position and r.attempts = incoming.attempt - 1
       and r.status in ('pending', 'deferred')
     returning r.email_id, r.position, r.attempts`.execute(trx);

@@ -34,7 +34,9 @@ export type Transcript = {
   read: () => { lines: string[]; omitted: number };
 };
 
-export function createTranscript(limits: typeof TRANSCRIPT_LIMITS = TRANSCRIPT_LIMITS): Transcript {
+export function createTranscript(
+  limits: { lines: number; chars: number; lineChars: number } = TRANSCRIPT_LIMITS,
+): Transcript {
   const lines: string[] = [];
   let chars = 0;
   let omitted = 0;

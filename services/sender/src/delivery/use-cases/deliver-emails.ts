@@ -33,6 +33,7 @@ import {
 } from '../domain/attempt-record.ts';
 import { suppressedResult, type RecipientResult } from '../domain/recipient-result.ts';
 import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
+import { providerOfMx, type Provider } from '../domain/providers.ts';
 import { sandboxResult } from '../domain/sandbox.ts';
 import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
 import { composeInputOf, isSandboxDomain, type ComposeInput } from '../../message/index.ts';
@@ -355,11 +356,12 @@ export async function recordAttempts(
   const seen = new Set<string>();
   const states = recipientStateColumns();
   made.forEach((a, i) => {
+    const providers = providersOf(a.traces);
     for (const transition of transitions[i]!) {
       const recipientKey = key(a.email.id, transition.recipient.position, a.attempt);
       if (seen.has(recipientKey)) continue;
       seen.add(recipientKey);
-      addRecipientState(states, a.email.id, a.attempt, transition);
+      addRecipientState(states, a.email.id, a.attempt, transition, providers.get(transition.recipient.address) ?? null);
     }
   });
   const updatedRows = await updateRecipientStates(trx, states, now);
@@ -410,6 +412,16 @@ export async function recordAttempts(
         now,
       );
   }
+}
+
+/** Each recipient's mailbox provider, from the last MX host its attempt reached. */
+function providersOf(traces: readonly SmtpTrace[]): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
+  for (const trace of traces) {
+    if (trace.mx === null) continue;
+    for (const recipient of trace.recipients) providers.set(recipient, providerOfMx(trace.mx));
+  }
+  return providers;
 }
 
 /** The timer that sends the command again for the deferred `positions`, after the back-off of `attempt`. */

@@ -29,7 +29,15 @@ import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
 import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
-import { checkEmailId, emailsToExport, getEmail, pageOfEmails, recipientsOf } from '../use-cases/read-emails.ts';
+import {
+  checkEmailId,
+  emailsToExport,
+  eventsOf,
+  getEmail,
+  pageOfEmails,
+  recipientsOf,
+} from '../use-cases/read-emails.ts';
+import { emailMetrics } from '../use-cases/email-metrics.ts';
 import { EMAIL_CSV_HEADER, emailCsvLine } from '../domain/email-csv.ts';
 import { insightsOf } from '../use-cases/email-insights.ts';
 import type { DmarcLookup } from '../dns/dmarc.ts';
@@ -128,10 +136,9 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
     },
   });
 
-  // Email metrics are not served; without this route it would read as an email id.
   route(router, '/emails/metrics', {
-    get: () => {
-      throw notFound('Email metrics are not available yet.');
+    get: async (req, res) => {
+      res.json(await emailMetrics(deps, teamOf(res), parseInput(ApiRequests.EmailMetricsQuery, req.query)));
     },
   });
 
@@ -155,6 +162,16 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
       res.json({
         object: 'list',
         data: recipients.map((r) => ({ ...r, updated_at: formatTimestamp(r.updated_at) })),
+      });
+    },
+  });
+
+  route(router, '/emails/:id/events', {
+    get: async (req, res) => {
+      const events = await eventsOf(deps.db, teamOf(res), req.params.id);
+      res.json({
+        object: 'list',
+        data: events.map((e) => ({ id: e.id, type: e.type, created_at: formatTimestamp(e.occurred_at), data: e.data })),
       });
     },
   });

@@ -13,6 +13,7 @@ import {
   applySubscriptionChoices,
 } from '../../audience/index.ts';
 import type { ContactRow, SenderDb } from '../../db/schema.ts';
+import { addMetricDelta } from '../../emails/index.ts';
 import type { PreferenceTopic, Preferences, UnsubscribeRequest } from '../domain/preference-page.ts';
 import type { UnsubscribeLink, UnsubscribeSigner } from '../domain/unsubscribe-links.ts';
 
@@ -41,7 +42,27 @@ export async function readPreferences(deps: UnsubscribeDeps, link: UnsubscribeLi
 export async function unsubscribeOneClick(deps: UnsubscribeDeps, link: UnsubscribeLink): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
     const contact = await requireContact(trx, link, { forUpdate: true });
-    await applySubscriptionChoices(trx, deps.now(), link.teamId, contact, { unsubscribed: true, topics: [] });
+    const now = deps.now();
+    const updated = await applySubscriptionChoices(trx, now, link.teamId, contact, { unsubscribed: true, topics: [] });
+    await countUnsubscribe(trx, link, contact, updated, now);
+  });
+}
+
+/** A contact the link unsubscribed is counted in the metrics, against the broadcast that carried the link. */
+async function countUnsubscribe(
+  trx: Transaction<SenderDb>,
+  link: UnsubscribeLink,
+  before: ContactRow,
+  after: ContactRow,
+  now: Date,
+): Promise<void> {
+  if (before.unsubscribed || !after.unsubscribed) return;
+  await addMetricDelta(trx, {
+    teamId: link.teamId,
+    at: now,
+    broadcastId: link.broadcastId,
+    metric: 'unsubscribed',
+    n: 1,
   });
 }
 
@@ -70,7 +91,9 @@ export async function unsubscribeByMail(
     deps.logger.info({ teamId, from: request.from, reason }, 'unsubscribe mail changed nothing');
     return;
   }
-  await applySubscriptionChoices(trx, deps.now(), teamId, contact, { unsubscribed: true, topics: [] });
+  const now = deps.now();
+  const updated = await applySubscriptionChoices(trx, now, teamId, contact, { unsubscribed: true, topics: [] });
+  if (link) await countUnsubscribe(trx, link, contact, updated, now);
 }
 
 /**
@@ -86,10 +109,12 @@ export async function savePreferences(
   return deps.db.transaction().execute(async (trx) => {
     const contact = await requireContact(trx, link, { forUpdate: true });
     const shown = new Set((await topicsOfContact(trx, link.teamId, contact.id)).filter(visible).map((t) => t.id));
-    const updated = await applySubscriptionChoices(trx, deps.now(), link.teamId, contact, {
+    const now = deps.now();
+    const updated = await applySubscriptionChoices(trx, now, link.teamId, contact, {
       unsubscribed: request.unsubscribed,
       topics: request.topics.filter((choice) => shown.has(choice.id)),
     });
+    await countUnsubscribe(trx, link, contact, updated, now);
     const topics = await topicsOfContact(trx, link.teamId, contact.id);
     return preferencesOf(
       updated,

@@ -163,7 +163,85 @@ function Recipients({ email }: { email: Email }) {
       ) : (
         <Loading />
       )}
+      <Attempts email={email} polling={recipients.dataUpdatedAt} />
     </section>
+  );
+}
+
+type Attempt = ApiShape<'EmailAttemptList'>['data'][number];
+
+/**
+ * Each delivery attempt, per MX address tried: the host, the address dialled, the TLS, how long it took, and
+ * the conversation with the server (our commands and its replies, never the message). Read again whenever
+ * the recipients are (`polling` is when they last were).
+ */
+function Attempts({ email, polling }: { email: Email; polling: number }) {
+  const attempts = useQuery({
+    queryKey: ['email-attempts', email.id, polling],
+    queryFn: () => get<ApiShape<'EmailAttemptList'>>(`/emails/${email.id}/attempts`),
+    placeholderData: (previous) => previous,
+  });
+  if (attempts.error) return <ErrorMessage error={attempts.error} />;
+  if (!attempts.data) return null;
+  if (attempts.data.data.length === 0) return null;
+  return (
+    <section aria-labelledby="attempts-title">
+      <h3 id="attempts-title">Delivery attempts</h3>
+      <ol className="attempts">
+        {attempts.data.data.map((a, i) => (
+          <AttemptItem key={`${a.attempt}-${a.started_at}-${i}`} attempt={a} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function AttemptItem({ attempt: a }: { attempt: Attempt }) {
+  const last = [...a.transcript].reverse().find((line) => line.startsWith('S: ') || line.startsWith('* '));
+  const title = a.mx ? `Attempt ${a.attempt} to ${a.mx}` : `Attempt ${a.attempt}: MX lookup`;
+  return (
+    <li className="card attempt">
+      <h4 className="break-anywhere">{title}</h4>
+      <dl className="facts compact">
+        <dt>Started</dt>
+        <dd>
+          <Time value={a.started_at} /> <span className="muted">({a.duration_ms} ms)</span>
+        </dd>
+        {a.ip ? (
+          <>
+            <dt>Address dialled</dt>
+            <dd>
+              <code>
+                {a.ip}:{a.port}
+              </code>
+            </dd>
+          </>
+        ) : null}
+        {a.mx ? (
+          <>
+            <dt>TLS</dt>
+            <dd>{a.tls ? `${a.tls.version}, ${a.tls.cipher}` : 'None (plaintext)'}</dd>
+          </>
+        ) : null}
+        <dt>Recipients</dt>
+        <dd className="break-anywhere">{a.recipients.join(', ')}</dd>
+        {last ? (
+          <>
+            <dt>Last word</dt>
+            <dd className="break-anywhere">
+              <code>{last.replace(/^(S: |\* )/, '')}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <details>
+        <summary>SMTP conversation ({a.transcript.length} lines)</summary>
+        <pre className="transcript" aria-label={`SMTP conversation of ${title}`}>
+          {a.transcript.join('\n')}
+          {a.omitted_lines > 0 ? `\n… ${a.omitted_lines} more lines not kept` : ''}
+        </pre>
+      </details>
+    </li>
   );
 }
 
