@@ -23,7 +23,7 @@ import { checkPage, createTeam, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
 
-/** Recipients whose first attempt the MX defers (452), then takes. */
+/** Recipients whose first attempt the MX greylists (451), then takes. */
 const deferOnce = new Set<string>();
 // The emails test's system (its SMTP back-off shrunk), so that a deferred recipient is retried at once.
 const world = useSystem({
@@ -31,7 +31,7 @@ const world = useSystem({
   sink: {
     behaviour: (rcpt) => {
       const local = rcpt.split('@')[0] ?? '';
-      if (deferOnce.delete(local)) return 452;
+      if (deferOnce.delete(local)) return 451;
       return defaultSinkBehaviour(rcpt);
     },
   },
@@ -150,6 +150,10 @@ describe('the Emails pages', () => {
       await hard.getByText('bounced', { exact: true }).waitFor();
       expect(await hard.textContent()).toContain('Permanent');
       expect(await hard.getByRole('cell').nth(2).textContent()).toMatch(/^550 .*5\.1\.1/);
+      await page
+        .getByRole('list', { name: 'Events' })
+        .getByText(/Permanent/)
+        .waitFor();
 
       // The deferred one, found by its last event once delivered: two attempts, the last one 250.
       await waitFor(
@@ -162,6 +166,31 @@ describe('the Emails pages', () => {
       await later.getByText('delivered', { exact: true }).waitFor();
       expect(await later.getByRole('cell').nth(1).textContent()).toBe('2');
       expect(await later.getByRole('cell').nth(2).textContent()).toMatch(/^250 /);
+      // Each attempt with the MX, the address dialled, its TLS and the conversation: 451, then 250.
+      const attempts = page.getByRole('region', { name: 'Delivery attempts' }).getByRole('listitem');
+      await attempts.nth(1).waitFor();
+      expect(await attempts.count()).toBe(2);
+      const first = attempts.nth(0);
+      await first.getByRole('heading', { name: `Attempt 1 to mx1.${world.rcptDomain}` }).waitFor();
+      expect(await first.textContent()).toContain(`${world.sink.host}:`);
+      expect(await first.textContent()).toMatch(/TLSv1\.[23]/);
+      await first.getByText(/^SMTP conversation/).click();
+      await first.getByText(`RCPT TO:<later-${stamp}@${world.rcptDomain}>`, { exact: false }).waitFor();
+      expect(await first.textContent()).toContain('S: 451 4.7.1 Greylisted, please try again later');
+      expect(await first.textContent()).toContain('Server said451 4.7.1 Greylisted');
+      await attempts
+        .nth(1)
+        .getByRole('heading', { name: `Attempt 2 to mx1.${world.rcptDomain}` })
+        .waitFor();
+      expect(await attempts.nth(1).textContent()).toMatch(/Server said250 2\.0\.0 Queued/);
+      // The timeline: sent, delayed, delivered.
+      const timeline = page.getByRole('list', { name: 'Events' }).getByRole('listitem');
+      await timeline.nth(2).waitFor();
+      expect(await timeline.allTextContents()).toEqual([
+        expect.stringMatching(/sent/),
+        expect.stringMatching(/delivery delayed.*later-/),
+        expect.stringMatching(/delivered.*later-/),
+      ]);
 
       // Insights: the From domain publishes no DMARC record (needs attention); nothing else to improve.
       const insights = page.getByRole('region', { name: 'Insights' });
@@ -204,6 +233,51 @@ describe('the Emails pages', () => {
       await page.getByRole('tab', { name: 'Text' }).click();
       await page.getByRole('tabpanel').getByText('made from the HTML').waitFor();
       expect(problemsBesidesThePreview(s, imageHost)).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('counts what was sent on the Metrics page, by domain and by mailbox provider', async () => {
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Metrics' }).click();
+      await page.getByRole('heading', { name: 'Metrics', level: 1 }).waitFor();
+      // Orders 1042 (delivered), 1043 (greylisted, then delivered) and 1044 (refused), and the probe the
+      // domain's verification sent to a sandbox address (delivered without an MX). The scheduled one is not sent.
+      const totals = page.getByRole('region', { name: 'Totals' });
+      const stat = (label: string) =>
+        totals.getByRole('term').filter({ hasText: label }).locator('xpath=following-sibling::dd[1]');
+      await stat('Sent').getByText('4', { exact: true }).waitFor();
+      expect(await stat('Delivered').locator('strong').textContent()).toBe('3');
+      expect(await stat('Delivered').textContent()).toContain('75.00% of sent');
+      expect(await stat('Bounced').locator('strong').textContent()).toBe('1');
+      expect(await stat('Bounced').textContent()).toContain('25.00% of sent (line: 4%) · 1 permanent');
+      expect(await stat('Delayed').locator('strong').textContent()).toBe('1');
+      await totals.getByText('The bounce rate is 25.00%, at or above 4%.', { exact: false }).waitFor();
+      await page.getByRole('img', { name: 'Bounce rate per period, with the 4% line' }).waitFor();
+
+      const byDomain = page.getByRole('region', { name: 'By sending domain' });
+      const domainRow = byDomain.getByRole('row', { name: new RegExp(domain.replace(/\./g, '\\.')) });
+      expect(await domainRow.getByRole('cell').allTextContents()).toEqual(['4', '3', '1', '1', '0', '25.00%']);
+      const byProvider = page.getByRole('region', { name: 'By mailbox provider' });
+      // The file's MX is nobody's mailbox provider; the sandbox's delivery reached no MX.
+      expect(
+        await byProvider
+          .getByRole('row', { name: /^Other/ })
+          .getByRole('cell')
+          .allTextContents(),
+      ).toEqual(['2', '1', '1', '0', '33.33%']);
+      // The per-period numbers agree with the totals.
+      await page.getByText('The numbers per period').click();
+      const table = page.getByRole('table', { name: 'Metrics per period' });
+      const rows = await table.getByRole('row').all();
+      let sentPerPeriod = 0;
+      for (const row of rows.slice(1)) sentPerPeriod += Number(await row.getByRole('cell').first().textContent());
+      expect(sentPerPeriod).toBe(4);
+      await checkPage(s, 'metrics');
     } finally {
       await s.close();
     }

@@ -11,6 +11,7 @@ type NavItem = { to: string; label: string; adminOnly?: boolean };
 export const NAV: NavItem[] = [
   { to: '/emails', label: 'Emails' },
   { to: '/received', label: 'Received' },
+  { to: '/metrics', label: 'Metrics' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },

@@ -164,8 +164,64 @@ function Recipients({ email }: { email: Email }) {
         <Loading />
       )}
       <Attempts email={email} polling={recipients.dataUpdatedAt} />
+      <Timeline email={email} polling={recipients.dataUpdatedAt} />
     </section>
   );
+}
+
+type EmailEvent = ApiShape<'EmailEventList'>['data'][number];
+
+/** What each event of the email was, oldest first, with what it says beyond its type. */
+function Timeline({ email, polling }: { email: Email; polling: number }) {
+  const events = useQuery({
+    queryKey: ['email-events', email.id, polling],
+    queryFn: () => get<ApiShape<'EmailEventList'>>(`/emails/${email.id}/events`),
+    placeholderData: (previous) => previous,
+  });
+  return (
+    <section aria-labelledby="timeline-title">
+      <h3 id="timeline-title">Timeline</h3>
+      <ErrorMessage error={events.error} />
+      {events.data ? (
+        events.data.data.length === 0 ? (
+          <p className="muted">No event yet.</p>
+        ) : (
+          <ol className="timeline" aria-label="Events">
+            {events.data.data.map((e) => (
+              <li key={e.id}>
+                <Time value={e.created_at} /> <StatusBadge status={e.type.replace(/^email\./, '')} />{' '}
+                <EventDetail event={e} />
+              </li>
+            ))}
+          </ol>
+        )
+      ) : (
+        <Loading />
+      )}
+    </section>
+  );
+}
+
+function EventDetail({ event }: { event: EmailEvent }) {
+  const data = event.data as {
+    to?: string[];
+    bounce?: { message?: string; type?: string; subType?: string };
+    click?: { link?: string };
+    suppressed?: { message?: string };
+    failed?: { reason?: string };
+    machine_open?: boolean;
+    scanner_click?: boolean;
+  };
+  const parts: string[] = [];
+  if (data.to?.length) parts.push(data.to.join(', '));
+  if (data.bounce)
+    parts.push(`${data.bounce.type ?? ''} ${data.bounce.subType ?? ''}: ${data.bounce.message ?? ''}`.trim());
+  if (data.click?.link) parts.push(`${data.click.link}${data.scanner_click ? ' (a link scanner)' : ''}`);
+  if (event.type === 'email.opened')
+    parts.push(data.machine_open ? 'by a machine (privacy proxy or scanner)' : 'by a person');
+  if (data.suppressed?.message) parts.push(data.suppressed.message);
+  if (data.failed?.reason) parts.push(data.failed.reason);
+  return <span className="break-anywhere">{parts.join(' · ')}</span>;
 }
 
 type Attempt = ApiShape<'EmailAttemptList'>['data'][number];
@@ -197,7 +253,10 @@ function Attempts({ email, polling }: { email: Email; polling: number }) {
 }
 
 function AttemptItem({ attempt: a }: { attempt: Attempt }) {
-  const last = [...a.transcript].reverse().find((line) => line.startsWith('S: ') || line.startsWith('* '));
+  // What decided the attempt: its first refusal if there was one (pipelined commands after it get 503s, a
+  // RSET's 250 may follow), else the last reply.
+  const replies = a.transcript.filter((line) => line.startsWith('S: ') || line.startsWith('* '));
+  const last = replies.find((line) => /^S: [45]\d\d/.test(line)) ?? replies.at(-1);
   const title = a.mx ? `Attempt ${a.attempt} to ${a.mx}` : `Attempt ${a.attempt}: MX lookup`;
   return (
     <li className="card attempt">
@@ -227,7 +286,7 @@ function AttemptItem({ attempt: a }: { attempt: Attempt }) {
         <dd className="break-anywhere">{a.recipients.join(', ')}</dd>
         {last ? (
           <>
-            <dt>Last word</dt>
+            <dt>Server said</dt>
             <dd className="break-anywhere">
               <code>{last.replace(/^(S: |\* )/, '')}</code>
             </dd>
@@ -236,7 +295,7 @@ function AttemptItem({ attempt: a }: { attempt: Attempt }) {
       </dl>
       <details>
         <summary>SMTP conversation ({a.transcript.length} lines)</summary>
-        <pre className="transcript" aria-label={`SMTP conversation of ${title}`}>
+        <pre className="transcript" tabIndex={0}>
           {a.transcript.join('\n')}
           {a.omitted_lines > 0 ? `\n… ${a.omitted_lines} more lines not kept` : ''}
         </pre>
