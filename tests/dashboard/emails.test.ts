@@ -1,8 +1,9 @@
 // The Emails pages as a person uses them to answer "my email never arrived": emails sent with the official
-// resend SDK to the file's MX, which takes one (250), defers another once (452, then 250) and refuses a third
-// (550 5.1.1), are found by their filters, and each email's page shows what its recipient's server said and
-// its insights; the preview is sandboxed, with remote images off until asked; a scheduled email is
-// rescheduled and canceled.
+// resend SDK to the file's MX, which takes one (250), greylists another once (451, then 250) and refuses a
+// third (550 5.1.1), are found by their filters, and each email's page shows what its recipient's server
+// said, each attempt's SMTP conversation, its timeline with the webhook it caused, the API request that sent
+// it and its insights; the preview is sandboxed, with remote images off until asked; a scheduled email is
+// rescheduled and canceled. The Metrics page counts them.
 // Another team's email is not found. In Chromium, against a running system.
 import { createServer, type Server } from 'node:http';
 import { Readable } from 'node:stream';
@@ -13,10 +14,12 @@ import {
   createVerifiedDomain,
   dataOf,
   defaultSinkBehaviour,
+  startWebhookReceiver,
   testResend,
   useSystem,
   waitFor,
   type SharedSystem,
+  type WebhookReceiver,
 } from '@postline/testing';
 import { launchBrowser, openBrowserSession, type BrowserSession } from '@postline/testing/browser';
 import { checkPage, createTeam, signIn } from './people.ts';
@@ -45,6 +48,8 @@ let domain: string;
 let images: Server;
 let imageRequests = 0;
 let imageHost: string;
+/** The team's webhook endpoint, subscribed to email.delivered. */
+let receiver: WebhookReceiver;
 const stamp = Date.now().toString(36);
 const ids: Record<'ok' | 'deferred' | 'bounced' | 'scheduled', string> = {
   ok: '',
@@ -80,6 +85,8 @@ beforeAll(async () => {
         ...extra,
       } as Parameters<Resend['emails']['send']>[0]),
     ).id;
+  receiver = await startWebhookReceiver();
+  dataOf(await resend.webhooks.create({ endpoint: `${receiver.url}/emails`, events: ['email.delivered'] }));
   deferOnce.add(`later-${stamp}`);
   ids.ok = await send(rcpt('ada'), `Order 1042 ${stamp}`);
   ids.deferred = await send(rcpt('later'), `Order 1043 ${stamp}`);
@@ -91,6 +98,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await receiver?.close();
   await browser?.close();
   await new Promise((resolve) => images?.close(resolve));
 });
@@ -184,7 +192,11 @@ describe('the Emails pages', () => {
         .waitFor();
       expect(await attempts.nth(1).textContent()).toMatch(/Server said250 2\.0\.0 Queued/);
       // The timeline: sent, delayed, delivered.
-      const timeline = page.getByRole('list', { name: 'Events' }).getByRole('listitem');
+      // (Each event's item, not the items of the webhook deliveries listed within it.)
+      const timeline = page
+        .getByRole('list', { name: 'Events' })
+        .getByRole('listitem')
+        .filter({ hasNotText: /^Webhook to/ });
       await timeline.nth(2).waitFor();
       expect(await timeline.allTextContents()).toEqual([
         expect.stringMatching(/sent/),
@@ -232,6 +244,29 @@ describe('the Emails pages', () => {
       expect(await page.getByRole('tabpanel').textContent()).toContain("<script>document.title='ran'</script>");
       await page.getByRole('tab', { name: 'Text' }).click();
       await page.getByRole('tabpanel').getByText('made from the HTML').waitFor();
+
+      // The webhook the delivery caused, linked to its attempts.
+      await receiver.waitFor('the delivered webhook', (ds) => ds.some((d) => d.json.data.email_id === ids.deferred));
+      const hook = page.getByRole('link', { name: `Webhook to ${receiver.url}/emails` });
+      // Recorded by the dispatcher once the receiver answered: the page is read again until it shows it.
+      await waitFor(
+        'the webhook delivery shown',
+        async () => {
+          await page.reload();
+          return hook.waitFor({ timeout: 3000 }).then(
+            () => true,
+            () => false,
+          );
+        },
+        30_000,
+      );
+      await hook.click();
+      await page.getByRole('heading', { name: 'email.delivered', level: 1 }).waitFor();
+      await page.getByRole('region', { name: 'Attempts' }).getByText('200').first().waitFor();
+      await page.goBack();
+      // The API request that sent it, from its log.
+      await page.getByRole('link', { name: 'The API request' }).click();
+      await page.getByRole('heading', { name: 'POST /emails', level: 1 }).waitFor();
       expect(problemsBesidesThePreview(s, imageHost)).toEqual([]);
     } finally {
       await s.close();

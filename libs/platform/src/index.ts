@@ -45,6 +45,7 @@ export {
   KEY_DOMAIN_HEADER,
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_HASH_HEADER,
+  REQUEST_LOG_HEADER,
 } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';

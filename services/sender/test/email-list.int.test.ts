@@ -141,6 +141,33 @@ describe('GET /emails filters', () => {
     expect((next.body.data as { id: string }[]).map((e) => e.id)).toEqual([sent.copied, sent.bounce]);
   });
 
+  it('narrows by the API key that sent the email, and links each email to its request’s log', async () => {
+    const [key] = dataOf(await resend.apiKeys.list()).data;
+    const second = dataOf(await resend.apiKeys.create({ name: `second ${stamp}` }));
+    const byOther = dataOf(
+      await testResend(second.token, system.apiUrl).emails.send({
+        from: `hello@${mainDomain.name}`,
+        to: `ok-${stamp}@${world.rcptDomain}`,
+        subject: `Second key ${stamp}`,
+        text: 'x',
+      }),
+    ).id;
+    const ofKey = await listed({ subject: stamp, api_key_id: key!.id });
+    expect(ofKey).toEqual(expect.arrayContaining([sent.invoice, sent.bounce, sent.copied]));
+    expect(ofKey).not.toContain(byOther);
+    expect(await listed({ subject: stamp, api_key_id: second.id })).toEqual([byOther]);
+
+    const email = (await get(`/emails/${byOther}`)).body;
+    expect(email).toMatchObject({ api_key_id: second.id, request_id: expect.any(String) });
+    let log: Answer = { status: 0, body: {} };
+    // The gateway writes its request logs a moment after the answer.
+    await waitFor(
+      'the request’s log',
+      async () => (log = await get(`/logs/${String(email.request_id)}`)).status === 200,
+    );
+    expect(log.body).toMatchObject({ method: 'POST', endpoint: '/emails', response_body: { id: byOther } });
+  });
+
   it('refuses a filter it cannot read with a clear 422', async () => {
     for (const [query, field] of [
       ['last_event=arrived', 'last_event'],
@@ -148,6 +175,7 @@ describe('GET /emails filters', () => {
       ['domain_id=nope', 'domain_id'],
       ['tag==value', 'tag'],
       [`subject=${'x'.repeat(201)}`, 'subject'],
+      ['api_key_id=key_1', 'api_key_id'],
     ] as const) {
       const r = await get(`/emails?${query}`);
       expect(r.status).toBe(422);

@@ -152,6 +152,10 @@ describe('GET /emails/metrics', () => {
 
   it('counts what was sent as the events happened: sent, delivered, delayed and bounced, by provider', async () => {
     const m = await metrics({ ...around(), domain_id: domain.id, dimensions: 'provider' });
+    // The team's domain is named on a row split by domain.
+    expect((await metrics({ ...around(), dimensions: 'domain', metrics: 'sent' })).data).toEqual([
+      { domain_id: domain.id, domain_name: domain.name, sent: 4 },
+    ]);
     // The three, and the probe createVerifiedDomain sent to a sandbox address (delivered without an MX).
     expect(m.totals).toMatchObject({
       sent: 4,
@@ -218,12 +222,19 @@ describe('GET /emails/metrics', () => {
     });
     const apiKeyOf = { key: '' };
     const counted = (query: Record<string, string>) =>
-      metrics({ start_date: '2026-03-01', end_date: '2026-03-09', ...query }, apiKeyOf.key);
-    const column = (m: Metrics, name: string) => Object.fromEntries(m.data.map((r) => [r.period, r[name]]));
+      metrics({ start_date: '2026-03-01', end_date: '2026-03-09', dimensions: 'period', ...query }, apiKeyOf.key);
+    const column = (m: Metrics, name: string): Record<string, string | number | undefined> =>
+      Object.fromEntries(m.data.map((r) => [String(r.period), r[name]]));
 
     it('splits days in UTC, with a row for every day of the range', async () => {
       const m = await counted({ metrics: 'sent,delivered,bounced,opened,opened_by_people' });
-      expect(m).toMatchObject({ object: 'metrics', granularity: 'daily', timezone: 'UTC', dimensions: ['period'] });
+      expect(m).toMatchObject({
+        object: 'metrics',
+        start_date: '2026-03-01',
+        end_date: '2026-03-09',
+        granularity: 'daily',
+        dimensions: ['period'],
+      });
       expect(m.data).toHaveLength(9);
       expect(column(m, 'sent')).toEqual({
         '2026-03-01': 5,
@@ -265,6 +276,7 @@ describe('GET /emails/metrics', () => {
           granularity: 'hourly',
           timezone: 'Asia/Tokyo',
           metrics: 'sent',
+          dimensions: 'period',
         },
         apiKeyOf.key,
       );
@@ -277,16 +289,17 @@ describe('GET /emails/metrics', () => {
 
     it('splits by domain, broadcast and provider, filters by domain, and gives the rates', async () => {
       const byDomain = await counted({ dimensions: 'domain', metrics: 'sent,opened' });
+      // The fixtures' domains are no domains of the team's: their name is unknown.
       expect(byDomain.data).toEqual(
         [
-          { domain_id: d1, sent: 13, opened: 0 },
-          { domain_id: d2, sent: 11, opened: 5 },
+          { domain_id: d1, domain_name: '', sent: 13, opened: 0 },
+          { domain_id: d2, domain_name: '', sent: 11, opened: 5 },
         ].sort((a, b) => (a.domain_id < b.domain_id ? -1 : 1)),
       );
       const byBroadcast = await counted({ dimensions: 'broadcast', metrics: 'sent' });
       expect(byBroadcast.data).toEqual([
         { broadcast_id: '', sent: 13 },
-        { broadcast_id: b1, sent: 11 },
+        { broadcast_id: b1, broadcast_name: '', sent: 11 },
       ]);
       const byProvider = await counted({ dimensions: 'provider', metrics: 'delivered' });
       expect(byProvider.data).toEqual([
@@ -294,6 +307,12 @@ describe('GET /emails/metrics', () => {
         { provider: 'gmail', delivered: 17 },
       ]);
       expect((await counted({ domain_id: d2, metrics: 'sent' })).totals).toEqual({ sent: 11 });
+      // Without dimensions, only the totals; instants instead of days bound the range to the hour.
+      const window = await metrics(
+        { start_date: '2026-03-02T00:00:00Z', end_date: '2026-03-08T12:30:00Z', metrics: 'sent' },
+        apiKeyOf.key,
+      );
+      expect(window).toMatchObject({ dimensions: [], data: [], totals: { sent: 19 } });
       const rates = await counted({ metrics: 'bounce_rate,complaint_rate,open_rate,delivery_rate' });
       expect(rates.totals).toEqual({
         bounce_rate: 0.0417, // 1 / 24
@@ -323,6 +342,7 @@ describe('GET /emails/metrics', () => {
       ['start_date=03/01/2026', 'start_date'],
       ['dimensions=email', 'email_id'],
       ['granularity=hourly&start_date=2026-01-01&end_date=2026-03-01', 'hourly'],
+      [`dimensions=broadcast&email_id=${randomUUID()}`, 'cannot be combined'],
     ] as const) {
       const r = await get(`/emails/metrics?${query}`);
       expect(r.status).toBe(422);

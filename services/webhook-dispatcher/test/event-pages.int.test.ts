@@ -48,6 +48,62 @@ async function call(path: string, method = 'GET', body?: unknown): Promise<{ sta
   return { status: res.status, body: (await res.json()) as Body };
 }
 
+describe('GET /webhooks/deliveries', () => {
+  it("tells where an email's events went, each linked to its attempts; another team's are not listed", async () => {
+    const hook = dataOf(
+      await resend.webhooks.create({ endpoint: `${receiver.url}/by-email`, events: ['email.sent', 'email.delivered'] }),
+    );
+    try {
+      // The onboarding sender to a sandbox address: delivered without any domain or MX.
+      const email = dataOf(
+        await resend.emails.send({
+          from: 'onboarding@postline.test',
+          to: 'delivered@postline.test',
+          subject: 'Hooks',
+          text: 'Hi',
+        }),
+      );
+      await receiver.waitFor(
+        "the email's two events",
+        (ds) => ds.filter((d) => d.path.endsWith('/by-email') && d.json.data.email_id === email.id).length === 2,
+      );
+      const events = (await call(`/emails/${email.id}/events`)).body.data;
+      expect(events.map((e) => e.type)).toEqual(['email.sent', 'email.delivered']);
+      let deliveries: Body['data'] = [];
+      await waitFor('both deliveries recorded as done', async () => {
+        deliveries = (await call(`/webhooks/deliveries?source_event_id=${events.map((e) => e.id).join(',')}`)).body
+          .data;
+        return deliveries.length === 2 && deliveries.every((d) => d.status === 'success');
+      });
+      expect(deliveries).toEqual(
+        events.map((e) =>
+          expect.objectContaining({
+            webhook_id: hook.id,
+            endpoint: `${receiver.url}/by-email`,
+            source_event_id: e.id,
+            type: e.type,
+            attempts: 1,
+          }),
+        ),
+      );
+      const attempts = await call(`/webhooks/${hook.id}/events/${deliveries[0]!.id}/attempts`);
+      expect(attempts.body.data).toEqual([expect.objectContaining({ http_status_code: 200 })]);
+
+      const other = String((await system.admin('team', 'create', '--name', 'Not these')).api_key);
+      const theirs = await fetch(`${system.apiUrl}/webhooks/deliveries?source_event_id=${events[0]!.id}`, {
+        headers: { authorization: `Bearer ${other}` },
+      });
+      expect(await theirs.json()).toEqual({ object: 'list', data: [] });
+      for (const query of ['', '?source_event_id=nope', `?source_event_id=${events[0]!.id},x`]) {
+        const bad = await call(`/webhooks/deliveries${query}`);
+        expect(bad.status).toBe(422);
+      }
+    } finally {
+      await resend.webhooks.remove(hook.id);
+    }
+  });
+});
+
 describe('GET /webhooks/{id}/events and its attempts', () => {
   it('page with after or before, and refuse both together', async () => {
     const hook = dataOf(

@@ -347,6 +347,13 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.WebhookSecret),
     errors: ['not_found'],
   }),
+  get('/webhooks/deliveries', 'Webhooks', 'Webhook deliveries of some events', {
+    extension:
+      'Where the given events (an email’s, from GET /emails/{id}/events) were delivered: each endpoint, the delivery state and attempts. Events of another team are not listed.',
+    query: rq.WebhookDeliveriesQuery,
+    success: ok(rs.WebhookDeliveryList),
+    errors: ['validation_error', 'missing_required_field'],
+  }),
   get('/webhooks/{webhook_id}/events', 'Webhooks', "List a webhook's events", {
     extension: 'Event history is not in the published reference.',
     query: rq.WebhookEventPageQuery,

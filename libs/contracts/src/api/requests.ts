@@ -151,13 +151,18 @@ export const EmailFilterQuery = z.object({
     .uuid({ message: 'must be a broadcast id' })
     .optional()
     .describe('Postline extension: the broadcast that made the email.'),
+  api_key_id: z
+    .uuid({ message: 'must be an API key id' })
+    .optional()
+    .describe('Postline extension: the API key the email was sent with.'),
   created_after: QueryTime.optional().describe('Postline extension: accepted at or after this time.'),
   created_before: QueryTime.optional().describe('Postline extension: accepted before this time.'),
 });
 export type EmailFilterQuery = z.infer<typeof EmailFilterQuery>;
 
-/** The counted metrics of GET /emails/metrics. */
+/** The counted metrics of GET /emails/metrics (Resend's names, and Postline's people/machines split). */
 export const EMAIL_COUNT_METRICS = [
+  'received',
   'sent',
   'delivered',
   'delivery_delayed',
@@ -169,9 +174,11 @@ export const EMAIL_COUNT_METRICS = [
   'opened',
   'opened_by_people',
   'opened_by_machines',
+  'unique_opened',
   'clicked',
   'clicked_by_people',
   'clicked_by_scanners',
+  'unique_clicked',
   'unsubscribed',
   'suppressed',
   'failed',
@@ -183,6 +190,7 @@ export const EMAIL_RATE_METRICS = [
   'complaint_rate',
   'open_rate',
   'click_rate',
+  'unsubscribe_rate',
 ] as const;
 export const EMAIL_METRICS = [...EMAIL_COUNT_METRICS, ...EMAIL_RATE_METRICS] as const;
 export type EmailMetric = (typeof EMAIL_METRICS)[number];
@@ -192,7 +200,14 @@ export const METRIC_GRANULARITIES = ['hourly', 'daily', 'weekly', 'monthly'] as 
 /** A comma-separated list of `values` (each at most once). */
 function commaList<const T extends readonly [string, ...string[]]>(values: T, what: string) {
   return z.string().transform((text, ctx): T[number][] => {
-    const parts = [...new Set(text.split(',').map((part) => part.trim()).filter(Boolean))];
+    const parts = [
+      ...new Set(
+        text
+          .split(',')
+          .map((part) => part.trim())
+          .filter(Boolean),
+      ),
+    ];
     const unknown = parts.filter((part) => !values.includes(part));
     if (parts.length === 0 || unknown.length > 0) {
       ctx.addIssue({
@@ -206,19 +221,32 @@ function commaList<const T extends readonly [string, ...string[]]>(values: T, wh
 }
 const CommaIds = (what: string) =>
   z.string().transform((text, ctx): string[] => {
-    const ids = [...new Set(text.split(',').map((part) => part.trim()).filter(Boolean))];
+    const ids = [
+      ...new Set(
+        text
+          .split(',')
+          .map((part) => part.trim())
+          .filter(Boolean),
+      ),
+    ];
     if (ids.length === 0 || ids.length > 100 || !ids.every((id) => z.uuid().safeParse(id).success)) {
       ctx.addIssue({ code: 'custom', message: `must be 1 to 100 ${what} ids, separated by commas` });
       return z.NEVER;
     }
     return ids;
   });
-const MetricDate = z.iso.date({ message: 'must be a date (YYYY-MM-DD)' });
+const MetricDate = z.union([z.iso.date(), z.iso.datetime({ offset: true })], {
+  message: 'must be an ISO 8601 date (YYYY-MM-DD) or date and time',
+});
 
 export const EmailMetricsQuery = z
   .object({
-    start_date: MetricDate.optional().describe('First day counted, in `timezone` (default: 29 days before end_date).'),
-    end_date: MetricDate.optional().describe('Last day counted, in `timezone` (default: today).'),
+    start_date: MetricDate.optional().describe(
+      'From this day (in `timezone`) or this instant (default: 6 days before end_date).',
+    ),
+    end_date: MetricDate.optional().describe(
+      'Up to the end of this day (in `timezone`) or this instant (default: now).',
+    ),
     timezone: z
       .string()
       .max(64)
@@ -239,15 +267,25 @@ export const EmailMetricsQuery = z
     metrics: commaList(EMAIL_METRICS, 'metric').optional().describe('Comma-separated metric names (default: all).'),
     dimensions: commaList(METRIC_DIMENSIONS, 'dimension')
       .optional()
-      .describe('Comma-separated: how rows are split (default: period). `provider` is a Postline extension.'),
+      .describe(
+        'Comma-separated: how `data` is split (default: none, only `totals`). `provider` is a Postline extension.',
+      ),
     domain_id: CommaIds('domain').optional(),
     email_id: CommaIds('email').optional(),
     broadcast_id: CommaIds('broadcast').optional(),
   })
-  .refine((q) => !q.start_date || !q.end_date || q.start_date <= q.end_date, {
+  .refine((q) => !q.start_date || !q.end_date || Date.parse(q.start_date) <= Date.parse(q.end_date), {
     message: 'start_date must not be after end_date',
     path: ['start_date'],
   })
+  .refine(
+    (q) =>
+      !((q.dimensions?.includes('broadcast') || q.broadcast_id) && (q.dimensions?.includes('email') || q.email_id)),
+    {
+      message: 'the broadcast dimension or broadcast_id cannot be combined with the email dimension or email_id',
+      path: ['dimensions'],
+    },
+  )
   .refine((q) => !q.dimensions?.includes('email') || q.email_id !== undefined, {
     message: 'the email dimension needs email_id (the emails to split by)',
     path: ['email_id'],
@@ -557,6 +595,11 @@ export const WebhookEventPageQuery = z
   })
   .refine(...oneCursor);
 export const WebhookAttemptPageQuery = z.object(cursorFields('atmpt')).refine(...oneCursor);
+export const WebhookDeliveriesQuery = z.object({
+  source_event_id: CommaIds('event').describe(
+    'Comma-separated ids of the events (an email’s events are at GET /emails/{id}/events).',
+  ),
+});
 /** The most events one bulk replay delivers again; a larger backlog takes several calls. */
 export const WEBHOOK_REPLAY_MAX = 10_000;
 export const ReplayWebhookEventsBody = z.object({

@@ -63,6 +63,10 @@ export const Email = single('email', EmailListItem, {
   html: NullableString,
   text: NullableString,
   tags: z.array(Tag),
+  api_key_id: NullableString.describe(
+    'Postline extension: the API key the email was sent with (null: none, as for a broadcast’s).',
+  ),
+  request_id: NullableString.describe('Postline extension: the log of the API request that sent it (GET /logs/{id}).'),
 });
 /** Postline extension: where each recipient of an email stands, and what its server last said. */
 export const EmailRecipientList = z.strictObject({
@@ -85,7 +89,6 @@ export const EmailMetrics = z.strictObject({
   object: z.literal('metrics'),
   start_date: z.string(),
   end_date: z.string(),
-  timezone: z.string(),
   granularity: z.string(),
   metrics: z.array(z.string()),
   dimensions: z.array(z.string()),
@@ -94,7 +97,7 @@ export const EmailMetrics = z.strictObject({
     z
       .record(z.string(), z.union([z.string(), z.number()]))
       .describe(
-        'The row’s dimensions (`period`: YYYY-MM-DD, or YYYY-MM-DDTHH:00 hourly, in `timezone`; `domain_id`, `email_id`, `broadcast_id`, `provider`) and one number per metric.',
+        'The row’s dimensions (`period`: YYYY-MM-DD, or YYYY-MM-DDTHH:00 hourly, in `timezone`; `domain_id` with `domain_name`, `email_id`, `broadcast_id` with `broadcast_name`, `provider`) and one number per metric.',
       ),
   ),
 });
@@ -474,6 +477,23 @@ const DeliveryStatus = z
 export const WebhookEventList = ListEnvelope(
   z.strictObject({ id: Id, type: z.string(), created_at: Timestamp, status: DeliveryStatus }),
 );
+/** Postline extension: the deliveries of some events to the team's endpoints. */
+export const WebhookDeliveryList = z.strictObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.strictObject({
+      id: Id.describe('The webhook event: GET /webhooks/{webhook_id}/events/{id} and its attempts.'),
+      webhook_id: Id,
+      endpoint: z.string(),
+      source_event_id: z.string().describe('The event delivered (an id of GET /emails/{id}/events).'),
+      type: z.string(),
+      status: DeliveryStatus,
+      attempts: z.number().int(),
+      next_attempt_at: Timestamp.nullable(),
+      created_at: Timestamp,
+    }),
+  ),
+});
 export const WebhookEvent = z.strictObject({
   object: z.literal('webhook_event'),
   id: Id,

@@ -7,6 +7,8 @@ export const TEAM_HEADER = 'x-postline-team-id';
 /** The other headers the gateway forwards to owners: the API key used, its permission and its domain. */
 export const KEY_HEADER = 'x-postline-api-key-id';
 export const PERMISSION_HEADER = 'x-postline-key-permission';
+/** The id of the gateway's log of the request (GET /logs/{id}), made before it is forwarded. */
+export const REQUEST_LOG_HEADER = 'x-postline-request-log-id';
 /** Set for a key limited to one sending domain: the sender lets it send only from that domain. */
 export const KEY_DOMAIN_HEADER = 'x-postline-key-domain-id';
 /** The client's Idempotency-Key: owners deduplicate on it too, in case the gateway died mid-request. */

@@ -46,3 +46,12 @@ export function setLoggedResponseBody(res: Response, body: unknown): void {
 export function loggedResponseBody(res: Response): unknown {
   return (res.locals as { responseBody?: unknown }).responseBody;
 }
+
+/** The id the request's log gets (made when the request arrives, so that owners can be told it). */
+export function setRequestLogId(res: Response, id: string): void {
+  (res.locals as { requestLogId?: string }).requestLogId = id;
+}
+
+export function requestLogIdOf(res: Response): string | undefined {
+  return (res.locals as { requestLogId?: string }).requestLogId;
+}

@@ -18,6 +18,7 @@ import {
   IDEMPOTENCY_HEADER,
   KEY_DOMAIN_HEADER,
   KEY_HEADER,
+  REQUEST_LOG_HEADER,
   notFound,
   PERMISSION_HEADER,
   TEAM_HEADER,
@@ -25,7 +26,7 @@ import {
 } from '@postline/platform';
 import { normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
 import type { WindowCount } from '../redis/window-counter.ts';
-import { authOf, heldOf, setLoggedResponseBody } from './context.ts';
+import { authOf, heldOf, requestLogIdOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
 import { rawEmailOf } from './raw-email.ts';
 import { FORWARD_TIMEOUT_MS } from '../domain/idempotency.ts';
@@ -105,6 +106,8 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     };
     if (auth.keyId) headers[KEY_HEADER] = auth.keyId;
     if (auth.domainId) headers[KEY_DOMAIN_HEADER] = auth.domainId;
+    const logId = requestLogIdOf(res);
+    if (logId) headers[REQUEST_LOG_HEADER] = logId;
     const idempotencyKey = req.header('idempotency-key');
     if (idempotencyKey) headers[IDEMPOTENCY_HEADER] = idempotencyKey;
     const held = heldOf(res);

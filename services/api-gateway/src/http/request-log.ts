@@ -2,12 +2,15 @@ import type { RequestHandler } from 'express';
 import { newId } from '@postline/platform';
 import { loggableJson } from '../domain/scrub.ts';
 import type { RequestLogWriter } from '../jobs/request-log-writer.ts';
-import { loggedResponseBody, maybeAuthOf, setLoggedResponseBody } from './context.ts';
+import { loggedResponseBody, maybeAuthOf, setLoggedResponseBody, setRequestLogId } from './context.ts';
 import { rawEmailSummaryOf } from './raw-email.ts';
 
 /** Captures every authenticated API request (scrubbed bodies, a raw email's summary) for GET /logs once the response is sent. */
 export function requestLogger(writer: RequestLogWriter): RequestHandler {
   return (req, res, next) => {
+    // Made now, so that the owner a request is forwarded to can keep it (an email links to its request).
+    const id = newId();
+    setRequestLogId(res, id);
     const json = res.json.bind(res);
     res.json = (body: unknown) => {
       setLoggedResponseBody(res, body);
@@ -17,7 +20,7 @@ export function requestLogger(writer: RequestLogWriter): RequestHandler {
       const auth = maybeAuthOf(res);
       if (!auth) return;
       writer.record({
-        id: newId(),
+        id,
         team_id: auth.teamId,
         api_key_id: auth.keyId,
         user_id: auth.user?.id ?? null,

@@ -88,6 +88,9 @@ export type EmailsTable = {
   template_id: string | null;
   /** The topic the email was sent under (`topic_id` of GET /emails/{id}). */
   topic_id: string | null;
+  /** The API key that sent it, and the gateway's log of the request (GET /logs/{id}); null for a broadcast's. */
+  api_key_id: ColumnType<string | null, string | null | undefined, string | null>;
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
 };
 
 export type EmailAttachmentsTable = {

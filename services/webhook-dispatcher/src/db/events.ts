@@ -291,3 +291,30 @@ export async function insertTestEvent(
     .values({ ...row, status: 'pending', attempts_made: 0, next_attempt_at: new Date() })
     .execute();
 }
+
+/**
+ * The records of the given source events at the team's endpoints (with each endpoint's URL), oldest first:
+ * one probe of (endpoint_id, source_event_id) per endpoint of the team.
+ */
+export function findDeliveriesOfSources(db: Db, teamId: string, sourceEventIds: readonly string[]) {
+  return db
+    .selectFrom('webhook_events as e')
+    .innerJoin('webhook_endpoints as w', 'w.id', 'e.endpoint_id')
+    .select([
+      'e.id',
+      'e.endpoint_id',
+      'w.endpoint',
+      'e.source_event_id',
+      'e.type',
+      'e.status',
+      'e.attempts_made',
+      'e.next_attempt_at',
+      'e.created_at',
+    ])
+    .where('w.team_id', '=', teamId)
+    .where('e.team_id', '=', teamId)
+    .where('e.source_event_id', 'in', [...sourceEventIds])
+    .orderBy('e.created_at')
+    .orderBy('e.id')
+    .execute();
+}

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import { listEndpoints } from '../db/endpoints.ts';
-import { listAttempts, listEvents } from '../db/events.ts';
+import { findDeliveriesOfSources, listAttempts, listEvents } from '../db/events.ts';
 import type { EndpointRow, EventRow } from '../db/schema.ts';
 import {
   createEndpoint,
@@ -25,12 +25,34 @@ const {
   TestWebhookBody,
   UpdateWebhookBody,
   WebhookAttemptPageQuery,
+  WebhookDeliveriesQuery,
   WebhookEventPageQuery,
 } = ApiRequests;
 
 /** `/webhooks` as in Resend's API reference: endpoints, their subscribed events and their signing secrets. */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
   const router = Router();
+  // Before /webhooks/:id, which would take `deliveries` for an endpoint id.
+  route(router, '/webhooks/deliveries', {
+    get: async (req, res) => {
+      const query = parseInput(WebhookDeliveriesQuery, req.query);
+      const rows = await findDeliveriesOfSources(deps.db, teamOf(res), query.source_event_id);
+      res.json({
+        object: 'list',
+        data: rows.map((row) => ({
+          id: row.id,
+          webhook_id: row.endpoint_id,
+          endpoint: row.endpoint,
+          source_event_id: row.source_event_id,
+          type: row.type,
+          status: row.status,
+          attempts: row.attempts_made,
+          next_attempt_at: row.next_attempt_at ? formatTimestamp(row.next_attempt_at) : null,
+          created_at: formatTimestamp(row.created_at),
+        })),
+      });
+    },
+  });
 
   route(router, '/webhooks', {
     post: async (req, res) => {

@@ -178,6 +178,8 @@ function pageRows(
       broadcast_id: broadcast.id,
       template_id: null,
       topic_id: broadcast.topic_id,
+      api_key_id: null,
+      request_id: null,
     };
     const recipient = { email_id: id, position: 0, team_id: broadcast.team_id, address, domain: recipientDomain };
     emails.push(email);

@@ -96,7 +96,19 @@ export async function sumCounts(db: Kysely<SenderDb>, query: CountQuery): Promis
         ${query.domainIds ? sql`and e.domain_id = any(${query.domainIds}::uuid[])` : sql``}
         ${query.broadcastIds ? sql`and e.broadcast_id = any(${query.broadcastIds}::uuid[])` : sql``}
         and email_event_metric(ev.type, ev.data) is not null
-      group by 1, 2, 3, 4, 5, 6`.execute(db);
+      group by 1, 2, 3, 4, 5, 6
+      union all
+      select ${periodOf(sql`(first.occurred_at at time zone ${query.timezone})`)},
+        ${query.byDomain ? sql`e.domain_id::text` : sql`null::text`},
+        ${query.byBroadcast ? sql`e.broadcast_id::text` : sql`null::text`},
+        ${query.byProvider ? sql`''` : sql`null::text`},
+        first.email_id::text, case first.type when 'email.opened' then 'unique_opened' else 'unique_clicked' end, 1
+      from (select distinct on (email_id, type) email_id, type, occurred_at from email_events
+        where email_id = any(${query.emailIds ?? []}::uuid[]) and team_id = ${query.teamId}
+          and type in ('email.opened', 'email.clicked') order by email_id, type, occurred_at) first
+      join emails e on e.id = first.email_id
+      where first.occurred_at >= ${query.from} and first.occurred_at < ${query.to}
+        ${query.domainIds ? sql`and e.domain_id = any(${query.domainIds}::uuid[])` : sql``}`.execute(db);
     return rows;
   }
   const where = sql`team_id = ${query.teamId} and hour >= ${query.from} and hour < ${query.to}

@@ -38,12 +38,12 @@ export async function insertAcceptedEmails(
   const result = await sql<{ accepted: boolean }>`with claim as (${claim}),
     e as (insert into emails (id, team_id, domain_id, from_header, from_address, from_domain, to_addresses,
         cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event,
-        scheduled_at, created_at, broadcast_id, template_id, topic_id)
+        scheduled_at, created_at, broadcast_id, template_id, topic_id, api_key_id, request_id)
       select v.* from jsonb_to_recordset(${JSON.stringify(rows.emails)}::jsonb) as v (id uuid, team_id uuid, domain_id uuid,
         from_header text, from_address text, from_domain text, to_addresses text[], cc_addresses text[],
         bcc_addresses text[], reply_to text[], subject text, html text, text text, headers jsonb, tags jsonb,
         message_id text, status text, last_event text, scheduled_at timestamptz, created_at timestamptz,
-        broadcast_id uuid, template_id uuid, topic_id uuid)
+        broadcast_id uuid, template_id uuid, topic_id uuid, api_key_id uuid, request_id uuid)
       where exists (select 1 from claim)),
     r as (insert into recipients (email_id, position, team_id, address, domain, status)
       select v.email_id, v.position, v.team_id, v.address, v.domain, 'pending'
@@ -109,6 +109,7 @@ function filteredEmails(db: Kysely<SenderDb>, teamId: string, filter: ApiRequest
   }
   if (filter.domain_id) q = q.where('domain_id', '=', filter.domain_id);
   if (filter.broadcast_id) q = q.where('broadcast_id', '=', filter.broadcast_id);
+  if (filter.api_key_id) q = q.where('api_key_id', '=', filter.api_key_id);
   if (filter.created_after) {
     const at = new Date(filter.created_after);
     q = q.where('created_at', '>=', at).where('id', '>=', firstIdAt(at.getTime() - ID_TIME_SLACK_MS));

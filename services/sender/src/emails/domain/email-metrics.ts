@@ -1,6 +1,6 @@
 // GET /emails/metrics from stored counts: the range in the time zone, the periods it covers, the metrics
 // made of others (bounced is its three kinds, opened and clicked are people's and machines'), and rates.
-import { EMAIL_COUNT_METRICS, type EmailMetric } from '@postline/contracts';
+import { EMAIL_METRICS, type EmailMetric } from '@postline/contracts';
 
 export type Granularity = 'hourly' | 'daily' | 'weekly' | 'monthly';
 export const UNIT_OF = { hourly: 'hour', daily: 'day', weekly: 'week', monthly: 'month' } as const;
@@ -21,6 +21,7 @@ const RATES: Partial<Record<EmailMetric, [EmailMetric, EmailMetric]>> = {
   complaint_rate: ['complained', 'delivered'],
   open_rate: ['opened_by_people', 'delivered'],
   click_rate: ['clicked_by_people', 'delivered'],
+  unsubscribe_rate: ['unsubscribed', 'delivered'],
 };
 
 /** One metric from stored counts: a count, a sum of counts, or a rate (0 when nothing to divide by). */
@@ -34,14 +35,7 @@ export function metricValue(stored: Stored, metric: EmailMetric): number {
   return parts.reduce((sum, part) => sum + (stored[part] ?? 0), 0);
 }
 
-export const ALL_METRICS: readonly EmailMetric[] = [
-  ...EMAIL_COUNT_METRICS,
-  'delivery_rate',
-  'bounce_rate',
-  'complaint_rate',
-  'open_rate',
-  'click_rate',
-];
+export const ALL_METRICS: readonly EmailMetric[] = EMAIL_METRICS;
 
 /** A calendar date `days` after `date` (YYYY-MM-DD, no time zone involved). */
 export function addDays(date: string, days: number): string {

@@ -15,9 +15,10 @@ import {
   IDEMPOTENCY_HASH_HEADER,
   IDEMPOTENCY_HEADER,
   KEY_DOMAIN_HEADER,
+  KEY_HEADER,
+  REQUEST_LOG_HEADER,
   formatTimestamp,
   isUuid,
-  notFound,
   parseInput,
   readRawBody,
   route,
@@ -27,7 +28,13 @@ import {
 } from '@postline/platform';
 import type { IdempotencyKey } from '../db/accepted-requests.ts';
 import type { EmailRow, SenderDb, Tag } from '../../db/schema.ts';
-import { acceptBatch, acceptEmail, type BatchMode, type SingleAccepts } from '../use-cases/accept-emails.ts';
+import {
+  acceptBatch,
+  acceptEmail,
+  type BatchMode,
+  type RequestOrigin,
+  type SingleAccepts,
+} from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
 import {
   checkEmailId,
@@ -72,6 +79,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
             envelope: { from: req.header(ENVELOPE_FROM_HEADER), to: req.header(ENVELOPE_TO_HEADER) },
             idempotencyKey: idempotencyKeyOf(req, teamId),
             keyDomainId: keyDomain(req),
+            origin: originOf(req),
           });
           deps.accepted.inc({ kind: 'raw' });
           res.json(body);
@@ -85,6 +93,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         body: req.body,
         idempotencyKey: idempotencyKeyOf(req, teamId),
         keyDomainId: keyDomain(req),
+        origin: originOf(req),
       });
       deps.accepted.inc({ kind: 'single' });
       res.json(body);
@@ -109,6 +118,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         mode,
         idempotencyKey: idempotencyKeyOf(req, teamId),
         keyDomainId: keyDomain(req),
+        origin: originOf(req),
       });
       deps.accepted.inc({ kind: 'batch' }, accepted);
       res.json(answer);
@@ -220,6 +230,15 @@ function batchMode(req: Request): BatchMode {
   return value;
 }
 
+/** The API key and the gateway's request log the gateway names (a dashboard session has no key). */
+function originOf(req: Request): RequestOrigin {
+  const uuid = (name: string) => {
+    const value = req.header(name);
+    return value && isUuid(value) ? value : null;
+  };
+  return { apiKeyId: uuid(KEY_HEADER), requestId: uuid(REQUEST_LOG_HEADER) };
+}
+
 function keyDomain(req: Request): string | undefined {
   const value = req.header(KEY_DOMAIN_HEADER);
   return value && isUuid(value) ? value : undefined;
@@ -249,5 +268,8 @@ function emailBody(email: EmailRow) {
     html: email.html,
     text: email.text,
     tags: (email.tags as unknown as Tag[]).map((tag) => ({ name: tag.name, value: tag.value })),
+    // Postline's: which API key sent it and the log of that request (GET /logs/{id}); null for a broadcast's.
+    api_key_id: email.api_key_id,
+    request_id: email.request_id,
   };
 }

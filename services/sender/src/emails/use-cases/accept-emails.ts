@@ -39,10 +39,14 @@ import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-check
 /** Accepts single emails in groups (createSingleAccepts in single-accepts.ts). */
 export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
 
+/** Which API key and which request (the gateway's log of it) sent an email. */
+export type RequestOrigin = { apiKeyId: string | null; requestId: string | null };
+
 export type SingleAccept = {
   teamId: string;
   request: EmailRequest;
   keyDomainId: string | undefined;
+  origin?: RequestOrigin | undefined;
   now: Date;
   /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
   raw?: RawAccepted;
@@ -59,9 +63,15 @@ export type AcceptDeps = { db: Kysely<SenderDb>; now: () => Date; singles: Singl
  */
 export async function acceptEmail(
   deps: AcceptDeps,
-  input: { teamId: string; body: unknown; idempotencyKey: IdempotencyKey | undefined; keyDomainId: string | undefined },
+  input: {
+    teamId: string;
+    body: unknown;
+    idempotencyKey: IdempotencyKey | undefined;
+    keyDomainId: string | undefined;
+    origin?: RequestOrigin | undefined;
+  },
 ): Promise<{ id: string }> {
-  const { teamId, idempotencyKey, keyDomainId } = input;
+  const { teamId, idempotencyKey, keyDomainId, origin } = input;
   // A send with a template reads it first; one without pays a property check and no query.
   const { body, templateId } = usesTemplate(input.body)
     ? await templatedBody(deps.db, teamId, input.body)
@@ -70,7 +80,7 @@ export async function acceptEmail(
   if (idempotencyKey === undefined) {
     // Most requests: written together with the others arriving meanwhile (one statement, one commit).
     try {
-      return { id: await deps.singles.accept({ teamId, request, keyDomainId, now: deps.now() }) };
+      return { id: await deps.singles.accept({ teamId, request, keyDomainId, origin, now: deps.now() }) };
     } catch (err) {
       if (err instanceof SenderRefused) throw validationError(err.message, 403);
       throw err;
@@ -83,7 +93,7 @@ export async function acceptEmail(
   if (topic instanceof ApiError) throw topic;
   return acceptEmails(
     deps.db,
-    { idempotency: idempotencyKey, emails: [{ request, domain: sender.domain, topic }], now: deps.now() },
+    { idempotency: idempotencyKey, emails: [{ request, domain: sender.domain, topic, origin }], now: deps.now() },
     (ids) => ({ id: ids[0] as string }),
   );
 }
@@ -108,9 +118,10 @@ export async function acceptBatch(
     mode: BatchMode;
     idempotencyKey: IdempotencyKey | undefined;
     keyDomainId: string | undefined;
+    origin?: RequestOrigin | undefined;
   },
 ): Promise<{ answer: BatchAnswer; accepted: number }> {
-  const { teamId, mode, keyDomainId } = input;
+  const { teamId, mode, keyDomainId, origin } = input;
   const now = deps.now();
   const items = input.items.some(usesTemplate)
     ? await renderTemplatedBodies(deps.db, teamId, input.items)
@@ -136,7 +147,7 @@ export async function acceptBatch(
       const topic = topicOf(topics, teamId, item);
       if (!sender.ok) error = validationError(sender.message, 403);
       else if (topic instanceof ApiError) error = topic;
-      else accepted.push({ request: item, domain: sender.domain, topic });
+      else accepted.push({ request: item, domain: sender.domain, topic, origin });
     }
     if (!error) return;
     // strict: the first invalid email refuses the whole batch, naming its index.
@@ -177,6 +188,7 @@ export type Accepted = {
   domain: SendingDomainRow;
   topic?: TopicSubscriptions | undefined;
   raw?: RawAccepted;
+  origin?: RequestOrigin | undefined;
 };
 
 /**
@@ -243,7 +255,7 @@ function acceptedRows(
 ): { rows: AcceptedRows; topicSuppressed: TopicSuppressedRecipient[] } {
   const addressesOfEmail = accepted.map(({ request, raw }) => raw?.recipients ?? envelopeRecipients(request));
   const optOutsOfEmail = accepted.map(({ topic }, i) => topicOptOuts(topic, addressesOfEmail[i] as string[]));
-  const emails: EmailRow[] = accepted.map(({ request, domain, raw }, i) => {
+  const emails: EmailRow[] = accepted.map(({ request, domain, raw, origin }, i) => {
     const id = raw?.id ?? newId();
     const scheduled = request.scheduledAt !== null;
     // A send that skips some recipients at once has their email.suppressed as its last event so far.
@@ -272,6 +284,8 @@ function acceptedRows(
       broadcast_id: null,
       template_id: request.templateId ?? null,
       topic_id: request.topicId,
+      api_key_id: origin?.apiKeyId ?? null,
+      request_id: origin?.requestId ?? null,
     };
   });
   const recipientsOfEmail = emails.map((email, i) =>

@@ -16,7 +16,7 @@ import {
   splitRawMessage,
   refusalError,
 } from '../../message/index.ts';
-import { acceptEmails, type SingleAccepts } from './accept-emails.ts';
+import { acceptEmails, type RequestOrigin, type SingleAccepts } from './accept-emails.ts';
 import { checkSender, SenderRefused, withOnboarding } from './sender-checks.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
@@ -40,6 +40,7 @@ export async function acceptRawEmail(
     envelope: RawEnvelope;
     idempotencyKey: IdempotencyKey | undefined;
     keyDomainId: string | undefined;
+    origin?: RequestOrigin | undefined;
   },
 ): Promise<{ id: string }> {
   const { teamId, keyDomainId } = input;
@@ -75,6 +76,7 @@ export async function acceptRawEmail(
         teamId,
         request,
         keyDomainId,
+        origin: input.origin,
         now,
         raw,
         ...(otherEnvelopeDomain ? { envelopeFromDomain: otherEnvelopeDomain } : {}),
@@ -111,7 +113,7 @@ export async function acceptRawEmail(
     deps.db,
     {
       idempotency: input.idempotencyKey,
-      emails: [{ request, domain: sender.domain, raw }],
+      emails: [{ request, domain: sender.domain, raw, origin: input.origin }],
       now,
     },
     (ids) => ({ id: ids[0] as string }),

@@ -33,20 +33,26 @@ export async function emailMetrics(
 ) {
   const timezone = query.timezone ?? 'UTC';
   const granularity: Granularity = query.granularity ?? 'daily';
-  const end = query.end_date ?? todayIn(timezone, deps.now());
-  const start = query.start_date ?? addDays(end, -29);
-  if (start > end) throw validationError('start_date must not be after end_date');
+  const now = deps.now();
+  // A date is the whole day in the time zone; a date and time, that instant.
+  const endAt = query.end_date ?? now.toISOString();
+  const end = isDate(endAt) ? endAt : todayIn(timezone, new Date(endAt));
+  const startAt = query.start_date ?? addDays(end, -6);
+  const start = isDate(startAt) ? startAt : todayIn(timezone, new Date(startAt));
+  const from = isDate(startAt) ? utcOf(startAt, timezone) : new Date(startAt);
+  const to = isDate(endAt) ? utcOf(addDays(endAt, 1), timezone) : new Date(endAt);
+  if (from > to) throw validationError('start_date must not be after end_date');
   const days = (Date.parse(end) - Date.parse(start)) / 86_400_000 + 1;
   const most = granularity === 'hourly' ? MAX_HOURLY_DAYS : MAX_DAYS;
   if (days > most) throw validationError(`A ${granularity} request covers at most ${most} days.`);
   const metrics: EmailMetric[] = query.metrics ?? [...ALL_METRICS];
-  const dimensions = query.dimensions ?? ['period'];
+  const dimensions = query.dimensions ?? [];
   const has = (d: (typeof dimensions)[number]) => dimensions.includes(d);
 
   const rows = await sumCounts(deps.db, {
     teamId,
-    from: utcOf(start, timezone),
-    to: utcOf(addDays(end, 1), timezone),
+    from,
+    to,
     timezone,
     unit: has('period') ? UNIT_OF[granularity] : undefined,
     byDomain: has('domain'),
@@ -66,6 +72,7 @@ export async function emailMetrics(
   const total: Record<string, number> = {};
   for (const row of rows) {
     total[row.metric] = (total[row.metric] ?? 0) + row.n;
+    if (columns.length === 0) continue;
     const key = keyOf(row);
     let entry = grouped.get(key);
     if (!entry) {
@@ -81,22 +88,58 @@ export async function emailMetrics(
       if (!grouped.has(key)) grouped.set(key, { dims: { period }, stored: {} });
     }
   }
+  const names = await namesOf(
+    deps.db,
+    teamId,
+    [...grouped.values()].map((g) => g.dims),
+  );
   const data = [...grouped.values()]
     .map(({ dims, stored }) => ({
       ...Object.fromEntries(Object.entries(dims).map(([k, v]) => [k, v ?? ''])),
+      ...(dims.domain_id ? { domain_name: names.domains.get(dims.domain_id) ?? '' } : {}),
+      ...(dims.broadcast_id ? { broadcast_name: names.broadcasts.get(dims.broadcast_id) ?? '' } : {}),
       ...Object.fromEntries(metrics.map((m) => [m, metricValue(stored, m)])),
     }))
     .sort((a, b) => compareRows(a, b, columns));
   return {
     object: 'metrics' as const,
-    start_date: start,
-    end_date: end,
-    timezone,
-    granularity,
+    start_date: startAt,
+    end_date: query.end_date ?? end,
     metrics,
     dimensions,
+    granularity,
     totals: Object.fromEntries(metrics.map((m) => [m, metricValue(total, m)])),
     data,
+  };
+}
+
+const isDate = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
+
+/** The names of the domains and broadcasts the rows name (the team's only). */
+async function namesOf(db: Kysely<SenderDb>, teamId: string, rows: Record<string, string | null>[]) {
+  const domainIds = [...new Set(rows.map((r) => r.domain_id).filter((id): id is string => Boolean(id)))];
+  const broadcastIds = [...new Set(rows.map((r) => r.broadcast_id).filter((id): id is string => Boolean(id)))];
+  const [domains, broadcasts] = await Promise.all([
+    domainIds.length
+      ? db
+          .selectFrom('sending_domains')
+          .select(['domain_id as id', 'name'])
+          .where('team_id', '=', teamId)
+          .where('domain_id', 'in', domainIds)
+          .execute()
+      : [],
+    broadcastIds.length
+      ? db
+          .selectFrom('broadcasts')
+          .select(['id', 'name'])
+          .where('team_id', '=', teamId)
+          .where('id', 'in', broadcastIds)
+          .execute()
+      : [],
+  ]);
+  return {
+    domains: new Map(domains.map((d) => [d.id, d.name])),
+    broadcasts: new Map(broadcasts.map((b) => [b.id, b.name ?? ''])),
   };
 }
 
@@ -124,7 +167,11 @@ function utcOf(date: string, timezone: string): Date {
   return new Date(guess.getTime() - offsetAt(first));
 }
 
-function compareRows(a: Record<string, unknown>, b: Record<string, unknown>, columns: readonly string[]): number {
+function compareRows(
+  a: Record<string, string | number>,
+  b: Record<string, string | number>,
+  columns: readonly string[],
+): number {
   for (const c of columns) {
     const x = String(a[c] ?? '');
     const y = String(b[c] ?? '');

@@ -40,7 +40,13 @@ export function createSingleAccepts(
       else
         allowed.push({
           job,
-          accepted: { request: job.request, domain: sender.domain, topic, ...(job.raw ? { raw: job.raw } : {}) },
+          accepted: {
+            request: job.request,
+            domain: sender.domain,
+            topic,
+            origin: job.origin,
+            ...(job.raw ? { raw: job.raw } : {}),
+          },
         });
     }
     if (allowed.length === 0) return;

@@ -12,6 +12,7 @@ import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { Tabs } from '../../ui/tabs.tsx';
+import { useIsAdmin } from '../../session.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
 import { EMAILS } from './list.tsx';
 
@@ -106,6 +107,7 @@ function EmailView({ email }: { email: Email }) {
         <dd>
           <CodeValue value={email.id} label="Copy the email id" />
         </dd>
+        <SentBy email={email} />
         {email.message_id ? (
           <>
             <dt>Message-ID</dt>
@@ -118,6 +120,39 @@ function EmailView({ email }: { email: Email }) {
       <Recipients email={email} />
       <Insights email={email} />
       <Content email={email} />
+    </>
+  );
+}
+
+/** The API key that sent the email (by name where the reader may list keys) and a link to its request's log. */
+function SentBy({ email }: { email: Email }) {
+  const admin = useIsAdmin();
+  const keys = useQuery({
+    queryKey: ['api-keys', 'all'],
+    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
+    enabled: admin && email.api_key_id !== null,
+  });
+  if (!email.api_key_id && !email.request_id) return null;
+  const keyName = keys.data?.data.find((k) => k.id === email.api_key_id)?.name;
+  return (
+    <>
+      {email.api_key_id ? (
+        <>
+          <dt>API key</dt>
+          <dd>
+            <Link to={`/emails?api_key_id=${email.api_key_id}`}>{keyName ?? <code>{email.api_key_id}</code>}</Link>{' '}
+            <span className="muted small-text">(its emails)</span>
+          </dd>
+        </>
+      ) : null}
+      {email.request_id ? (
+        <>
+          <dt>Sent by</dt>
+          <dd>
+            <Link to={`/logs/${email.request_id}`}>The API request</Link>
+          </dd>
+        </>
+      ) : null}
     </>
   );
 }
@@ -178,6 +213,15 @@ function Timeline({ email, polling }: { email: Email; polling: number }) {
     queryFn: () => get<ApiShape<'EmailEventList'>>(`/emails/${email.id}/events`),
     placeholderData: (previous) => previous,
   });
+  // Where each event went as a webhook (the first 100 events': the API takes that many ids at once).
+  const ids = (events.data?.data ?? []).slice(0, 100).map((e) => e.id);
+  const deliveries = useQuery({
+    queryKey: ['email-webhook-deliveries', email.id, ids],
+    queryFn: () => get<ApiShape<'WebhookDeliveryList'>>('/webhooks/deliveries', { source_event_id: ids.join(',') }),
+    enabled: ids.length > 0,
+    placeholderData: (previous) => previous,
+  });
+  const deliveriesOf = (eventId: string) => (deliveries.data?.data ?? []).filter((d) => d.source_event_id === eventId);
   return (
     <section aria-labelledby="timeline-title">
       <h3 id="timeline-title">Timeline</h3>
@@ -191,6 +235,7 @@ function Timeline({ email, polling }: { email: Email; polling: number }) {
               <li key={e.id}>
                 <Time value={e.created_at} /> <StatusBadge status={e.type.replace(/^email\./, '')} />{' '}
                 <EventDetail event={e} />
+                <WebhookDeliveries deliveries={deliveriesOf(e.id)} />
               </li>
             ))}
           </ol>
@@ -199,6 +244,33 @@ function Timeline({ email, polling }: { email: Email; polling: number }) {
         <Loading />
       )}
     </section>
+  );
+}
+
+type WebhookDelivery = ApiShape<'WebhookDeliveryList'>['data'][number];
+
+/** The webhook deliveries an event caused, each linked to its page with the attempts. */
+function WebhookDeliveries({ deliveries }: { deliveries: WebhookDelivery[] }) {
+  if (deliveries.length === 0) return null;
+  return (
+    <ul className="webhook-deliveries">
+      {deliveries.map((d) => (
+        <li key={d.id}>
+          <Link to={`/webhooks/${d.webhook_id}/events/${d.id}`} className="break-anywhere">
+            Webhook to {d.endpoint}
+          </Link>{' '}
+          <StatusBadge status={d.status} />{' '}
+          <span className="muted small-text">
+            {d.attempts === 1 ? '1 attempt' : `${d.attempts} attempts`}
+            {d.next_attempt_at ? (
+              <>
+                , the next at <Time value={d.next_attempt_at} />
+              </>
+            ) : null}
+          </span>
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -9,6 +9,7 @@ import { EmptyState, ErrorMessage, StatusBadge } from '../../ui/feedback.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
 import { FilterForm, ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
+import { useIsAdmin } from '../../session.tsx';
 
 type EmailItem = ApiShape<'EmailList'>['data'][number];
 
@@ -21,6 +22,7 @@ const FILTER_NAMES = [
   'subject',
   'tag',
   'domain_id',
+  'api_key_id',
   'created_after',
   'created_before',
   'broadcast_id',
@@ -135,6 +137,13 @@ function EmailFilters() {
     queryKey: ['domains', 'all'],
     queryFn: () => get<ApiShape<'DomainList'>>('/domains', { limit: 100 }),
   });
+  // The team's keys are listed to admins; a member filters by the key a link or the URL names.
+  const admin = useIsAdmin();
+  const keys = useQuery({
+    queryKey: ['api-keys', 'all'],
+    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
+    enabled: admin,
+  });
   const read = (data: FormData) => ({
     last_event: text(data, 'last_event'),
     from: text(data, 'from'),
@@ -142,6 +151,7 @@ function EmailFilters() {
     subject: text(data, 'subject'),
     tag: text(data, 'tag'),
     domain_id: text(data, 'domain_id'),
+    api_key_id: text(data, 'api_key_id'),
     created_after: fromLocalInput(text(data, 'created_after')),
     created_before: fromLocalInput(text(data, 'created_before')),
     // A broadcast's page links here with its id; kept until cleared.
@@ -181,6 +191,17 @@ function EmailFilters() {
             initial={filters.domain_id ?? ''}
             anyLabel="Any"
             options={(domains.data?.data ?? []).map((d) => ({ value: d.id, label: d.name }))}
+          />
+        )}
+      </Field>
+      <Field label="API key">
+        {(p) => (
+          <LateSelect
+            {...p}
+            name="api_key_id"
+            initial={filters.api_key_id ?? ''}
+            anyLabel="Any"
+            options={(keys.data?.data ?? []).map((k) => ({ value: k.id, label: k.name }))}
           />
         )}
       </Field>
