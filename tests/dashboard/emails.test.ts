@@ -21,8 +21,8 @@ import {
   type SharedSystem,
   type WebhookReceiver,
 } from '@postline/testing';
-import { launchBrowser, openBrowserSession, type BrowserSession } from '@postline/testing/browser';
-import { checkPage, createTeam, signIn } from './people.ts';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
+import { checkPage, createTeam, problemsBesidesThePreview, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
 
@@ -102,24 +102,6 @@ afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => images?.close(resolve));
 });
-
-/**
- * The session's problems but those the sandboxed preview causes on purpose, which the browser logs: the
- * email's script it did not run, the remote image it did not load, and that image once asked for.
- */
-function problemsBesidesThePreview(s: BrowserSession, imageHost: string): string[] {
-  return s
-    .problems()
-    .filter(
-      (p) =>
-        !/^Blocked script execution in '[^']*\/share\/.*because the document's frame is sandboxed/.test(p) &&
-        !(
-          p.startsWith(`Loading the image '${imageHost}`) &&
-          p.includes('violates the following Content Security Policy')
-        ) &&
-        p !== `request elsewhere: ${imageHost}/logo.gif`,
-    );
-}
 
 async function openEmails(page: Page): Promise<void> {
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Emails' }).click();
@@ -244,6 +226,10 @@ describe('the Emails pages', () => {
       expect(await page.getByRole('tabpanel').textContent()).toContain("<script>document.title='ran'</script>");
       await page.getByRole('tab', { name: 'Text' }).click();
       await page.getByRole('tabpanel').getByText('made from the HTML').waitFor();
+      // As it went out: the header block, signed with the domain's DKIM key.
+      await page.getByRole('tab', { name: 'As delivered' }).click();
+      await page.getByRole('tabpanel').getByText(`Signed with DKIM by ${domain}`, { exact: false }).waitFor();
+      expect(await page.getByRole('tabpanel').textContent()).toContain(`Subject: Order 1043 ${stamp}`);
 
       // The webhook the delivery caused, linked to its attempts.
       await receiver.waitFor('the delivered webhook', (ds) => ds.some((d) => d.json.data.email_id === ids.deferred));
@@ -267,13 +253,13 @@ describe('the Emails pages', () => {
       // The API request that sent it, from its log.
       await page.getByRole('link', { name: 'The API request' }).click();
       await page.getByRole('heading', { name: 'POST /emails', level: 1 }).waitFor();
-      expect(problemsBesidesThePreview(s, imageHost)).toEqual([]);
+      expect(problemsBesidesThePreview(s, `${imageHost}/logo.gif`)).toEqual([]);
     } finally {
       await s.close();
     }
   });
 
-  it('counts what was sent on the Metrics page, by domain and by mailbox provider', async () => {
+  it('counts what was sent on the Metrics page, by domain and by mailbox provider, and fits a phone', async () => {
     const s = await openBrowserSession(browser, system.apiUrl);
     const { page } = s;
     try {
@@ -313,6 +299,17 @@ describe('the Emails pages', () => {
       for (const row of rows.slice(1)) sentPerPeriod += Number(await row.getByRole('cell').first().textContent());
       expect(sentPerPeriod).toBe(4);
       await checkPage(s, 'metrics');
+
+      // At a phone's width, the metrics and an email's page fit without scrolling sideways.
+      await page.setViewportSize(PHONE);
+      const fits = async () =>
+        expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(PHONE.width);
+      await page.getByRole('img', { name: 'Bounce rate per period, with the 4% line' }).waitFor();
+      await fits();
+      await page.goto(`/dashboard/emails/${ids.deferred}`);
+      await page.getByRole('region', { name: 'Delivery attempts' }).getByRole('listitem').nth(1).waitFor();
+      await fits();
+      await checkPage(s, 'email-detail-phone', { waitForNetworkIdle: false });
     } finally {
       await s.close();
     }
@@ -353,7 +350,7 @@ describe('the Emails pages', () => {
       await page.getByRole('main').getByText('canceled', { exact: true }).first().waitFor();
       expect(await page.getByRole('button', { name: 'Reschedule' }).count()).toBe(0);
       expect(dataOf(await resend.emails.get(ids.scheduled)).last_event).toBe('canceled');
-      expect(problemsBesidesThePreview(s, imageHost)).toEqual([]);
+      expect(problemsBesidesThePreview(s, `${imageHost}/logo.gif`)).toEqual([]);
     } finally {
       await s.close();
     }

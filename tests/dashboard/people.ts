@@ -55,3 +55,22 @@ export async function checkPage(
   expect(await accessibilityViolations(session.page)).toEqual([]);
   await screenshot(session.page, name);
 }
+
+/**
+ * The session's problems but those an email's sandboxed preview causes on purpose, which the browser logs:
+ * the email's script it did not run, the remote image `imageUrl` it did not load, and that image once asked for.
+ */
+export function problemsBesidesThePreview(s: BrowserSession, imageUrl: string): string[] {
+  const imageOrigin = new URL(imageUrl).origin;
+  return s
+    .problems()
+    .filter(
+      (p) =>
+        !/^Blocked script execution in '[^']*\/(share|inbound)\/.*because the document's frame is sandboxed/.test(p) &&
+        !(
+          p.startsWith(`Loading the image '${imageOrigin}`) &&
+          p.includes('violates the following Content Security Policy')
+        ) &&
+        p !== `request elsewhere: ${imageUrl}`,
+    );
+}

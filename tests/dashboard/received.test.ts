@@ -1,7 +1,7 @@
 // The Received pages as a person uses them: a message sent by another MTA (nodemailer) to the real MX at the
 // team's receiving domain, with an inline image and a PDF attached, is listed and opened: its verdicts, its
-// attachment downloaded, the whole message downloaded, its headers, and a sandboxed preview from which its
-// script and its remote image are gone. In Chromium, against a running system.
+// attachment downloaded, the whole message downloaded, its headers, and a sandboxed preview in which its
+// script does not run and its remote image is fetched only when asked. In Chromium, against a running system.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
@@ -14,8 +14,8 @@ import {
   waitFor,
   type SharedSystem,
 } from '@postline/testing';
-import { launchBrowser, openBrowserSession } from '@postline/testing/browser';
-import { checkPage, createTeam, signIn } from './people.ts';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
+import { checkPage, createTeam, problemsBesidesThePreview, signIn } from './people.ts';
 
 jest.setTimeout(120_000);
 
@@ -26,6 +26,8 @@ let team: Awaited<ReturnType<typeof createTeam>>;
 /** A stand-in for the sender's image host: it must never be asked. */
 let images: Server;
 let imageRequests = 0;
+/** The message's remote image, on a server of the test's own. */
+let remoteImage: string;
 const subject = `Invoice question ${Date.now()}`;
 const PDF = Buffer.from('%PDF-1.4\n% a tiny document\n%%EOF\n');
 const LOGO = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -38,6 +40,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
   const remote = `http://127.0.0.1:${(images.address() as { port: number }).port}/track.gif`;
+  remoteImage = remote;
   browser = await launchBrowser();
   team = await createTeam(system, 'Support desk');
   const resend = testResend(team.apiKey, system.apiUrl);
@@ -132,16 +135,25 @@ describe('the Received pages', () => {
       const headers = page.getByRole('region', { name: 'Headers' });
       await headers.getByRole('rowheader', { name: 'subject' }).waitFor();
 
-      // The preview: the inline image shown; the script and the remote image gone before it is drawn, so the
-      // browser never even refuses them (it would log each refusal).
+      // The preview: sandboxed (its script does not run), the inline image shown, the remote one not fetched
+      // until asked.
       const preview = page.getByTitle('Preview of the received email').contentFrame();
       await preview.getByRole('heading', { name: 'Why was I charged twice?' }).waitFor();
       await preview.getByRole('img', { name: 'Customer logo' }).waitFor();
       await checkPage(s, 'received-detail', { waitForNetworkIdle: false });
+      expect(imageRequests).toBe(0);
+      await page.getByRole('button', { name: 'Show remote images' }).click();
+      await waitFor('the remote image to be fetched', () => imageRequests > 0);
+      await preview.getByRole('img', { name: 'tracker' }).waitFor();
+      expect(await preview.locator('html').evaluate('document.title')).not.toBe('ran');
       await page.getByRole('tab', { name: 'Text' }).click();
       await page.getByRole('tabpanel').getByText('Why was I charged twice?').waitFor();
-      expect(imageRequests).toBe(0);
-      expect(s.problems()).toEqual([]);
+      // At a phone's width the page fits without scrolling sideways.
+      await page.setViewportSize(PHONE);
+      await page.getByRole('region', { name: 'Headers' }).waitFor();
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(PHONE.width);
+      await checkPage(s, 'received-detail-phone', { waitForNetworkIdle: false });
+      expect(problemsBesidesThePreview(s, remoteImage)).toEqual([]);
     } finally {
       await s.close();
     }

@@ -32,7 +32,7 @@ export {
   type ReadinessCheck,
 } from './http/app.ts';
 export { parseInput } from './http/validate.ts';
-export { setPublicLinkHeaders, type PublicLinkHeaders } from './http/public-link-headers.ts';
+export { emailContentPolicy, setPublicLinkHeaders, type PublicLinkHeaders } from './http/public-link-headers.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
 export { createOpenedCache } from './cache/opened-cache.ts';

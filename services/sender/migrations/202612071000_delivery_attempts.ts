@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen. Delivery attempts: for each SMTP transaction (or the MX lookup that found no host to try), which
 // MX host and address were dialled, the TLS of the session, and the transcript of our commands and the
-// server's replies (never the message body), bounded in size. Written with the attempt's recipients' states;
+// server's replies (never the message body), bounded in size, and the header block of the message as signed
+// and sent (its DKIM-Signature). Written with the attempt's recipients' states;
 // a copy of the same attempt writes nothing twice.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create table delivery_attempts (
@@ -21,6 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     duration_ms int not null,
     transcript text[] not null,
     omitted int not null default 0,
+    message_headers text,
     primary key (email_id, first_position, attempt, seq)
   )`.execute(db);
 }

@@ -122,6 +122,7 @@ function attempted(loaded: LoadedAttempt | undefined, domainName: string, result
     attempt: 1,
     domain: domainName,
     traces: [],
+    messageHeaders: null,
   };
 }
 

@@ -109,6 +109,7 @@ describe('GET /emails/{id}/attempts', () => {
     port: number | null;
     tls: { version: string; cipher: string } | null;
     transcript: string[];
+    message_headers: string | null;
   };
   const attemptsOf = async (id: string) => (await get(`/emails/${id}/attempts`)).body.data as Attempt[];
 
@@ -128,6 +129,12 @@ describe('GET /emails/{id}/attempts', () => {
     expect(grey[0]!.transcript.join('\n')).not.toContain('the message');
     expect(grey[1]!.transcript).toEqual(expect.arrayContaining([expect.stringMatching(/^S: 250 2\.0\.0 Queued/)]));
     expect(grey[1]!.transcript.join('\n')).not.toMatch(/Hello|Subject:/);
+
+    // The message as signed and sent: its header block, DKIM-Signature first; never its body.
+    const headers = String(grey[1]!.message_headers);
+    expect(headers).toMatch(new RegExp(`^DKIM-Signature: v=1; a=rsa-sha256;[^]*d=${domain.name.replace(/\./g, '\\.')};`));
+    expect(headers).toContain('Subject: Timeline grey');
+    expect(headers).not.toContain('\r\n\r\n');
 
     const [hard] = await attemptsOf(ids.hard);
     expect(hard!.transcript).toContain('S: 550 5.1.1 No such user here');

@@ -137,6 +137,9 @@ export const EmailAttemptList = z.strictObject({
           '`C: ` our commands, `S: ` the server’s replies, `* ` what happened besides (connects, lookups, TLS). Never the message body.',
         ),
       omitted_lines: z.number().int().describe('Lines left out past the transcript’s bound (120 lines, 16 KB).'),
+      message_headers: NullableString.describe(
+        'The header block of the message as signed and sent, its DKIM-Signature included (the body is not kept); null for an MX lookup.',
+      ),
     }),
   ),
 });

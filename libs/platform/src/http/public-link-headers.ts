@@ -32,3 +32,15 @@ export function setPublicLinkHeaders(res: Response, headers: PublicLinkHeaders):
     'x-robots-tag': 'noindex',
   });
 }
+
+/**
+ * The policy of an email's content shown on a public link (a sent email's share page, a received email's
+ * preview): sandboxed (no script runs, an origin of its own), framed only by the install's own pages (the
+ * dashboard), inline styles and images, and remote images, style sheets and fonts only when `remoteImages`
+ * (loading them tells whoever serves them that the email was opened).
+ */
+export function emailContentPolicy(opts: { remoteImages: boolean }): string {
+  const remote = opts.remoteImages ? ' https: http:' : '';
+  const secure = opts.remoteImages ? ' https:' : '';
+  return `sandbox; default-src 'none'; img-src data:${remote}; style-src 'unsafe-inline'${secure}; font-src data:${secure}; frame-ancestors 'self'`;
+}

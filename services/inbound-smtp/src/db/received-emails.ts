@@ -70,6 +70,13 @@ export async function findReceivedEmail(
   return rows[0];
 }
 
+/** One received email by its id alone (a link's token named it). */
+export async function findReceivedEmailById(db: Kysely<InboundDb>, id: string): Promise<ReceivedEmailRow | undefined> {
+  return db.selectFrom('received_emails').selectAll().where('id', '=', id).executeTakeFirst() as Promise<
+    ReceivedEmailRow | undefined
+  >;
+}
+
 /** A page of the team's received emails, newest first (every one when `limit` is absent). */
 export async function listReceivedEmails(
   db: Kysely<InboundDb>,

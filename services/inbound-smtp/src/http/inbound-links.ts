@@ -1,17 +1,29 @@
 import { Router, type Response } from 'express';
-import { LINK_PATHS, route, sendDownload, setPublicLinkHeaders } from '@postline/platform';
-import { openInboundLink, type ReceivedEmailDeps } from '../use-cases/received-emails.ts';
+import { emailContentPolicy, LINK_PATHS, route, sendDownload, setPublicLinkHeaders } from '@postline/platform';
+import { openInboundLink, openInboundPreview, type ReceivedEmailDeps } from '../use-cases/received-emails.ts';
 
 /**
  * The public side of the received emails' download links (`/inbound/{token}`), reached through the gateway
  * without an API key (it rate-limits each link): the raw message as `message/rfc822`, an attachment with its
  * own type, always as a download. What is served is a stranger's content, so it goes out sandboxed, never
- * sniffed, never cached past the link's life.
+ * sniffed, never cached past the link's life. The raw message's link with `?view=html` shows the message's
+ * HTML instead (its inline images as data: URIs), for the dashboard's preview, with remote images off under
+ * `&images=blocked`: the same content the link already gives, rendered where no script runs.
  */
 export function inboundLinkRoutes(deps: ReceivedEmailDeps): Router {
   const router = Router();
   route(router, `${LINK_PATHS.inbound}/:token`, {
     get: async (req, res) => {
+      if (req.query.view === 'html') {
+        const preview = await openInboundPreview(deps, req.params.token ?? '');
+        setPublicLinkHeaders(res, {
+          teamId: preview.teamId,
+          contentSecurityPolicy: emailContentPolicy({ remoteImages: req.query.images !== 'blocked' }),
+        });
+        if (preview.html !== null) res.type('text/html; charset=utf-8').send(preview.html);
+        else res.type('text/plain; charset=utf-8').send(preview.text ?? '');
+        return;
+      }
       // HEAD answers the size without reading the bytes.
       const download = await openInboundLink(deps, req.params.token ?? '', req.method !== 'HEAD');
       publicHeaders(res, download.teamId);

@@ -10,6 +10,7 @@ import {
   findAttachmentDownload,
   findRawDownload,
   findReceivedEmail,
+  findReceivedEmailById,
   inlineParts,
   listReceivedEmails,
   pageOfAttachments,
@@ -61,11 +62,7 @@ export async function getReceivedEmail(
   let html = email.html;
   let htmlFormat = format;
   if (html !== null && format === 'data_uri' && attachments.some((a) => a.content_id !== null)) {
-    const parts = await inlineParts(deps.db, email.id);
-    const inlined = inlineImages(
-      html,
-      parts.map((part) => ({ contentId: part.content_id, contentType: part.content_type, content: part.content })),
-    );
+    const inlined = await inlinedHtml(deps, email.id, html);
     // Too large inlined: the references stay, as the reference does past 100 MB.
     if (inlined === undefined) htmlFormat = 'cid';
     else html = inlined;
@@ -152,6 +149,33 @@ export async function openInboundLink(
     size: found.size,
     content: found.content,
   };
+}
+
+/**
+ * The message a raw message's link names, as its preview shows it: its HTML with inline images as data:
+ * URIs (the references kept when too large), or its text. 404 for an attachment's link or a link that names
+ * nothing any more.
+ */
+export async function openInboundPreview(
+  deps: ReceivedEmailDeps,
+  token: string,
+): Promise<{ teamId: string; html: string | null; text: string | null }> {
+  const link = deps.links.verify(token, 'inbound', deps.now());
+  if (!link || link.attachmentId !== null) throw notFound(PUBLIC_LINK_GONE);
+  const email = await findReceivedEmailById(deps.db, link.emailId);
+  if (!email) throw notFound(PUBLIC_LINK_GONE);
+  const html = email.html === null ? null : await inlinedHtml(deps, email.id, email.html);
+  return { teamId: email.team_id, html: html ?? email.html, text: email.text };
+}
+
+/** An email's HTML with its inline images as data: URIs; undefined when inlined it would be too large. */
+async function inlinedHtml(deps: ReceivedEmailDeps, emailId: string, html: string): Promise<string | undefined> {
+  const parts = await inlineParts(deps.db, emailId);
+  if (parts.length === 0) return html;
+  return inlineImages(
+    html,
+    parts.map((part) => ({ contentId: part.content_id, contentType: part.content_type, content: part.content })),
+  );
 }
 
 async function findEmailOf(deps: ReceivedEmailDeps, teamId: string, id: string | undefined): Promise<ReceivedEmailRow> {

@@ -340,6 +340,8 @@ export type DeliveryAttemptsTable = {
   duration_ms: number;
   transcript: string[];
   omitted: number;
+  /** The header block of the message as signed and sent; null for an MX lookup. */
+  message_headers: string | null;
 };
 
 /** An email event kept for the email's timeline (written by the outbox's trigger). */

@@ -158,6 +158,8 @@ export async function insertAttemptTraces(
     firstPosition: number;
     attempt: number;
     traces: readonly SmtpTrace[];
+    /** The signed message's header block, kept with each transaction that reached an MX. */
+    messageHeaders: string | null;
   }[],
 ): Promise<void> {
   const rows = attempts.flatMap((a) =>
@@ -177,6 +179,7 @@ export async function insertAttemptTraces(
       duration_ms: Math.round(trace.durationMs),
       transcript: trace.lines,
       omitted: trace.omitted,
+      message_headers: trace.mx === null ? null : a.messageHeaders,
     })),
   );
   if (rows.length === 0) return;

@@ -25,6 +25,7 @@ export function deliveryRoutes(deps: { db: Kysely<SenderDb> }): Router {
           duration_ms: row.duration_ms,
           transcript: row.transcript,
           omitted_lines: row.omitted,
+          message_headers: row.message_headers,
         })),
       });
     },

@@ -56,6 +56,8 @@ export type DeliveryAttempt =
       domain: string;
       /** What each MX address tried (or the MX lookup) said, in order; empty when nothing went to SMTP. */
       traces: SmtpTrace[];
+      /** The header block of the message as signed and sent (its DKIM-Signature first); null if none was made. */
+      messageHeaders: string | null;
       /** The claim this attempt holds until its record commits or it is given up (releaseAttemptClaims). */
       claim?: DeliveryClaim;
     };
@@ -169,7 +171,7 @@ async function attemptLoaded(
   // is ever sent on that domain (accepting refuses it; this holds should a recipient slip through).
   const onboarding = onboardingDomainOf(email);
   const sending = loaded.sending ?? (onboarding && isSandboxDomain(domain) ? onboarding : undefined);
-  const traces: SmtpTrace[] = [];
+  const made: Made = { traces: [], messageHeaders: null };
   const done = (results: RecipientResult[]): DeliveryAttempt => ({
     kind: 'attempted',
     email,
@@ -177,7 +179,8 @@ async function attemptLoaded(
     results,
     attempt,
     domain,
-    traces,
+    traces: made.traces,
+    messageHeaders: made.messageHeaders,
   });
   if (!sending?.sending_verified)
     return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
@@ -201,8 +204,8 @@ async function attemptLoaded(
     let outcomes: RecipientOutcome[] | { unsendable: string };
     try {
       outcomes = await (isRawEmail(email)
-        ? signAndSendRaw(deps, email, rawMime, sending, toSend, traces)
-        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments, traces));
+        ? signAndSendRaw(deps, email, rawMime, sending, toSend, made)
+        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments, made));
     } catch (err) {
       // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
       // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
@@ -229,6 +232,18 @@ async function attemptLoaded(
   return done(results as RecipientResult[]);
 }
 
+/** What an attempt kept of the message it sent: each transaction's trace and the signed header block. */
+type Made = { traces: SmtpTrace[]; messageHeaders: string | null };
+
+/** At most this much of a message's header block is kept with its attempt. */
+const HEADER_BLOCK_MAX = 32_768;
+
+/** The header block of a message (CRLF line endings), up to the blank line that ends it, bounded. */
+function headerBlock(raw: Buffer): string {
+  const end = raw.indexOf('\r\n\r\n');
+  return raw.subarray(0, Math.min(end < 0 ? raw.length : end, HEADER_BLOCK_MAX)).toString('utf8');
+}
+
 /** A recipient's result from the MTA's outcome for it. */
 function resultOf(outcome: RecipientOutcome): RecipientResult {
   switch (outcome.status) {
@@ -248,7 +263,7 @@ async function composeAndSend(
   sending: SendingDomainRow,
   recipients: RecipientRow[],
   hasAttachments: boolean,
-  traces: SmtpTrace[],
+  made: Made,
 ): Promise<RecipientOutcome[]> {
   const attachments = hasAttachments ? await loadAttachments(deps.db, email.id) : [];
   const input = withTracking(deps, composeInputOf(email, attachments), email.id, sending);
@@ -259,7 +274,7 @@ async function composeAndSend(
     selector: sending.dkim_selector,
     privateKeyPem,
   });
-  return deliverSigned(deps, email, sending, recipients, raw, traces);
+  return deliverSigned(deps, email, sending, recipients, raw, made);
 }
 
 /**
@@ -273,13 +288,13 @@ async function signAndSendRaw(
   mime: Buffer | undefined,
   sending: SendingDomainRow,
   recipients: RecipientRow[],
-  traces: SmtpTrace[],
+  made: Made,
 ): Promise<RecipientOutcome[]> {
   if (!mime) throw new CompositionError(`The raw email ${email.id} has no stored MIME.`);
   const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
   const raw = await deps.signRaw(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
-  return deliverSigned(deps, email, sending, recipients, raw, traces);
+  return deliverSigned(deps, email, sending, recipients, raw, made);
 }
 
 /** Sends a signed message to `recipients` in one SMTP transaction, from the email's VERP address. */
@@ -289,8 +304,9 @@ function deliverSigned(
   sending: SendingDomainRow,
   recipients: RecipientRow[],
   raw: Buffer,
-  traces: SmtpTrace[],
+  made: Made,
 ): Promise<RecipientOutcome[]> {
+  made.messageHeaders = headerBlock(raw);
   const single = recipients.length === 1 ? (recipients[0] as RecipientRow).position : undefined;
   return deps.mta.deliver({
     domain: (recipients[0] as RecipientRow).domain,
@@ -303,7 +319,7 @@ function deliverSigned(
     recipients: recipients.map((r) => r.address),
     raw,
     requireTls: sending.tls === 'enforced',
-    trace: traces,
+    trace: made.traces,
   });
 }
 
@@ -388,6 +404,7 @@ export async function recordAttempts(
       firstPosition: a.recipients[0]?.position ?? 0,
       attempt: a.attempt,
       traces: a.traces,
+      messageHeaders: a.messageHeaders,
     })),
   );
 

@@ -1,6 +1,14 @@
 import { Router, type Response } from 'express';
 import { ApiRequests, PaginationQuery } from '@postline/contracts';
-import { LINK_PATHS, parseInput, route, sendDownload, setPublicLinkHeaders, teamOf } from '@postline/platform';
+import {
+  emailContentPolicy,
+  LINK_PATHS,
+  parseInput,
+  route,
+  sendDownload,
+  setPublicLinkHeaders,
+  teamOf,
+} from '@postline/platform';
 import {
   getAttachmentLink,
   listAttachmentLinks,
@@ -96,9 +104,5 @@ export function publicLinkRoutes(deps: EmailLinkDeps): Router {
  * the install's own pages may frame it (the dashboard's preview of an email).
  */
 function publicHeaders(res: Response, teamId: string, opts: { remoteImages: boolean }): void {
-  const remote = opts.remoteImages ? ' https: http:' : '';
-  setPublicLinkHeaders(res, {
-    teamId,
-    contentSecurityPolicy: `sandbox; default-src 'none'; img-src data:${remote}; style-src 'unsafe-inline'${remote ? ' https:' : ''}; font-src data:${remote ? ' https:' : ''}; frame-ancestors 'self'`,
-  });
+  setPublicLinkHeaders(res, { teamId, contentSecurityPolicy: emailContentPolicy(opts) });
 }

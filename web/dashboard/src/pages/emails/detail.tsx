@@ -11,6 +11,7 @@ import { CodeValue, SourceBlock } from '../../ui/copy.tsx';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
+import { EmailFrame } from '../../ui/email-frame.tsx';
 import { Tabs } from '../../ui/tabs.tsx';
 import { useIsAdmin } from '../../session.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
@@ -470,12 +471,13 @@ function Insights({ email }: { email: Email }) {
   );
 }
 
-type Tab = 'preview' | 'html' | 'text';
+type Tab = 'preview' | 'html' | 'text' | 'delivered';
 
 const CONTENT_TABS: { id: Tab; label: string }[] = [
   { id: 'preview', label: 'Preview' },
   { id: 'html', label: 'HTML' },
   { id: 'text', label: 'Text' },
+  { id: 'delivered', label: 'As delivered' },
 ];
 
 function Content({ email }: { email: Email }) {
@@ -495,6 +497,7 @@ function Content({ email }: { email: Email }) {
 
 function Panel({ tab, email }: { tab: Tab; email: Email }) {
   if (tab === 'preview') return <Preview email={email} />;
+  if (tab === 'delivered') return <AsDelivered email={email} />;
   if (tab === 'html') {
     return email.html !== null ? (
       <SourceBlock value={email.html} label="Copy the HTML" />
@@ -513,6 +516,49 @@ function Panel({ tab, email }: { tab: Tab; email: Email }) {
   );
 }
 
+/**
+ * The message as the last attempt signed and sent it: its header block, DKIM-Signature first (the body is
+ * not kept), with who signed it.
+ */
+function AsDelivered({ email }: { email: Email }) {
+  const attempts = useQuery({
+    queryKey: ['email-attempts', email.id, 'as-delivered'],
+    queryFn: () => get<ApiShape<'EmailAttemptList'>>(`/emails/${email.id}/attempts`),
+  });
+  if (attempts.error) return <ErrorMessage error={attempts.error} />;
+  if (!attempts.data) return <Loading />;
+  const headers = attempts.data.data.findLast((a) => a.message_headers !== null)?.message_headers;
+  if (!headers)
+    return (
+      <p className="muted">
+        No message has gone to a mail server yet (a scheduled email, one to sandbox addresses only, or one whose domain
+        had no mail server to try).
+      </p>
+    );
+  const signature = /^DKIM-Signature:(.*(?:\r?\n[ \t].*)*)/im.exec(headers)?.[1] ?? '';
+  const tag = (name: string) =>
+    new RegExp(`(?:^|;)\\s*${name}=([^;]+)`).exec(signature.replace(/\s+/g, ' '))?.[1]?.trim();
+  return (
+    <>
+      <p>
+        {signature ? (
+          <>
+            Signed with DKIM by <strong>{tag('d') ?? '?'}</strong> (selector <code>{tag('s') ?? '?'}</code>, headers{' '}
+            <code>{tag('h') ?? '?'}</code>).
+          </>
+        ) : (
+          'Sent without a DKIM signature.'
+        )}{' '}
+        <span className="muted">
+          The header block as sent; the body is not kept (it is the HTML and text, with links rewritten for click
+          tracking when it is on).
+        </span>
+      </p>
+      <SourceBlock value={headers} label="Copy the headers" />
+    </>
+  );
+}
+
 /** The preview's share link lives 15 minutes; the page makes another after that. */
 const SHARE_LIFE_MS = 14 * 60_000;
 
@@ -522,7 +568,6 @@ const SHARE_LIFE_MS = 14 * 60_000;
  * page's `images=blocked`) until asked: loading them would tell whoever serves them that it was opened.
  */
 function Preview({ email }: { email: Email }) {
-  const [remoteImages, setRemoteImages] = useState(false);
   // One link per visit to the email, never made again behind the reader's back (each is a bearer URL).
   const link = useQuery({
     queryKey: ['email-share', email.id],
@@ -534,21 +579,7 @@ function Preview({ email }: { email: Email }) {
   });
   if (link.error) return <ErrorMessage error={link.error} />;
   if (!link.data) return <Loading label="Preparing the preview…" />;
-  const src = remoteImages ? link.data.url : `${link.data.url}?images=blocked`;
-  return (
-    <>
-      <div className="actions">
-        {remoteImages ? (
-          <span className="muted small-text">Remote images are shown.</span>
-        ) : (
-          <button type="button" className="button small" onClick={() => setRemoteImages(true)}>
-            Show remote images
-          </button>
-        )}
-      </div>
-      <iframe className="preview" title="Preview of the email" src={src} sandbox="" referrerPolicy="no-referrer" />
-    </>
-  );
+  return <EmailFrame src={link.data.url} title="Preview of the email" />;
 }
 
 const SHARE_LIVES = [

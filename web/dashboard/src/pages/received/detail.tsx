@@ -1,14 +1,13 @@
 // One received message: who sent it and to whom, the SPF, DKIM and DMARC verdicts, its attachments and the
-// whole message to download, its headers, and its content: a preview of its HTML made inert (nothing to
-// run or fetch) in a sandboxed frame under the dashboard's own Content-Security-Policy, the HTML source and
-// the text.
-import { useMemo } from 'react';
+// whole message to download, its headers, and its content: a sandboxed preview of its HTML (the page its raw
+// message's link serves with `view=html`; remote images off until asked), the HTML source and the text.
 import { Link, useParams } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { ApiError, get } from '../../api/client.ts';
 import { CodeValue, SourceBlock } from '../../ui/copy.tsx';
 import { Badge, ErrorMessage, Loading } from '../../ui/feedback.tsx';
+import { EmailFrame } from '../../ui/email-frame.tsx';
 import { Tabs } from '../../ui/tabs.tsx';
 import { Time } from '../../ui/time.tsx';
 
@@ -163,41 +162,12 @@ function ReceivedContent({ email }: { email: Received }) {
   );
 }
 
-/** Elements a preview drops: they run code, fetch, or point the reader elsewhere (a prefetch tells the sender). */
-const DROPPED = 'script, link, meta, base, iframe, frame, object, embed, form, audio, video, source, track';
-/** Attributes that name a resource to fetch. */
-const FETCHING = ['src', 'srcset', 'background', 'poster', 'data', 'action', 'formaction', 'ping'];
-
-/**
- * The message's HTML made inert for its preview, in a document that is parsed and never shown: the dropped
- * elements removed, and every resource attribute but an inline `data:` image, so that nothing is fetched from
- * the sender's servers nor from this install. The frame's empty sandbox and the dashboard's CSP stay behind it.
- */
-function inertHtml(html: string): string {
-  const doc = new DOMParser().parseFromString(html, 'text/html');
-  for (const element of doc.querySelectorAll(DROPPED)) element.remove();
-  for (const element of doc.querySelectorAll('*')) {
-    for (const name of FETCHING) {
-      const value = element.getAttribute(name);
-      if (value !== null && !(name === 'src' && value.startsWith('data:image/'))) element.removeAttribute(name);
-    }
-  }
-  return `<!doctype html>${doc.documentElement.outerHTML}`;
-}
-
 function ReceivedPanel({ tab, email }: { tab: Tab; email: Received }) {
-  const inert = useMemo(() => (email.html ? inertHtml(email.html) : ''), [email.html]);
   if (tab === 'preview') {
     if (!email.html) return <p className="muted">This message has no HTML part: see its text.</p>;
-    return (
-      <>
-        <p className="hint">
-          Sandboxed: no script runs and nothing is fetched, so remote images stay off (loading them would tell the
-          sender it was read); inline images are shown. Style sheets in the message are not applied, inline styles are.
-        </p>
-        <iframe className="preview" title="Preview of the received email" srcDoc={inert} sandbox="" />
-      </>
-    );
+    if (!email.raw) return <p className="muted">The message is not kept any more: see its HTML source.</p>;
+    // The raw message's link shows the message's HTML with `view=html` (inline images in, nothing run).
+    return <EmailFrame src={`${email.raw.download_url}?view=html`} title="Preview of the received email" />;
   }
   if (tab === 'html') {
     return email.html ? (
