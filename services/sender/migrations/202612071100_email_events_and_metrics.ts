@@ -69,10 +69,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       else greatest(jsonb_array_length(coalesce(data->'to', '[]')), 1)
     end
   $$`.execute(db);
+  // An email's first open and first click, so that unique_opened and unique_clicked count each email once:
+  // of two transactions recording an email's first opens, the second waits on the key and adds nothing.
+  await sql`create table email_first_engagements (
+    email_id uuid not null,
+    type text not null,
+    primary key (email_id, type)
+  )`.execute(db);
+  // The recipients an email is sent to: its recipient rows (the envelope's, each address once).
+  await sql`create function email_recipient_count(email uuid) returns int language sql stable as $$
+    select count(*)::int from recipients where email_id = email
+  $$`.execute(db);
   // The transition table has no statistics: left to itself the planner may hash the whole of emails for a
-  // handful of events. Nested loops make each event one probe of emails' and recipients' keys.
+  // handful of events. Nested loops make each event one probe of emails' and recipients' keys. Hours are
+  // UTC whatever the session's time zone.
   await sql`create function keep_email_events() returns trigger language plpgsql
-    set search_path from current set enable_hashjoin = off set enable_mergejoin = off as $$
+    set search_path from current set enable_hashjoin = off set enable_mergejoin = off set timezone = 'UTC' as $$
   begin
     with ev as (
       select n.id, (n.envelope->>'team_id')::uuid as team_id, (n.envelope->'data'->>'email_id')::uuid as email_id,
@@ -81,30 +93,34 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       where n.exchange = 'events' and n.routing_key like 'email.%' and n.envelope->'data' ? 'email_id'
         and n.envelope->>'team_id' is not null
     ), kept as (
+      -- Only the events kept now are counted: an event already kept (its outbox row written again) is not.
       insert into email_events (id, team_id, email_id, type, occurred_at, data)
       select id, team_id, email_id, type, occurred_at,
         data - array['email_id', 'from', 'subject', 'created_at', 'message_id', 'tags', 'headers', 'broadcast_id', 'template_id']
       from ev on conflict (id) do nothing
+      returning id, team_id, email_id, type, occurred_at, data
+    ), firsts as (
+      insert into email_first_engagements (email_id, type)
+      select distinct email_id, type from kept where type in ('email.opened', 'email.clicked')
+      on conflict do nothing
+      returning email_id, type
     ), counted as (
-      select ev.team_id, date_trunc('hour', ev.occurred_at) as hour, e.domain_id,
+      select k.team_id, date_trunc('hour', k.occurred_at) as hour, e.domain_id,
         coalesce(e.broadcast_id, '00000000-0000-0000-0000-000000000000'::uuid) as broadcast_id,
-        case when ev.type in ('email.delivered', 'email.bounced', 'email.delivery_delayed', 'email.complained')
+        case when k.type in ('email.delivered', 'email.bounced', 'email.delivery_delayed', 'email.complained')
           then coalesce((select r.provider from recipients r
-            where r.email_id = ev.email_id and r.address = ev.data->'to'->>0 limit 1), '') else '' end as provider,
-        email_event_metric(ev.type, ev.data) as metric,
-        email_event_count(ev.type, ev.data,
-          cardinality(e.to_addresses) + cardinality(e.cc_addresses) + cardinality(e.bcc_addresses)) as n
-      from ev join emails e on e.id = ev.email_id
+            where r.email_id = k.email_id and r.address = k.data->'to'->>0 limit 1), '') else '' end as provider,
+        email_event_metric(k.type, k.data) as metric,
+        email_event_count(k.type, k.data, case when k.type = 'email.sent' then email_recipient_count(k.email_id) end) as n
+      from kept k join emails e on e.id = k.email_id
       union all
-      -- An email's first open (or click) also counts toward unique_opened (unique_clicked). email_events is
-      -- read as it was before this statement, so only events of earlier statements count as earlier.
-      select first.team_id, date_trunc('hour', first.occurred_at), e.domain_id,
+      -- An email's first open (or click) also counts toward unique_opened (unique_clicked).
+      select k.team_id, date_trunc('hour', min(k.occurred_at)), e.domain_id,
         coalesce(e.broadcast_id, '00000000-0000-0000-0000-000000000000'::uuid), '',
-        case first.type when 'email.opened' then 'unique_opened' else 'unique_clicked' end, 1
-      from (select distinct on (email_id, type) * from ev where type in ('email.opened', 'email.clicked')
-        order by email_id, type, occurred_at) first
-      join emails e on e.id = first.email_id
-      where not exists (select 1 from email_events x where x.email_id = first.email_id and x.type = first.type)
+        case k.type when 'email.opened' then 'unique_opened' else 'unique_clicked' end, 1
+      from firsts f join kept k on k.email_id = f.email_id and k.type = f.type
+      join emails e on e.id = k.email_id
+      group by k.team_id, e.domain_id, e.broadcast_id, k.email_id, k.type
     )
     insert into email_metric_deltas (team_id, hour, domain_id, broadcast_id, provider, metric, n)
     select team_id, hour, domain_id, broadcast_id, provider, metric, sum(n)
@@ -120,6 +136,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop trigger if exists outbox_keeps_email_events on outbox`.execute(db);
   await sql`drop function if exists keep_email_events()`.execute(db);
   await sql`drop function if exists email_event_count(text, jsonb, int)`.execute(db);
+  await sql`drop function if exists email_recipient_count(uuid)`.execute(db);
+  await sql`drop table if exists email_first_engagements`.execute(db);
   await sql`drop function if exists email_event_metric(text, jsonb)`.execute(db);
   await sql`drop table if exists email_metrics`.execute(db);
   await sql`drop table if exists email_metric_deltas`.execute(db);

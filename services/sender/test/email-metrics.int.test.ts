@@ -132,7 +132,9 @@ describe('GET /emails/{id}/attempts', () => {
 
     // The message as signed and sent: its header block, DKIM-Signature first; never its body.
     const headers = String(grey[1]!.message_headers);
-    expect(headers).toMatch(new RegExp(`^DKIM-Signature: v=1; a=rsa-sha256;[^]*d=${domain.name.replace(/\./g, '\\.')};`));
+    expect(headers).toMatch(
+      new RegExp(`^DKIM-Signature: v=1; a=rsa-sha256;[^]*d=${domain.name.replace(/\./g, '\\.')};`),
+    );
     expect(headers).toContain('Subject: Timeline grey');
     expect(headers).not.toContain('\r\n\r\n');
 

@@ -251,6 +251,8 @@ export const EmailMetricsQuery = z
       .string()
       .max(64)
       .refine((zone) => {
+        // A name, never an offset (`+05:30`): a database reads an offset string with its sign inverted.
+        if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
         try {
           new Intl.DateTimeFormat('en', { timeZone: zone });
           return true;

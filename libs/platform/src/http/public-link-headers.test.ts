@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Response } from 'express';
-import { setPublicLinkHeaders } from './public-link-headers.ts';
+import { emailContentPolicy, setPublicLinkHeaders } from './public-link-headers.ts';
 
 function headersSet(call: (res: Response) => void): Record<string, string> {
   const set: Record<string, string> = {};
@@ -9,7 +9,7 @@ function headersSet(call: (res: Response) => void): Record<string, string> {
 }
 
 describe('public link headers', () => {
-  it('name the team, forbid sniffing, referrers and indexing, and keep nothing cached', () => {
+  it('name the team, forbid sniffing, referrers, indexing and DNS prefetching, and keep nothing cached', () => {
     expect(
       headersSet((res) => setPublicLinkHeaders(res, { teamId: 't1', contentSecurityPolicy: "default-src 'none'" })),
     ).toEqual({
@@ -19,6 +19,7 @@ describe('public link headers', () => {
       'referrer-policy': 'no-referrer',
       'cache-control': 'private, no-store',
       'x-robots-tag': 'noindex',
+      'x-dns-prefetch-control': 'off',
     });
   });
 
@@ -26,5 +27,16 @@ describe('public link headers', () => {
     const set = headersSet((res) => setPublicLinkHeaders(res, { teamId: 't1', cacheControl: 'no-cache' }));
     expect(set['content-security-policy']).toBeUndefined();
     expect(set['cache-control']).toBe('no-cache');
+  });
+
+  it("let an email's content load remote images, styles and fonts only when asked, and be framed only by the install", () => {
+    const off = emailContentPolicy({ remoteImages: false });
+    expect(off).toBe(
+      "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; frame-ancestors 'self'",
+    );
+    const on = emailContentPolicy({ remoteImages: true });
+    expect(on).toContain('img-src data: https: http:');
+    expect(on).toContain("style-src 'unsafe-inline' https:");
+    expect(on.startsWith('sandbox;')).toBe(true);
   });
 });

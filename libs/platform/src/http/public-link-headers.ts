@@ -15,7 +15,7 @@ export type PublicLinkHeaders = {
 
 /**
  * Sets a public link's headers: its team for the gateway, never sniffed, no referrer sent on, never indexed,
- * not cached, and the page's content security policy.
+ * not cached, no DNS prefetching, and the page's content security policy.
  *
  * @example
  * setPublicLinkHeaders(res, { teamId, contentSecurityPolicy: "sandbox; default-src 'none'" });
@@ -30,6 +30,8 @@ export function setPublicLinkHeaders(res: Response, headers: PublicLinkHeaders):
     'referrer-policy': 'no-referrer',
     'cache-control': headers.cacheControl ?? 'private, no-store',
     'x-robots-tag': 'noindex',
+    // No name the page mentions is looked up ahead (a `<link rel=dns-prefetch>` would tell its owner).
+    'x-dns-prefetch-control': 'off',
   });
 }
 

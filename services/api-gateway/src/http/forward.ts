@@ -225,6 +225,7 @@ const PUBLIC_ANSWER_HEADERS = [
   'referrer-policy',
   'cache-control',
   'x-robots-tag',
+  'x-dns-prefetch-control',
   // A tracking redirect's target (the owner redirects only to the URL its sealed token names).
   'location',
 ];

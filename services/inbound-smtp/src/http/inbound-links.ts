@@ -7,8 +7,8 @@ import { openInboundLink, openInboundPreview, type ReceivedEmailDeps } from '../
  * without an API key (it rate-limits each link): the raw message as `message/rfc822`, an attachment with its
  * own type, always as a download. What is served is a stranger's content, so it goes out sandboxed, never
  * sniffed, never cached past the link's life. The raw message's link with `?view=html` shows the message's
- * HTML instead (its inline images as data: URIs), for the dashboard's preview, with remote images off under
- * `&images=blocked`: the same content the link already gives, rendered where no script runs.
+ * HTML instead (its inline images as data: URIs), for the dashboard's preview, with remote images only under
+ * `&images=on`: the same content the link already gives, rendered where no script runs.
  */
 export function inboundLinkRoutes(deps: ReceivedEmailDeps): Router {
   const router = Router();
@@ -18,7 +18,8 @@ export function inboundLinkRoutes(deps: ReceivedEmailDeps): Router {
         const preview = await openInboundPreview(deps, req.params.token ?? '');
         setPublicLinkHeaders(res, {
           teamId: preview.teamId,
-          contentSecurityPolicy: emailContentPolicy({ remoteImages: req.query.images !== 'blocked' }),
+          // A stranger's message: remote content only when asked (`images=on`).
+          contentSecurityPolicy: emailContentPolicy({ remoteImages: req.query.images === 'on' }),
         });
         if (preview.html !== null) res.type('text/html; charset=utf-8').send(preview.html);
         else res.type('text/plain; charset=utf-8').send(preview.text ?? '');

@@ -19,5 +19,6 @@ export { addMetricDelta } from './db/email-metrics.ts';
 export { emailEvent, emailEventData, emailEventsOf } from './outbox/email-events.ts';
 export { sendMessages } from './outbox/email-messages.ts';
 export { checkSender, onboardingDomainOf } from './use-cases/sender-checks.ts';
+export { getEmail } from './use-cases/read-emails.ts';
 export { createSingleAccepts } from './use-cases/single-accepts.ts';
 export type { EmailLinkDeps } from './use-cases/email-links.ts';

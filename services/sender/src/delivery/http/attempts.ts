@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Kysely } from 'kysely';
-import { formatTimestamp, isUuid, notFound, route, teamOf } from '@postline/platform';
+import { formatTimestamp, route, teamOf } from '@postline/platform';
 import type { SenderDb } from '../../db/schema.ts';
 import { attemptsOf } from '../use-cases/read-attempts.ts';
 
@@ -9,9 +9,7 @@ export function deliveryRoutes(deps: { db: Kysely<SenderDb> }): Router {
   const router = Router();
   route(router, '/emails/:id/attempts', {
     get: async (req, res) => {
-      const id = req.params.id;
-      if (!id || !isUuid(id)) throw notFound('Email not found');
-      const rows = await attemptsOf(deps.db, teamOf(res), id);
+      const rows = await attemptsOf(deps.db, teamOf(res), req.params.id);
       res.json({
         object: 'list',
         data: rows.map((row) => ({

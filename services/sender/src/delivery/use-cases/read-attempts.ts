@@ -1,13 +1,11 @@
 // Reading what an email's delivery attempts said: each MX address tried, its TLS and SMTP transcript.
 import type { Kysely } from 'kysely';
-import { notFound } from '@postline/platform';
-import { findEmail } from '../../emails/index.ts';
+import { getEmail } from '../../emails/index.ts';
 import { listAttemptTraces } from '../db/attempts.ts';
 import type { SenderDb } from '../../db/schema.ts';
 
 /** The traces of one of the team's emails, oldest first; 404 for an email the team does not have. */
-export async function attemptsOf(db: Kysely<SenderDb>, teamId: string, emailId: string) {
-  const email = await findEmail(db, teamId, emailId);
-  if (!email) throw notFound('Email not found');
+export async function attemptsOf(db: Kysely<SenderDb>, teamId: string, emailId: string | undefined) {
+  const email = await getEmail(db, teamId, emailId);
   return listAttemptTraces(db, teamId, email.id);
 }

@@ -36,7 +36,7 @@ export async function addMetricDelta(
   delta: { teamId: string; at: Date; domainId?: string; broadcastId?: string; metric: string; n: number },
 ): Promise<void> {
   await sql`insert into email_metric_deltas (team_id, hour, domain_id, broadcast_id, provider, metric, n)
-    values (${delta.teamId}, date_trunc('hour', ${delta.at}::timestamptz), ${delta.domainId ?? NIL_UUID},
+    values (${delta.teamId}, date_trunc('hour', ${delta.at}::timestamptz, 'UTC'), ${delta.domainId ?? NIL_UUID},
       ${delta.broadcastId ?? NIL_UUID}, '', ${delta.metric}, ${delta.n})`.execute(trx);
 }
 
@@ -86,7 +86,7 @@ export async function sumCounts(db: Kysely<SenderDb>, query: CountQuery): Promis
         ${query.byProvider ? sql`coalesce(r.provider, '')` : sql`null::text`} as provider,
         ev.email_id::text as email_id, email_event_metric(ev.type, ev.data) as metric,
         sum(email_event_count(ev.type, ev.data,
-          cardinality(e.to_addresses) + cardinality(e.cc_addresses) + cardinality(e.bcc_addresses)))::float8 as n
+          case when ev.type = 'email.sent' then email_recipient_count(ev.email_id) end))::float8 as n
       from email_events ev join emails e on e.id = ev.email_id
       left join lateral (select r.provider from recipients r
         where r.email_id = ev.email_id and r.address = ev.data->'to'->>0

@@ -58,10 +58,16 @@ export async function emailMetrics(
     byDomain: has('domain'),
     byBroadcast: has('broadcast'),
     byProvider: has('provider'),
-    byEmail: has('email'),
+    // Narrowed to some emails, counted from their events: the counters have no email.
+    byEmail: has('email') || query.email_id !== undefined,
     domainIds: query.domain_id,
     broadcastIds: query.broadcast_id,
     emailIds: query.email_id,
+  }).catch((err: unknown) => {
+    // A zone name the runtime knows and the database does not (their zone data differ).
+    if ((err as { code?: string }).code === '22023')
+      throw validationError(`Invalid \`timezone\`: ${timezone} is not known here.`);
+    throw err;
   });
 
   // Stored counts by row (its dimensions' values), then the asked metrics of each.

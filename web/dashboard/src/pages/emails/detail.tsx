@@ -177,7 +177,8 @@ function Recipients({ email }: { email: Email }) {
       <h2 id="recipients-title">Recipients</h2>
       <ErrorMessage error={recipients.error} />
       {recipients.data ? (
-        <div className="table-wrap">
+        // Focusable: on a narrow screen the table scrolls sideways, which a keyboard must reach too.
+        <div className="table-wrap" tabIndex={0} role="group" aria-label="Recipients, scrollable">
           <table>
             <caption className="visually-hidden">Recipients</caption>
             <thead>
