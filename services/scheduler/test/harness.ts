@@ -170,7 +170,7 @@ export async function createSchedulerFixture(): Promise<SchedulerFixture> {
           if (child.exitCode !== null) throw new Error(`scheduler exited early:\n${output.join('')}`);
           return (await consumerCount()) >= expected;
         },
-        30_000,
+        90_000,
       );
       return proc;
     },

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql } from 'kysely';
 import { createSchedulerFixture, deliveredEnvelope, inMs, sample, waitFor, type SchedulerFixture } from './harness.ts';
 
-jest.setTimeout(60_000);
+// Each test starts scheduler processes of its own: on a machine busy with the rest of the suite that takes a while.
+jest.setTimeout(180_000);
 
 let fx: SchedulerFixture;
 
