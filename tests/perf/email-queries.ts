@@ -1,11 +1,11 @@
 // Benchmark (run by hand, not a jest test): GET /emails with each of its filters, and GET /emails/metrics,
 // for a team with a million emails against a team with ten thousand, through the real gateway and sender.
 //
-//   node tests/perf/email-queries.ts [--large 1000000] [--small 10000] [--rounds 30]
+//   node tests/perf/email-queries.ts [--large 1000000] [--small 10000] [--rounds 30] [--addresses 5000] [--subjects 1000]
 //
 // Each team's emails are written straight into the tables as the services leave them, spread over the last
-// 30 days (ids in creation order, as UUIDv7 makes them): one recipient each (5,000 addresses in turn), 10
-// senders, subjects "Invoice <n % 1000>", a tag, two sending domains, two API keys, one email in 100 from a
+// 30 days (ids in creation order, as UUIDv7 makes them): one recipient each (--addresses addresses in turn),
+// 10 senders, subjects "Invoice <n % --subjects>", a tag, two sending domains, two API keys, one email in 100 from a
 // broadcast, last events as a day of mail ends them (mostly delivered). The large team's metric counters
 // are what the outbox's trigger would have kept for its emails (one row per hour, domain, provider and
 // metric). Both teams are in the same tables, as on a shared install.
@@ -27,8 +27,13 @@ const { values: args } = parseArgs({
     large: { type: 'string', default: '1000000' },
     small: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '30' },
+    // How many distinct recipients and subjects the emails cycle through (each matches rows / this many).
+    addresses: { type: 'string', default: '5000' },
+    subjects: { type: 'string', default: '1000' },
   },
 });
+const ADDRESSES = Number(args.addresses);
+const SUBJECTS = Number(args.subjects);
 const LARGE = Number(args.large);
 const SMALL = Number(args.small);
 const ROUNDS = Number(args.rounds);
@@ -59,7 +64,7 @@ async function seedTeam(name: string, rows: number): Promise<Team> {
   const end = Date.now() - 60_000;
   const step = (30 * DAY_MS) / rows;
   // Milliseconds of email n, and an id in UUIDv7's layout with those milliseconds (unique per team by its salt).
-  const ms = `(${end - 30 * DAY_MS}::bigint + floor(n * ${step})::bigint)`;
+  const ms = `(${end - 30 * DAY_MS}::bigint + floor(n::bigint * ${step})::bigint)`;
   const id = `(lpad(to_hex(${ms}), 12, '0') || '7' || substr(md5($1::text || n), 1, 3) || '8' || substr(md5($1::text || n), 4, 15))::uuid`;
   for (let from = 1; from <= rows; from += BATCH) {
     const to = Math.min(rows, from + BATCH - 1);
@@ -69,9 +74,9 @@ async function seedTeam(name: string, rows: number): Promise<Team> {
            cc_addresses, bcc_addresses, reply_to, subject, html, text, headers, tags, message_id, status, last_event,
            created_at, broadcast_id, api_key_id)
          select ${id}, $1::uuid, ($4::uuid[])[1 + n % 2], 'Acme <s' || n % 10 || '@example.com>', 's' || n % 10 || '@example.com',
-           'example.com', array['reader' || n % 5000 || '@example.org'], '{}', '{}', '{}', 'Invoice ' || n % 1000,
+           'example.com', array['reader' || n % ${ADDRESSES} || '@example.org'], '{}', '{}', '{}', 'Invoice ' || n % ${SUBJECTS},
            '<p>hi</p>', null, '[]', jsonb_build_array(jsonb_build_object('name', 'kind', 'value', case when n % 3 = 0 then 'receipt' else 'invoice' end)),
-           '<' || n || '@example.com>', 'sent',
+           '<' || n || '@example.com>', 'queued',
            (array['delivered', 'delivered', 'delivered', 'delivered', 'delivered', 'delivered', 'opened', 'clicked', 'bounced', 'delivery_delayed'])[1 + n % 10],
            to_timestamp(${ms} / 1000.0), case when n % 100 = 0 then $5::uuid end, ($6::uuid[])[1 + n % 2]
          from generate_series($2::int, $3::int) as n
@@ -121,8 +126,8 @@ try {
     none: '',
     last_event: 'last_event=bounced',
     from: 'from=s3@example.com',
-    to: 'to=reader42@example.org',
-    subject: 'subject=Invoice%20421',
+    to: `to=reader${42 % ADDRESSES}@example.org`,
+    subject: `subject=Invoice%20${421 % SUBJECTS}`,
     tag: 'tag=kind%3Dreceipt',
     domain_id: `domain_id=${team.domains[1]}`,
     api_key_id: `api_key_id=${team.keys[0]}`,
