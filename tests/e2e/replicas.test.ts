@@ -14,6 +14,7 @@ import {
   makeTimerDue,
   nudgeUntil,
   observeBroker,
+  sendThroughOutage,
   startDeliveringSystem,
   startWebhookReceiver,
   waitFor,
@@ -98,7 +99,7 @@ describe('two replicas of every service', () => {
     // 40 singles, each sent twice with its idempotency key (the second answer replays the first).
     for (let i = 0; i < 40; i++) {
       const body = { from, to: [rcpt('single')], subject: `single ${i}`, html: '<p>hi</p>' };
-      const first = dataOf(await resend.emails.send(body, { idempotencyKey: `single-${i}` }));
+      const first = dataOf(await sendThroughOutage(() => resend.emails.send(body, { idempotencyKey: `single-${i}` })));
       const again = dataOf(await resend.emails.send(body, { idempotencyKey: `single-${i}` }));
       expect(again.id).toBe(first.id);
       ids.add(first.id);
@@ -106,13 +107,16 @@ describe('two replicas of every service', () => {
     // 4 batches of 10.
     for (let b = 0; b < 4; b++) {
       const batch = dataOf(
-        await resend.batch.send(
-          Array.from({ length: 10 }, (_, i) => ({
-            from,
-            to: [rcpt('batch')],
-            subject: `batch ${b}.${i}`,
-            html: '<p>b</p>',
-          })),
+        await sendThroughOutage(() =>
+          resend.batch.send(
+            Array.from({ length: 10 }, (_, i) => ({
+              from,
+              to: [rcpt('batch')],
+              subject: `batch ${b}.${i}`,
+              html: '<p>b</p>',
+            })),
+            { idempotencyKey: `batch-${b}` },
+          ),
         ),
       );
       for (const { id } of batch.data) ids.add(id);
@@ -122,14 +126,9 @@ describe('two replicas of every service', () => {
     const at = 'in 1 hour';
     const scheduled = new Set<string>();
     for (let i = 0; i < 10; i++) {
+      const body = { from, to: [rcpt('scheduled')], subject: `later ${i}`, html: '<p>s</p>', scheduledAt: at };
       const { id } = dataOf(
-        await resend.emails.send({
-          from,
-          to: [rcpt('scheduled')],
-          subject: `later ${i}`,
-          html: '<p>s</p>',
-          scheduledAt: at,
-        }),
+        await sendThroughOutage(() => resend.emails.send(body, { idempotencyKey: `scheduled-${i}` })),
       );
       ids.add(id);
       scheduled.add(id);

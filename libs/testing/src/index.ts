@@ -23,7 +23,7 @@ export {
   type SinkReply,
 } from './mx.ts';
 export { createVerifiedDomain, type VerifiedDomain } from './domains.ts';
-export { dataOf, mimePartOf, testResend } from './sdk.ts';
+export { dataOf, mimePartOf, sendThroughOutage, testResend } from './sdk.ts';
 export { startDeliveringSystem } from './delivering-system.ts';
 export {
   createReceivingDomain,

@@ -25,6 +25,21 @@ export function dataOf<T>(result: { data: T | null; error: unknown }): T {
   return result.data;
 }
 
+/**
+ * Calls `send` again while the answer is an outage (a 503, or a connection the server dropped: the SDK's
+ * statusCode null), as a client does with the same Idempotency-Key, so the email is still accepted once. A
+ * saturated machine can make the gateway give up waiting while the sender still stores the request.
+ */
+export async function sendThroughOutage<R extends { error: { statusCode: number | null } | null }>(
+  send: () => Promise<R>,
+  tries = 5,
+): Promise<R> {
+  let result = await send();
+  for (let retry = 1; retry < tries && result.error && (result.error.statusCode ?? 503) === 503; retry++)
+    result = await send();
+  return result;
+}
+
 /** The decoded body of the message's first part of `type` (quoted-printable, base64 or as it is), or undefined. */
 export function mimePartOf(raw: Buffer, type: string): string | undefined {
   const message = raw.toString('latin1');

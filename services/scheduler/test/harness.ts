@@ -111,10 +111,12 @@ export async function createSchedulerFixture(): Promise<SchedulerFixture> {
 
   async function publishCommand(type: string, data: unknown, id: string): Promise<{ id: string }> {
     const envelope = { id, type, version: 1, occurred_at: new Date().toISOString(), team_id: TEAM_ID, data };
-    const result = await broker.publish(broker.exchanges.commands, type, Buffer.from(JSON.stringify(envelope)), {
-      messageId: id,
-      type,
-    });
+    const publish = () =>
+      broker.publish(broker.exchanges.commands, type, Buffer.from(JSON.stringify(envelope)), { messageId: id, type });
+    // An unconfirmed publish may still have landed: the same command again is what a service's outbox does,
+    // and the scheduler applies it once.
+    let result = await publish();
+    for (let retry = 0; retry < 3 && !result.ok && result.reason === 'timeout'; retry++) result = await publish();
     if (!result.ok) throw new Error(`publish ${type} failed: ${result.reason}`);
     return { id };
   }

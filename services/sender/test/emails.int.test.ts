@@ -23,6 +23,7 @@ import {
   type ObservedMessage,
   type SinkMx,
   type SharedSystem,
+  sendThroughOutage,
   testResend,
   uniqueDomain,
   useSystem,
@@ -545,14 +546,10 @@ describe('the API', () => {
   it('accepts a 16 MB attachment the Node SDK sends as a Buffer (58 MB of JSON, beyond the usual 50 MB) and delivers it intact', async () => {
     const bytes = randomBytes(16 * 1024 * 1024);
     const to = `${unique('big')}@${RCPT}`;
-    // On a saturated machine the gateway may give up waiting while the sender still stores it: a client sends
-    // it again with the same Idempotency-Key, and gets the one email either way.
     const idempotencyKey = unique('big-send');
-    let sent = await send({ to, attachments: [{ filename: 'big.bin', content: bytes }] }, domain, { idempotencyKey });
-    // (A 503, or a connection the loaded gateway dropped: the SDK's statusCode null.)
-    const again = () => sent.error !== null && (sent.error.statusCode === 503 || sent.error.statusCode === null);
-    for (let retry = 0; retry < 4 && again(); retry++)
-      sent = await send({ to, attachments: [{ filename: 'big.bin', content: bytes }] }, domain, { idempotencyKey });
+    const sent = await sendThroughOutage(() =>
+      send({ to, attachments: [{ filename: 'big.bin', content: bytes }] }, domain, { idempotencyKey }),
+    );
     if (sent.error || !sent.data) throw new Error(JSON.stringify(sent.error));
     const id = sent.data.id;
     await eventFor('email.delivered', id, () => true, 120_000);
