@@ -87,6 +87,7 @@ export const SENDER_MODULE_GRAPH = {
   engagement: ['message', 'templates', 'audience', 'emails'],
   broadcasts: ['message', 'sending-domains', 'templates', 'audience', 'emails', 'engagement'],
   delivery: ['message', 'suppressions', 'emails', 'engagement'],
+  'dev-inbox': ['delivery'],
 };
 
 function senderModuleBoundaries() {

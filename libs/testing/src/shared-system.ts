@@ -22,6 +22,8 @@ export type SharedSystem = Pick<System, 'apiUrl' | 'smtp' | 'env' | 'admin'> & {
 export type SharedSystemEnv = {
   /** Retry and expiry schedules shrunk by this factor (default 1). */
   POSTLINE_DELAY_SCALE?: string;
+  /** `true`: the development inbox keeps every message (the sender's DEV_INBOX). */
+  DEV_INBOX?: string;
 };
 
 /** Where the control channel of the run's shared systems listens; set by jest's global setup. */

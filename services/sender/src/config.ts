@@ -16,6 +16,13 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   MX_DELIVERY_PORT: port(25),
   /** Development and tests only: MX hosts may resolve to private or loopback addresses. */
   ALLOW_PRIVATE_NETWORK_TARGETS: bool(false),
+  /**
+   * The development inbox: the MTA keeps every message in the install (GET /dev-inbox/messages, the
+   * dashboard's Dev inbox) instead of sending it, and a domain the team has added may send before it is
+   * verified. For staging and laptops, never production: it is off unless set, logged at start and shown on
+   * every dashboard page.
+   */
+  DEV_INBOX: bool(false),
   /** The name we greet recipients' servers with (EHLO); should match our sending IP's PTR record. */
   SMTP_HELO_NAME: z.string().min(1).default(hostname()),
   /** The public API's address: share and attachment download links point there. */

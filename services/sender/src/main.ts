@@ -24,6 +24,7 @@ import {
   createMxResolver,
   type DeliverDeps,
 } from './delivery/index.ts';
+import { createKeepingMta } from './dev-inbox/index.ts';
 import { createDomainStateConsumer } from './sending-domains/index.ts';
 import {
   createUnsubscribeMailConsumer,
@@ -56,7 +57,7 @@ const unsubscribeLinks = createUnsubscribeSigner(config.POSTLINE_SECRET_KEY);
 const engagements = createEngagementRecorder({ db, logger });
 const senderMetrics = createSenderMetrics(metrics.registry, () => waitingRecipients(db));
 
-const mta = createMta({
+const networkMta = createMta({
   resolver: createMxResolver({
     servers: config.DNS_SERVERS,
     timeoutMs: config.DNS_TIMEOUT_MS,
@@ -67,6 +68,10 @@ const mta = createMta({
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
   logger,
 });
+// The development inbox keeps the onboarding sender's messages to team members, and under DEV_INBOX every one.
+const mta = createKeepingMta({ db, network: networkMta, all: config.DEV_INBOX, logger });
+if (config.DEV_INBOX)
+  logger.warn('DEV_INBOX is on: every message is kept in the development inbox, none is sent to its recipients');
 senderMetrics.watchDeliveriesInFlight(() => mta.inFlight());
 
 const composer = createComposerPool({ threads: defaultComposerThreads(), logger });
@@ -99,6 +104,7 @@ const deliverDeps: DeliverDeps = {
   tracking: { cipher: trackingCipher, publicBaseUrl: config.PUBLIC_BASE_URL },
   claims: deliveryClaims,
   onRetaken: () => senderMetrics.retaken.inc(),
+  devInbox: config.DEV_INBOX,
 };
 
 // Each consumer with what it consumes, its name in logs. DELIVERY_CONCURRENCY=0: no `sender.deliver`
@@ -131,6 +137,7 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
       now,
       unsubscribe: unsubscribeLinks,
       publicBaseUrl: config.PUBLIC_BASE_URL,
+      devInbox: config.DEV_INBOX,
     }),
   },
 ];
@@ -150,6 +157,7 @@ await runtime.start({
         teamOf: createEmailTeamCache(db),
         recorder: engagements,
         dmarc: createDmarcLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS }),
+        devInbox: config.DEV_INBOX,
       }),
     ),
   largeBodies: [SEND_EMAIL_BODY],

@@ -74,7 +74,7 @@ describe('the onboarding sender', () => {
       return error!.message;
     };
     expect(await refused({ to: 'someone@example.com' })).toBe(
-      'onboarding@resend.dev sends only to the test addresses (delivered@, bounced@, complained@ or suppressed@resend.dev), not to someone@example.com. Verify a domain of yours to send to anyone.',
+      "onboarding@resend.dev sends only to the test addresses (delivered@, bounced@, complained@ or suppressed@resend.dev) and to your team's members, not to someone@example.com. Verify a domain of yours to send to anyone.",
     );
     expect(await refused({ to: 'delivered@resend.dev', cc: 'boss@example.com' })).toContain('not to boss@example.com');
     expect(await refused({ to: 'delivered@resend.dev', bcc: 'hidden@example.com' })).toContain(
@@ -82,6 +82,36 @@ describe('the onboarding sender', () => {
     );
     expect(await refused({ from: 'hello@resend.dev' })).toContain('or send from onboarding@resend.dev');
     expect(await refused({ from: 'onboarding@example.com' })).toContain('The example.com domain is not verified');
+  });
+
+  it("sends to the team's members too, into the development inbox: nothing leaves the install", async () => {
+    // A new team, its member added before its first send (the gateway keeps a team's members for 30 s).
+    const team = await system.admin('team', 'create', '--name', 'With members');
+    const key = String(team.api_key);
+    const client = testResend(key, system.apiUrl);
+    const member = `Member.${Date.now()}@example.com`;
+    await system.admin('user', 'create', '--team', String(team.team_id), '--email', member, '--name', 'Mia Member');
+    const id = dataOf(
+      await send({ to: member.toLowerCase(), subject: 'Welcome aboard', html: '<p>Hi</p>' }, client),
+    ).id;
+    await waitFor('kept and delivered', async () => (await lastEventOf(id, key)) === 'delivered');
+    const inbox = (await get('/dev-inbox', key)).body;
+    expect(inbox).toEqual({ object: 'dev_inbox', enabled: false, count: 1 });
+    const list = (await get('/dev-inbox/messages', key)).body.data as { id: string; email_id: string; to: string[] }[];
+    expect(list).toEqual([expect.objectContaining({ email_id: id, to: [member.toLowerCase()] })]);
+    const message = (await get(`/dev-inbox/messages/${list[0]!.id}`, key)).body as {
+      headers: { name: string; value: string }[];
+      html: string;
+    };
+    // Made as any message is: signed (by the install's own onboarding key).
+    const signature = message.headers.find((header) => header.name === 'DKIM-Signature')?.value ?? '';
+    expect(signature).toMatch(/d=resend\.dev;.*s=onboarding;/s);
+    expect(message.html).toContain('<p>Hi</p>');
+    const attempts = (await get(`/emails/${id}/attempts`, key)).body.data as { mx: string }[];
+    expect(attempts.map((attempt) => attempt.mx)).toEqual(['dev-inbox']);
+    // Another team's member is not this team's.
+    const { error } = await send({ to: member });
+    expect(error).toMatchObject({ statusCode: 403, message: expect.stringContaining(`not to ${member}`) });
   });
 
   it('takes a raw message too (as the SMTP relay posts one), with or without an idempotency key', async () => {

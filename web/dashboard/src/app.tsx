@@ -17,6 +17,7 @@ const ApiKeys = lazy(() => import('./pages/api-keys.tsx'));
 const Domains = lazy(() => import('./pages/domains/index.tsx'));
 const Emails = lazy(() => import('./pages/emails/index.tsx'));
 const Received = lazy(() => import('./pages/received/index.tsx'));
+const DevInbox = lazy(() => import('./pages/dev-inbox.tsx'));
 const Metrics = lazy(() => import('./pages/metrics.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
@@ -39,6 +40,8 @@ export function App() {
         <Route path="/domains/*" element={<SignedIn page={<Domains />} />} />
         <Route path="/emails/*" element={<SignedIn page={<Emails />} />} />
         <Route path="/received/*" element={<SignedIn page={<Received />} />} />
+        <Route path="/dev-inbox" element={<SignedIn page={<DevInbox />} />} />
+        <Route path="/dev-inbox/:id" element={<SignedIn page={<DevInbox />} />} />
         <Route path="/metrics" element={<SignedIn page={<Metrics />} />} />
         <Route path="/webhooks/*" element={<SignedIn page={<Webhooks />} />} />
         <Route path="/logs/*" element={<SignedIn page={<Logs />} />} />

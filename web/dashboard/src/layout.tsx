@@ -1,7 +1,8 @@
 // The signed-in frame of every page: the navigation, the team switcher, the account menu, and a banner when
 // the team's access is off. On a phone-width screen the navigation folds behind a Menu button.
 import { useState, type ReactNode } from 'react';
-import { NavLink, useNavigate } from 'react-router';
+import { Link, NavLink, useNavigate } from 'react-router';
+import { useDevInbox } from './pages/dev-inbox-status.ts';
 import { useSession, useSignOut, useSwitchTeam } from './session.tsx';
 import { ErrorMessage } from './ui/feedback.tsx';
 
@@ -11,6 +12,7 @@ type NavItem = { to: string; label: string; adminOnly?: boolean };
 export const NAV: NavItem[] = [
   { to: '/emails', label: 'Emails' },
   { to: '/received', label: 'Received' },
+  { to: '/dev-inbox', label: 'Dev inbox' },
   { to: '/metrics', label: 'Metrics' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
@@ -63,9 +65,22 @@ export function Layout({ children }: { children: ReactNode }) {
               the operator turns it on again (<code>npm run admin -- team enable</code>).
             </div>
           ) : null}
+          <DevInboxBanner />
           {children}
         </main>
       </div>
+    </div>
+  );
+}
+
+/** On every page while DEV_INBOX is on: nothing sent from this install reaches anyone. */
+function DevInboxBanner() {
+  const inbox = useDevInbox();
+  if (!inbox.data?.enabled) return null;
+  return (
+    <div role="status" className="alert alert-warning dev-inbox-banner">
+      <strong>Development inbox on.</strong> No email leaves this install: every message is kept in the{' '}
+      <Link to="/dev-inbox">Dev inbox</Link> instead of going to its recipients (the operator&apos;s DEV_INBOX setting).
     </div>
   );
 }

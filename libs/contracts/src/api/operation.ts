@@ -20,6 +20,7 @@ export const FAMILIES = [
   'Topics',
   'Broadcasts',
   'Suppressions',
+  'Development Inbox',
   'Webhooks',
   'Public Links',
   'SMTP Relay',

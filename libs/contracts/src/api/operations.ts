@@ -325,6 +325,40 @@ export const OPERATIONS: readonly Operation[] = [
     errors: ['not_found'],
   }),
 
+  // ---- Development inbox ----
+  get('/dev-inbox', 'Development Inbox', 'Whether the development inbox is on', {
+    extension:
+      'Postline’s own: under DEV_INBOX the MTA keeps every message in the install instead of sending it, as Mailpit would, behind the same API as production.',
+    success: ok(rs.DevInboxStatus),
+    errors: [],
+  }),
+  get('/dev-inbox/messages', 'Development Inbox', 'List the messages kept in the development inbox', {
+    extension: 'Newest first, as each would have gone out (signed), with a search over subject, sender and recipients.',
+    query: rq.DevInboxQuery,
+    success: ok(rs.DevInboxMessageList),
+    errors: ['validation_error'],
+  }),
+  del('/dev-inbox/messages', 'Development Inbox', 'Empty the development inbox', {
+    extension: 'Deletes every message kept for the team (the emails and their events stay).',
+    success: ok(rs.DevInboxEmptied),
+    errors: [],
+  }),
+  get('/dev-inbox/messages/{id}', 'Development Inbox', 'Retrieve a kept message', {
+    extension:
+      'Its header fields in order, its HTML and text parts and its attachments, read from the message as sent.',
+    success: ok(rs.DevInboxMessage),
+    errors: ['not_found'],
+  }),
+  get('/dev-inbox/messages/{id}/raw', 'Development Inbox', 'Download a kept message', {
+    extension: 'The whole message as it would have gone out, DKIM-signed.',
+    success: { status: 200, contentType: 'message/rfc822', description: 'The message, CRLF line endings.' },
+    errors: ['not_found'],
+  }),
+  del('/dev-inbox/messages/{id}', 'Development Inbox', 'Delete a kept message', {
+    success: ok(rs.deleted('dev_inbox_message')),
+    errors: ['not_found'],
+  }),
+
   // ---- Webhooks ----
   post('/webhooks', 'Webhooks', 'Create a webhook', {
     body: { schema: rq.CreateWebhookBody, required: true },

@@ -160,6 +160,12 @@ export const EmailFilterQuery = z.object({
 });
 export type EmailFilterQuery = z.infer<typeof EmailFilterQuery>;
 
+/** GET /dev-inbox/messages: a part of the subject, the sender or a recipient (any case). */
+export const DevInboxQuery = z.object({
+  q: QueryText(320).optional().describe('A part of the subject, the From address or a recipient (any case).'),
+});
+export type DevInboxQuery = z.infer<typeof DevInboxQuery>;
+
 /** The counted metrics of GET /emails/metrics (Resend's names, and Postline's people/machines split). */
 export const EMAIL_COUNT_METRICS = [
   'received',

@@ -218,6 +218,40 @@ export const ReceivedEmail = single('email', ReceivedEmailItem, {
     .describe('A signed link to the whole message.'),
 });
 
+// ---- Development inbox ---------------------------------------------------------------------------------
+export const DevInboxStatus = z.strictObject({
+  object: z.literal('dev_inbox'),
+  enabled: z
+    .boolean()
+    .describe(
+      'Whether DEV_INBOX is on: every message is kept here instead of going to its recipients’ servers. Off, only the onboarding sender’s emails to the team’s members are kept.',
+    ),
+  count: z.number().int().describe('The messages kept for the team.'),
+});
+export const DevInboxEmptied = z.strictObject({
+  object: z.literal('dev_inbox'),
+  deleted: z.number().int().describe('How many messages were deleted.'),
+});
+const DevInboxMessageItem = z.strictObject({
+  id: Id,
+  email_id: Id.describe('The email it was kept for: GET /emails/{email_id}, its events and attempts.'),
+  from: z.string(),
+  to: Addresses.describe('The recipients of this copy (its envelope, as RCPT TO would have named them).'),
+  subject: z.string(),
+  size: z.number().int().describe('The message’s size in bytes, as signed.'),
+  created_at: Timestamp.describe('When the MTA kept it.'),
+});
+export const DevInboxMessageList = ListEnvelope(DevInboxMessageItem);
+export const DevInboxMessage = single('dev_inbox_message', DevInboxMessageItem, {
+  envelope_from: z.string().describe('MAIL FROM: the email’s VERP return path.'),
+  headers: z
+    .array(z.strictObject({ name: z.string(), value: z.string() }))
+    .describe('Every header field, in order, as sent (DKIM-Signature included).'),
+  html: NullableString,
+  text: NullableString,
+  attachments: z.array(z.strictObject({ filename: NullableString, content_type: z.string(), size: z.number().int() })),
+});
+
 // ---- Domains -------------------------------------------------------------------------------------------
 const DomainRecord = z.strictObject({
   record: z.enum(['SPF', 'DKIM', 'Receiving', 'Tracking', 'TrackingCAA']),

@@ -11,6 +11,11 @@ export const PERMISSION_HEADER = 'x-postline-key-permission';
 export const REQUEST_LOG_HEADER = 'x-postline-request-log-id';
 /** Set for a key limited to one sending domain: the sender lets it send only from that domain. */
 export const KEY_DOMAIN_HEADER = 'x-postline-key-domain-id';
+/**
+ * On a send, the addresses of the team's members (lower-case, comma-separated), to which the onboarding
+ * sender may send before the team has a verified domain.
+ */
+export const TEAM_MEMBERS_HEADER = 'x-postline-team-members';
 /** The client's Idempotency-Key: owners deduplicate on it too, in case the gateway died mid-request. */
 export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
 /**

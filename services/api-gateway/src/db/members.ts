@@ -12,6 +12,41 @@ export async function listMembers(db: Kysely<GatewayDb>, teamId: string) {
     .execute();
 }
 
+/** The addresses of a team's members, lower-case. */
+export async function memberAddresses(db: Kysely<GatewayDb>, teamId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('team_members')
+    .innerJoin('users', 'users.id', 'team_members.user_id')
+    .select(sql<string>`lower(users.email)`.as('email'))
+    .where('team_members.team_id', '=', teamId)
+    .execute();
+  return rows.map((row) => row.email);
+}
+
+/**
+ * A team's member addresses, each team's read at most once per `ttlMs`. They only widen where the onboarding
+ * sender may send, and its emails to members never leave the install, so a list a few seconds old is harmless.
+ */
+export function createMemberAddresses(
+  db: Kysely<GatewayDb>,
+  opts: { ttlMs?: number; maxTeams?: number; now?: () => number } = {},
+): (teamId: string) => Promise<readonly string[]> {
+  const ttlMs = opts.ttlMs ?? 30_000;
+  const maxTeams = opts.maxTeams ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const kept = new Map<string, { at: number; addresses: Promise<string[]> }>();
+  return (teamId) => {
+    const hit = kept.get(teamId);
+    if (hit && now() - hit.at < ttlMs) return hit.addresses;
+    if (kept.size >= maxTeams) kept.delete(kept.keys().next().value as string);
+    const addresses = memberAddresses(db, teamId);
+    kept.set(teamId, { at: now(), addresses });
+    // A failed read is not kept: the next send reads again.
+    addresses.catch(() => kept.delete(teamId));
+    return addresses;
+  };
+}
+
 /** The member's role, locking the team's memberships so that two changes cannot both remove the last admin. */
 export async function lockMembers(db: Kysely<GatewayDb>, teamId: string): Promise<Map<string, Role>> {
   const rows = await db

@@ -9,7 +9,10 @@ export type Owners = Record<Owner, string>;
 const FAMILIES: [RegExp, Owner][] = [
   [/^\/emails\/receiving(\/|$)/, 'inbound-smtp'],
   [/^\/emails(\/|$)/, 'sender'],
-  [/^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|contact-properties)(\/|$)/, 'sender'],
+  [
+    /^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|contact-properties|dev-inbox)(\/|$)/,
+    'sender',
+  ],
   [/^\/domains(\/|$)/, 'domain-verifier'],
   [/^\/webhooks(\/|$)/, 'webhook-dispatcher'],
 ];

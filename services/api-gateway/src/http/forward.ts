@@ -22,9 +22,10 @@ import {
   notFound,
   PERMISSION_HEADER,
   TEAM_HEADER,
+  TEAM_MEMBERS_HEADER,
   type Logger,
 } from '@postline/platform';
-import { normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
+import { isSendingRoute, normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
 import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, requestLogIdOf, setLoggedResponseBody } from './context.ts';
 import { rateLimited } from './rate-limit.ts';
@@ -89,7 +90,13 @@ function ownerUnavailable(): ApiError {
  * Forwards each resource family to its owning service's internal HTTP API with the team attached, over
  * kept-alive pooled connections (undici's request: a fraction of fetch's cost per call).
  */
-export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: ForwardHooks }): RequestHandler {
+export function forwardToOwners(deps: {
+  owners: Owners;
+  logger: Logger;
+  hooks?: ForwardHooks;
+  /** On a send: the team's member addresses, to which the onboarding sender may send. */
+  memberAddresses?: (teamId: string) => Promise<readonly string[]>;
+}): RequestHandler {
   const agent = ownerAgent(256);
   return async (req, res, next) => {
     const owner = ownerOf(req.path);
@@ -110,6 +117,14 @@ export function forwardToOwners(deps: { owners: Owners; logger: Logger; hooks?: 
     if (logId) headers[REQUEST_LOG_HEADER] = logId;
     const idempotencyKey = req.header('idempotency-key');
     if (idempotencyKey) headers[IDEMPOTENCY_HEADER] = idempotencyKey;
+    if (deps.memberAddresses && isSendingRoute(req.method, req.path)) {
+      // Without them (the database is away) a send goes on: only the onboarding sender's sends to members fail.
+      const members = await deps.memberAddresses(auth.teamId).catch((err: unknown) => {
+        req.log.warn({ err }, 'team members could not be read for the onboarding sender');
+        return [];
+      });
+      if (members.length > 0) headers[TEAM_MEMBERS_HEADER] = members.join(',');
+    }
     const held = heldOf(res);
     if (held) headers[IDEMPOTENCY_HASH_HEADER] = held.hash;
     for (const name of PASS_HEADERS) {

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { Kysely } from 'kysely';
 import type { Logger } from '@postline/platform';
+import { createMemberAddresses } from '../db/members.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import type { Owners } from '../domain/routes.ts';
 import { apiKeyRoutes, type ApiKeyDeps } from './api-keys.ts';
@@ -35,6 +36,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
       owners: deps.owners,
       logger: deps.logger,
       hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }),
+      memberAddresses: createMemberAddresses(deps.db),
     }),
   );
 }

@@ -344,6 +344,18 @@ export type DeliveryAttemptsTable = {
   message_headers: string | null;
 };
 
+/** A message the MTA kept in the install (the development inbox) instead of sending it. */
+export type DevInboxMessagesTable = {
+  id: string;
+  team_id: string;
+  email_id: string;
+  envelope_from: string;
+  recipients: string[];
+  raw: Buffer;
+  size: number;
+  kept_at: CreatedAt;
+};
+
 /** An email event kept for the email's timeline (written by the outbox's trigger). */
 export type EmailEventsTable = {
   /** The outbox message's id: the webhook's source event. */
@@ -375,6 +387,7 @@ export type SenderDb = MessagingTables & {
   email_metric_deltas: EmailMetricDeltasTable;
   delivery_claims: DeliveryClaimsTable;
   delivery_attempts: DeliveryAttemptsTable;
+  dev_inbox_messages: DevInboxMessagesTable;
   sending_domains: SendingDomainsTable;
   emails: EmailsTable;
   email_attachments: EmailAttachmentsTable;

@@ -11,3 +11,4 @@ export { createByteBudget } from './smtp/budget.ts';
 export { createMta } from './smtp/mta.ts';
 export { createMxResolver } from './smtp/mx.ts';
 export type { DeliverDeps } from './use-cases/deliver-emails.ts';
+export type { DeliveryRequest, Mta, RecipientOutcome } from './smtp/types.ts';

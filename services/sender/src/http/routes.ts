@@ -3,6 +3,7 @@ import { requireTeam } from '@postline/platform';
 import { audienceRoutes } from '../audience/index.ts';
 import { broadcastRoutes } from '../broadcasts/index.ts';
 import { deliveryRoutes } from '../delivery/index.ts';
+import { devInboxRoutes } from '../dev-inbox/index.ts';
 import { emailsRoutes, publicLinkRoutes, type EmailLinkDeps, type EmailRouteDeps } from '../emails/index.ts';
 import { engagementRoutes, type TrackingDeps, type UnsubscribeDeps } from '../engagement/index.ts';
 import { suppressionRoutes } from '../suppressions/index.ts';
@@ -23,11 +24,13 @@ export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & Unsubscrib
       '/broadcasts',
       '/suppressions',
       '/contact-properties',
+      '/dev-inbox',
     ],
     requireTeam(),
   );
   router.use(emailsRoutes(deps));
   router.use(deliveryRoutes(deps));
+  router.use(devInboxRoutes(deps));
   router.use(suppressionRoutes(deps));
   router.use(audienceRoutes(deps));
   router.use(templateRoutes(deps));

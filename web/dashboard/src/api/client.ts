@@ -66,11 +66,8 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   return json as T;
 }
 
-/**
- * A file the API answers (an export), saved as `filename` by the browser: fetched with the session's CSRF
- * header (a plain link could not carry it), its error thrown as the API's.
- */
-export async function download(path: string, query: Query, filename: string): Promise<void> {
+/** A non-JSON answer of the API (a file), fetched with the session's CSRF header; its error thrown as the API's. */
+async function fetchFile(path: string, query: Query): Promise<Response> {
   const headers: Record<string, string> = {};
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
   let response: Response;
@@ -87,7 +84,20 @@ export async function download(path: string, query: Query, filename: string): Pr
       message: error?.message ?? `The server answered ${response.status} ${response.statusText}.`,
     });
   }
-  const url = URL.createObjectURL(await response.blob());
+  return response;
+}
+
+/** A text file the API answers (a kept message's raw source). */
+export async function getText(path: string): Promise<string> {
+  return (await fetchFile(path, {})).text();
+}
+
+/**
+ * A file the API answers (an export), saved as `filename` by the browser: fetched with the session's CSRF
+ * header (a plain link could not carry it), its error thrown as the API's.
+ */
+export async function download(path: string, query: Query, filename: string): Promise<void> {
+  const url = URL.createObjectURL(await (await fetchFile(path, query)).blob());
   const link = document.createElement('a');
   link.href = url;
   link.download = filename;

@@ -42,16 +42,36 @@ export function CodeValue({ value, label }: { value: string; label: string }) {
   );
 }
 
-/** A source text (an email's HTML or text) in a scrolling block, with its copy button above it. */
+/**
+ * A source text (an email's HTML or text) in a scrolling block, with its copy button above it. The block takes
+ * focus, so that a keyboard can scroll it.
+ */
 export function SourceBlock({ value, label }: { value: string; label: string }) {
   return (
     <>
       <div className="actions">
         <CopyButton value={value} label={label} />
       </div>
-      <pre className="source">
+      <pre className="source" tabIndex={0}>
         <code>{value}</code>
       </pre>
     </>
   );
+}
+
+/**
+ * A message's HTML or text part as its source, or a line saying it has none (`missing`, when the default
+ * line does not say enough).
+ */
+export function PartSource({
+  part,
+  value,
+  missing,
+}: {
+  part: 'HTML' | 'text';
+  value: string | null;
+  missing?: string;
+}) {
+  if (!value) return <p className="muted">{missing ?? `This message has no ${part} part.`}</p>;
+  return <SourceBlock value={value} label={`Copy the ${part}`} />;
 }

@@ -52,6 +52,8 @@ export type FanOutDeps = {
   now: () => Date;
   /** Contacts per page (FAN_OUT_PAGE_CONTACTS). */
   pageContacts?: number;
+  /** DEV_INBOX: a domain the team has added may send before it is verified. */
+  devInbox?: boolean;
 };
 
 /** What a page did: nothing (a stale or stopped command), a page with more to come, or the last page. */
@@ -78,7 +80,10 @@ export async function fanOutBroadcastPage(
   const checked = checkBroadcastMessage(messageOf(broadcast), now);
   if (!checked.ok) return stop(trx, broadcast, checked.refusal.message);
   const domains = await findSendingDomains(trx, [{ teamId, name: checked.request.fromDomain }]);
-  const sender = checkSender(domains(teamId, checked.request.fromDomain), checked.request, undefined);
+  const sender = checkSender(domains(teamId, checked.request.fromDomain), checked.request, {
+    members: [],
+    devInbox: deps.devInbox ?? false,
+  });
   if (!sender.ok) return stop(trx, broadcast, sender.message);
   const { domain } = sender;
 

@@ -39,7 +39,8 @@ import { checkBroadcastMessage, type BroadcastMessage } from '../domain/broadcas
 import { parseScheduledAt, refusalError } from '../../message/index.ts';
 import { checkSender } from '../../emails/index.ts';
 
-export type BroadcastDeps = { db: Kysely<SenderDb>; now: () => Date };
+/** `devInbox`: DEV_INBOX is on, so a domain the team has added may send before it is verified. */
+export type BroadcastDeps = { db: Kysely<SenderDb>; now: () => Date; devInbox?: boolean };
 
 /** The fields of a create or update request; absent: unchanged (update) or none (create). */
 export type BroadcastInput = {
@@ -256,7 +257,10 @@ async function startSending(
     throw notFound('Topic not found');
   }
   const domains = await findSendingDomains(trx, [{ teamId: broadcast.team_id, name: checked.request.fromDomain }]);
-  const sender = checkSender(domains(broadcast.team_id, checked.request.fromDomain), checked.request, undefined);
+  const sender = checkSender(domains(broadcast.team_id, checked.request.fromDomain), checked.request, {
+    members: [],
+    devInbox: deps.devInbox ?? false,
+  });
   if (!sender.ok) throw validationError(sender.message, 403);
 
   const messages: OutboxMessage[] = broadcast.status === 'scheduled' ? [cancelTimer(broadcast)] : [];

@@ -1,4 +1,4 @@
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
@@ -143,4 +143,18 @@ function openRsaKey(pem: string): KeyObject {
     );
   }
   return privateKey;
+}
+
+let onboardingKey: string | undefined;
+
+/**
+ * The key the onboarding sender's messages are signed with: made once per process (RSA 2048, PKCS#8 PEM).
+ * Those messages never leave the install, so no DNS record names it; it makes them as any other is made.
+ */
+export function onboardingKeyPem(): string {
+  onboardingKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+    type: 'pkcs8',
+    format: 'pem',
+  }) as string;
+  return onboardingKey;
 }

@@ -40,6 +40,10 @@ export type DeliveryRequest = {
   requireTls: boolean;
   /** Filled with a trace of each MX address tried (or of the lookup that found none), in order. */
   trace?: SmtpTrace[];
+  /** The team and email the message is for (the development inbox keeps them with it). */
+  origin?: { teamId: string; emailId: string };
+  /** Kept in the install (the development inbox) whatever DEV_INBOX says: the onboarding sender's to members. */
+  keep?: boolean;
 };
 
 /** The outbound MTA: resolves the domain's MX hosts, dials them safely and reports every recipient. */

@@ -15,7 +15,13 @@ import {
   type AttemptLoader,
   type LoadedAttempt,
 } from '../db/attempts.ts';
-import { findRawMime, isRawEmail, emailEventsOf, onboardingDomainOf } from '../../emails/index.ts';
+import {
+  findRawMime,
+  isRawEmail,
+  emailEventsOf,
+  onboardingDomainOf,
+  ONBOARDING_DOMAIN_ID,
+} from '../../emails/index.ts';
 import {
   addRecipientState,
   countRecentBounces,
@@ -38,7 +44,7 @@ import { sandboxResult } from '../domain/sandbox.ts';
 import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
 import { composeInputOf, isSandboxDomain, type ComposeInput } from '../../message/index.ts';
 import { CompositionError, type Composer } from '../mime/composer-pool.ts';
-import { DkimSigningError, type DkimSigner } from '../mime/dkim.ts';
+import { DkimSigningError, onboardingKeyPem, type DkimKey, type DkimSigner } from '../mime/dkim.ts';
 import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
 import type { SmtpTrace } from '../smtp/transcript.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
@@ -96,6 +102,11 @@ export type DeliverDeps = {
   heldPollMs?: number;
   /** Counts an attempt made again after the process holding it died (its message may have gone out). */
   onRetaken?: () => void;
+  /**
+   * DEV_INBOX: the MTA keeps every message in the install, so a domain the team has added delivers before it
+   * is verified (its messages are still signed with its key).
+   */
+  devInbox?: boolean;
 };
 
 /** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
@@ -167,10 +178,9 @@ async function attemptLoaded(
 ): Promise<DeliveryAttempt> {
   const { email_id: emailId, domain, attempt } = command.data;
   const { email, recipients, suppressed } = loaded;
-  // The onboarding sender's emails have no domain row: they go to sandbox addresses only, and nothing else
-  // is ever sent on that domain (accepting refuses it; this holds should a recipient slip through).
-  const onboarding = onboardingDomainOf(email);
-  const sending = loaded.sending ?? (onboarding && isSandboxDomain(domain) ? onboarding : undefined);
+  // The onboarding sender's emails have no domain row: they go to sandbox addresses, and to the team's
+  // members through the development inbox (deliverSigned keeps them in the install), never out.
+  const sending = loaded.sending ?? onboardingDomainOf(email);
   const made: Made = { traces: [], messageHeaders: null };
   const done = (results: RecipientResult[]): DeliveryAttempt => ({
     kind: 'attempted',
@@ -182,7 +192,7 @@ async function attemptLoaded(
     traces: made.traces,
     messageHeaders: made.messageHeaders,
   });
-  if (!sending?.sending_verified)
+  if (!sending || !(sending.sending_verified || deps.devInbox))
     return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
 
   const results: (RecipientResult | undefined)[] = recipients.map((recipient) =>
@@ -267,13 +277,8 @@ async function composeAndSend(
 ): Promise<RecipientOutcome[]> {
   const attachments = hasAttachments ? await loadAttachments(deps.db, email.id) : [];
   const input = withTracking(deps, composeInputOf(email, attachments), email.id, sending);
-  const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
-  const raw = await deps.composer.compose(input, {
-    domain: sending.name,
-    selector: sending.dkim_selector,
-    privateKeyPem,
-  });
+  const raw = await deps.composer.compose(input, dkimKeyOf(deps, sending));
   return deliverSigned(deps, email, sending, recipients, raw, made);
 }
 
@@ -291,10 +296,23 @@ async function signAndSendRaw(
   made: Made,
 ): Promise<RecipientOutcome[]> {
   if (!mime) throw new CompositionError(`The raw email ${email.id} has no stored MIME.`);
-  const privateKeyPem = deps.openDkimKey(sending.dkim_private_key_encrypted);
   // Throws a DkimSigningError when no signature can be made: the message never goes out unsigned.
-  const raw = await deps.signRaw(mime, { domain: sending.name, selector: sending.dkim_selector, privateKeyPem });
+  const raw = await deps.signRaw(mime, dkimKeyOf(deps, sending));
   return deliverSigned(deps, email, sending, recipients, raw, made);
+}
+
+/**
+ * The key a domain's messages are signed with: its own, or for the onboarding sender (whose messages stay in
+ * the install) a key this process made, under the selector `onboarding`.
+ */
+function dkimKeyOf(deps: DeliverDeps, sending: SendingDomainRow): DkimKey {
+  if (sending.domain_id === ONBOARDING_DOMAIN_ID)
+    return { domain: sending.name, selector: 'onboarding', privateKeyPem: onboardingKeyPem() };
+  return {
+    domain: sending.name,
+    selector: sending.dkim_selector,
+    privateKeyPem: deps.openDkimKey(sending.dkim_private_key_encrypted),
+  };
 }
 
 /** Sends a signed message to `recipients` in one SMTP transaction, from the email's VERP address. */
@@ -320,6 +338,8 @@ function deliverSigned(
     raw,
     requireTls: sending.tls === 'enforced',
     trace: made.traces,
+    origin: { teamId: email.team_id, emailId: email.id },
+    keep: sending.domain_id === ONBOARDING_DOMAIN_ID,
   });
 }
 

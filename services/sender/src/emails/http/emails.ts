@@ -15,6 +15,7 @@ import {
   IDEMPOTENCY_HASH_HEADER,
   IDEMPOTENCY_HEADER,
   KEY_DOMAIN_HEADER,
+  TEAM_MEMBERS_HEADER,
   KEY_HEADER,
   REQUEST_LOG_HEADER,
   formatTimestamp,
@@ -36,6 +37,7 @@ import {
   type SingleAccepts,
 } from '../use-cases/accept-emails.ts';
 import { acceptRawEmail } from '../use-cases/accept-raw-email.ts';
+import type { SendGrant } from '../use-cases/sender-checks.ts';
 import {
   checkEmailId,
   emailsToExport,
@@ -58,6 +60,8 @@ export type EmailRouteDeps = {
   accepted: Counter<'kind'>;
   /** Accepts single emails in groups (createSingleAccepts). */
   singles: SingleAccepts;
+  /** DEV_INBOX: every message stays in the install, so an added domain may send before it is verified. */
+  devInbox: boolean;
 };
 
 /**
@@ -78,7 +82,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
             raw: await readRawBody(req, RAW_EMAIL_BODY),
             envelope: { from: req.header(ENVELOPE_FROM_HEADER), to: req.header(ENVELOPE_TO_HEADER) },
             idempotencyKey: idempotencyKeyOf(req, teamId),
-            keyDomainId: keyDomain(req),
+            grant: grantOf(req, deps.devInbox),
             origin: originOf(req),
           });
           deps.accepted.inc({ kind: 'raw' });
@@ -92,7 +96,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         teamId,
         body: req.body,
         idempotencyKey: idempotencyKeyOf(req, teamId),
-        keyDomainId: keyDomain(req),
+        grant: grantOf(req, deps.devInbox),
         origin: originOf(req),
       });
       deps.accepted.inc({ kind: 'single' });
@@ -117,7 +121,7 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
         items,
         mode,
         idempotencyKey: idempotencyKeyOf(req, teamId),
-        keyDomainId: keyDomain(req),
+        grant: grantOf(req, deps.devInbox),
         origin: originOf(req),
       });
       deps.accepted.inc({ kind: 'batch' }, accepted);
@@ -239,9 +243,14 @@ function originOf(req: Request): RequestOrigin {
   return { apiKeyId: uuid(KEY_HEADER), requestId: uuid(REQUEST_LOG_HEADER) };
 }
 
-function keyDomain(req: Request): string | undefined {
-  const value = req.header(KEY_DOMAIN_HEADER);
-  return value && isUuid(value) ? value : undefined;
+/** What the request may send besides the team's verified domains: the key's domain, the team's members. */
+function grantOf(req: Request, devInbox: boolean): SendGrant {
+  const keyDomain = req.header(KEY_DOMAIN_HEADER);
+  const members = (req.header(TEAM_MEMBERS_HEADER) ?? '')
+    .split(',')
+    .map((address) => address.trim().toLowerCase())
+    .filter((address) => address.length > 0);
+  return { keyDomainId: keyDomain && isUuid(keyDomain) ? keyDomain : undefined, members, devInbox };
 }
 
 function listItem(email: EmailRow) {

@@ -34,7 +34,7 @@ import {
 import { renderTemplatedBodies, type TemplatedBody } from '../../templates/index.ts';
 import { emailEvent } from '../outbox/email-events.ts';
 import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
-import { checkSender, lookUpSends, SenderRefused, topicOf } from './sender-checks.ts';
+import { checkSender, lookUpSends, SenderRefused, topicOf, type SendGrant } from './sender-checks.ts';
 
 /** Accepts single emails in groups (createSingleAccepts in single-accepts.ts). */
 export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
@@ -45,7 +45,7 @@ export type RequestOrigin = { apiKeyId: string | null; requestId: string | null 
 export type SingleAccept = {
   teamId: string;
   request: EmailRequest;
-  keyDomainId: string | undefined;
+  grant: SendGrant;
   origin?: RequestOrigin | undefined;
   now: Date;
   /** A raw email's MIME and the rest it brings (accept-raw-email.ts). */
@@ -67,11 +67,11 @@ export async function acceptEmail(
     teamId: string;
     body: unknown;
     idempotencyKey: IdempotencyKey | undefined;
-    keyDomainId: string | undefined;
+    grant: SendGrant;
     origin?: RequestOrigin | undefined;
   },
 ): Promise<{ id: string }> {
-  const { teamId, idempotencyKey, keyDomainId, origin } = input;
+  const { teamId, idempotencyKey, grant, origin } = input;
   // A send with a template reads it first; one without pays a property check and no query.
   const { body, templateId } = usesTemplate(input.body)
     ? await templatedBody(deps.db, teamId, input.body)
@@ -80,14 +80,14 @@ export async function acceptEmail(
   if (idempotencyKey === undefined) {
     // Most requests: written together with the others arriving meanwhile (one statement, one commit).
     try {
-      return { id: await deps.singles.accept({ teamId, request, keyDomainId, origin, now: deps.now() }) };
+      return { id: await deps.singles.accept({ teamId, request, grant, origin, now: deps.now() }) };
     } catch (err) {
       if (err instanceof SenderRefused) throw validationError(err.message, 403);
       throw err;
     }
   }
   const { domains, topics } = await lookUpSends(deps.db, [{ teamId, request }]);
-  const sender = checkSender(domains(teamId, request.fromDomain), request, keyDomainId);
+  const sender = checkSender(domains(teamId, request.fromDomain), request, grant);
   if (!sender.ok) throw validationError(sender.message, 403);
   const topic = topicOf(topics, teamId, request);
   if (topic instanceof ApiError) throw topic;
@@ -117,11 +117,11 @@ export async function acceptBatch(
     items: readonly unknown[];
     mode: BatchMode;
     idempotencyKey: IdempotencyKey | undefined;
-    keyDomainId: string | undefined;
+    grant: SendGrant;
     origin?: RequestOrigin | undefined;
   },
 ): Promise<{ answer: BatchAnswer; accepted: number }> {
-  const { teamId, mode, keyDomainId, origin } = input;
+  const { teamId, mode, grant, origin } = input;
   const now = deps.now();
   const items = input.items.some(usesTemplate)
     ? await renderTemplatedBodies(deps.db, teamId, input.items)
@@ -143,7 +143,7 @@ export async function acceptBatch(
     let error: ApiError | undefined;
     if (item instanceof ApiError) error = item;
     else {
-      const sender = checkSender(domains(teamId, item.fromDomain), item, keyDomainId);
+      const sender = checkSender(domains(teamId, item.fromDomain), item, grant);
       const topic = topicOf(topics, teamId, item);
       if (!sender.ok) error = validationError(sender.message, 403);
       else if (topic instanceof ApiError) error = topic;

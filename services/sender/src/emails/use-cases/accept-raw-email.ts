@@ -17,7 +17,7 @@ import {
   refusalError,
 } from '../../message/index.ts';
 import { acceptEmails, type RequestOrigin, type SingleAccepts } from './accept-emails.ts';
-import { checkSender, SenderRefused, withOnboarding } from './sender-checks.ts';
+import { checkSender, SenderRefused, withOnboarding, type SendGrant } from './sender-checks.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 
@@ -39,11 +39,11 @@ export async function acceptRawEmail(
     raw: Buffer;
     envelope: RawEnvelope;
     idempotencyKey: IdempotencyKey | undefined;
-    keyDomainId: string | undefined;
+    grant: SendGrant;
     origin?: RequestOrigin | undefined;
   },
 ): Promise<{ id: string }> {
-  const { teamId, keyDomainId } = input;
+  const { teamId, grant } = input;
   const now = deps.now();
   const parts = splitRawMessage(input.raw);
   if (parts.fields.some((field) => field.bytes.includes(0))) {
@@ -75,7 +75,7 @@ export async function acceptRawEmail(
       const accepted = await deps.singles.accept({
         teamId,
         request,
-        keyDomainId,
+        grant,
         origin: input.origin,
         now,
         raw,
@@ -98,13 +98,13 @@ export async function acceptRawEmail(
       names.map((name) => ({ teamId, name })),
     ),
   );
-  const sender = checkSender(domains(teamId, request.fromDomain), request, keyDomainId);
+  const sender = checkSender(domains(teamId, request.fromDomain), request, grant);
   if (!sender.ok) throw validationError(sender.message, 403);
   if (envelopeFromDomain && envelopeFromDomain !== request.fromDomain) {
     const envelopeSender = checkSender(
       domains(teamId, envelopeFromDomain),
       { ...request, fromDomain: envelopeFromDomain },
-      keyDomainId,
+      grant,
     );
     if (!envelopeSender.ok) throw validationError(envelopeSender.message, 403);
   }

@@ -100,23 +100,36 @@ export function topicOf(
 }
 
 /**
+ * What a request may send besides the team's verified domains, as the gateway and the operator set it:
+ * `keyDomainId`, the one domain a key limited to a domain may send from; `members`, the addresses of the
+ * team's members (lower-case), to which the onboarding sender may also send; `devInbox`, the development
+ * inbox is on: every message stays in the install, so a domain the team has added may send before it is
+ * verified.
+ */
+export type SendGrant = { keyDomainId?: string | undefined; members: readonly string[]; devInbox: boolean };
+
+/** A grant with nothing beyond the team's verified domains. */
+export const PLAIN_GRANT: SendGrant = { members: [], devInbox: false };
+
+/**
  * Why this team may not send `request` (the message of a 403 `validation_error`), given the team's domain
- * named by its from address (if any), or the domain it sends from. A key limited to one domain
- * (`keyDomainId`) may send only from that domain.
+ * named by its from address (if any), or the domain it sends from.
  */
 export function checkSender(
   domain: SendingDomainRow | undefined,
   request: EmailRequest,
-  keyDomainId: string | undefined,
+  grant: SendGrant,
 ): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
-  if (domain?.domain_id === ONBOARDING_DOMAIN_ID) return checkOnboarding(domain, request, keyDomainId);
-  if (!domain || !domain.sending_verified) {
+  if (domain?.domain_id === ONBOARDING_DOMAIN_ID) return checkOnboarding(domain, request, grant);
+  if (!domain || !(domain.sending_verified || grant.devInbox)) {
     return {
       ok: false,
-      message: `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API.`,
+      message: grant.devInbox
+        ? `The ${request.fromDomain} domain is not added. Please, add your domain on the /domains API (with the development inbox on, it need not be verified).`
+        : `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API.`,
     };
   }
-  if (keyDomainId !== undefined && domain.domain_id !== keyDomainId) {
+  if (grant.keyDomainId !== undefined && domain.domain_id !== grant.keyDomainId) {
     return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
   }
   return { ok: true, domain };
@@ -124,13 +137,14 @@ export function checkSender(
 
 /**
  * The onboarding sender, for a team that has not verified a domain yet: only `onboarding@`, only to sandbox
- * addresses (delivered@, bounced@, complained@, suppressed@ at resend.dev or postline.test), only with a key
- * not limited to one domain.
+ * addresses (delivered@, bounced@, complained@, suppressed@ at resend.dev or postline.test) and to the team's
+ * members (whose copies stay in the install: the development inbox), only with a key not limited to one
+ * domain.
  */
 function checkOnboarding(
   domain: SendingDomainRow,
   request: EmailRequest,
-  keyDomainId: string | undefined,
+  grant: SendGrant,
 ): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
   if (!isOnboardingSender(request.from.address)) {
     return {
@@ -138,14 +152,17 @@ function checkOnboarding(
       message: `The ${request.fromDomain} domain is not verified. Please, add and verify your domain on the /domains API, or send from onboarding@${request.fromDomain} to its test addresses.`,
     };
   }
-  if (keyDomainId !== undefined) {
+  if (grant.keyDomainId !== undefined) {
     return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
   }
-  const elsewhere = envelopeRecipients(request).filter((address) => !isSandboxAddress(address));
+  const members = new Set(grant.members);
+  const elsewhere = envelopeRecipients(request).filter(
+    (address) => !isSandboxAddress(address) && !members.has(address.toLowerCase()),
+  );
   if (elsewhere.length > 0) {
     return {
       ok: false,
-      message: `${request.from.address} sends only to the test addresses (delivered@, bounced@, complained@ or suppressed@${request.fromDomain}), not to ${elsewhere.join(', ')}. Verify a domain of yours to send to anyone.`,
+      message: `${request.from.address} sends only to the test addresses (delivered@, bounced@, complained@ or suppressed@${request.fromDomain}) and to your team's members, not to ${elsewhere.join(', ')}. Verify a domain of yours to send to anyone.`,
     };
   }
   return { ok: true, domain };

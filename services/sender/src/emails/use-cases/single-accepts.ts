@@ -29,9 +29,9 @@ export function createSingleAccepts(
     ]);
     const allowed: { job: Job; accepted: Accepted }[] = [];
     for (const job of jobs) {
-      const sender = checkSender(domains(job.teamId, job.request.fromDomain), job.request, job.keyDomainId);
+      const sender = checkSender(domains(job.teamId, job.request.fromDomain), job.request, job.grant);
       const envelopeSender = job.envelopeFromDomain
-        ? checkSender(domains(job.teamId, job.envelopeFromDomain), envelopeSend(job).request, job.keyDomainId)
+        ? checkSender(domains(job.teamId, job.envelopeFromDomain), envelopeSend(job).request, job.grant)
         : undefined;
       const topic = topicOf(topics, job.teamId, job.request);
       if (!sender.ok) job.reject(new SenderRefused(sender.message));

@@ -7,7 +7,7 @@ import { Link, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { ApiError, get, patch, post } from '../../api/client.ts';
-import { CodeValue, SourceBlock } from '../../ui/copy.tsx';
+import { CodeValue, PartSource, SourceBlock } from '../../ui/copy.tsx';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
@@ -209,7 +209,7 @@ function Recipients({ email }: { email: Email }) {
 type EmailEvent = ApiShape<'EmailEventList'>['data'][number];
 
 /** What each event of the email was, oldest first, with what it says beyond its type. */
-function Timeline({ email, polling }: { email: Email; polling: number }) {
+export function Timeline({ email, polling }: { email: Email; polling: number }) {
   const events = useQuery({
     queryKey: ['email-events', email.id, polling],
     queryFn: () => get<ApiShape<'EmailEventList'>>(`/emails/${email.id}/events`),
@@ -499,21 +499,17 @@ function Content({ email }: { email: Email }) {
 function Panel({ tab, email }: { tab: Tab; email: Email }) {
   if (tab === 'preview') return <Preview email={email} />;
   if (tab === 'delivered') return <AsDelivered email={email} />;
-  if (tab === 'html') {
-    return email.html !== null ? (
-      <SourceBlock value={email.html} label="Copy the HTML" />
-    ) : (
-      <p className="muted">This email has no HTML part.</p>
-    );
-  }
-  return email.text ? (
-    <SourceBlock value={email.text} label="Copy the text" />
-  ) : (
-    <p className="muted">
-      {email.text === null
-        ? 'No text was given: the text part is made from the HTML when the email is sent.'
-        : 'This email has no text part.'}
-    </p>
+  if (tab === 'html') return <PartSource part="HTML" value={email.html} missing="This email has no HTML part." />;
+  return (
+    <PartSource
+      part="text"
+      value={email.text}
+      missing={
+        email.text === null
+          ? 'No text was given: the text part is made from the HTML when the email is sent.'
+          : 'This email has no text part.'
+      }
+    />
   );
 }
 
@@ -568,7 +564,7 @@ const SHARE_LIFE_MS = 14 * 60_000;
  * sandboxes (no scripts, an origin of its own), framed here sandboxed again. Remote images stay off (the
  * page's `images=blocked`) until asked: loading them would tell whoever serves them that it was opened.
  */
-function Preview({ email }: { email: Email }) {
+export function Preview({ email }: { email: Email }) {
   // One link per visit to the email, never made again behind the reader's back (each is a bearer URL).
   const link = useQuery({
     queryKey: ['email-share', email.id],

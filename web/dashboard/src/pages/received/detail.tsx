@@ -5,9 +5,11 @@ import { Link, useParams } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { ApiError, get } from '../../api/client.ts';
-import { CodeValue, SourceBlock } from '../../ui/copy.tsx';
+import { CodeValue, PartSource } from '../../ui/copy.tsx';
 import { Badge, ErrorMessage, Loading } from '../../ui/feedback.tsx';
 import { EmailFrame } from '../../ui/email-frame.tsx';
+import { HeaderFields } from '../../ui/header-fields.tsx';
+import { formatSize } from '../../ui/size.ts';
 import { Tabs } from '../../ui/tabs.tsx';
 import { Time } from '../../ui/time.tsx';
 
@@ -133,12 +135,6 @@ function Attachments({ email }: { email: Received }) {
   );
 }
 
-function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
 type Tab = 'preview' | 'html' | 'text';
 
 const CONTENT_TABS: { id: Tab; label: string }[] = [
@@ -169,48 +165,20 @@ function ReceivedPanel({ tab, email }: { tab: Tab; email: Received }) {
     // The raw message's link shows the message's HTML with `view=html` (inline images in, nothing run).
     return <EmailFrame src={`${email.raw.download_url}?view=html`} title="Preview of the received email" />;
   }
-  if (tab === 'html') {
-    return email.html ? (
-      <SourceBlock value={email.html} label="Copy the HTML" />
-    ) : (
-      <p className="muted">This message has no HTML part.</p>
-    );
-  }
-  return email.text ? (
-    <SourceBlock value={email.text} label="Copy the text" />
-  ) : (
-    <p className="muted">This message has no text part.</p>
-  );
+  return tab === 'html' ? <PartSource part="HTML" value={email.html} /> : <PartSource part="text" value={email.text} />;
 }
 
 function Headers({ email }: { email: Received }) {
-  const rows = Object.entries(email.headers).flatMap(([name, value]) =>
-    (Array.isArray(value) ? value : [value]).map((v) => [name, typeof v === 'string' ? v : JSON.stringify(v)]),
+  const fields = Object.entries(email.headers).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((v) => ({
+      name,
+      value: typeof v === 'string' ? v : JSON.stringify(v),
+    })),
   );
   return (
     <section aria-labelledby="headers-title" className="section">
       <h2 id="headers-title">Headers</h2>
-      <div className="table-wrap">
-        <table>
-          <caption className="visually-hidden">Headers</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([name, value], i) => (
-              <tr key={`${name}-${i}`}>
-                <th scope="row">{name}</th>
-                <td className="break-anywhere">
-                  <code>{value}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <HeaderFields fields={fields} label="Header fields" />
     </section>
   );
 }
