@@ -3,12 +3,11 @@
 // kept instead of sent; found by a search kept in the URL, opened beside the list: a sandboxed preview whose
 // script does not run and whose remote image is fetched only when asked, the header fields with the DKIM
 // signature, the raw source, the .eml download, what the events said; then deleted. In Chromium.
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { dataOf, testResend, useSystem, waitFor, type SharedSystem } from '@postline/testing';
 import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
-import { checkPage, createTeam, problemsBesidesThePreview, signIn } from './people.ts';
+import { checkPage, createTeam, problemsBesidesThePreview, signIn, startImageHost } from './people.ts';
 
 jest.setTimeout(120_000);
 
@@ -16,8 +15,7 @@ const world = useSystem({ env: { DEV_INBOX: 'true' } });
 let system: SharedSystem;
 let browser: Browser;
 let team: Awaited<ReturnType<typeof createTeam>>;
-let images: Server;
-let imageRequests = 0;
+let images: Awaited<ReturnType<typeof startImageHost>>;
 let remoteImage: string;
 const stamp = Date.now().toString(36);
 const shipped = `Your order shipped ${stamp}`;
@@ -25,12 +23,8 @@ const reset = `Reset your password ${stamp}`;
 
 beforeAll(async () => {
   ({ system } = world);
-  images = createServer((_req, res) => {
-    imageRequests++;
-    res.writeHead(200, { 'content-type': 'image/gif' }).end();
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  remoteImage = `http://127.0.0.1:${(images.address() as { port: number }).port}/open.gif`;
+  images = await startImageHost();
+  remoteImage = `${images.origin}/open.gif`;
   browser = await launchBrowser();
   team = await createTeam(system, 'Staging shop');
   const resend = testResend(team.apiKey, system.apiUrl);
@@ -72,7 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => images?.close(resolve));
+  await images?.close();
 });
 
 describe('the Dev inbox', () => {
@@ -106,10 +100,10 @@ describe('the Dev inbox', () => {
       // The preview: sandboxed, its remote image only when asked.
       const preview = page.getByTitle('Preview of the email').contentFrame();
       await preview.getByRole('heading', { name: 'On its way' }).waitFor();
-      expect(imageRequests).toBe(0);
+      expect(images.requests()).toBe(0);
       await checkPage(s, 'dev-inbox-message', { waitForNetworkIdle: false });
       await page.getByRole('button', { name: 'Show remote images' }).click();
-      await waitFor('the remote image to be fetched', () => imageRequests > 0);
+      await waitFor('the remote image to be fetched', () => images.requests() > 0);
       expect(await preview.locator('html').evaluate('document.title')).not.toBe('ran');
 
       // Header fields as sent, signed with the added domain's key.

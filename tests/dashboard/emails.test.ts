@@ -5,7 +5,6 @@
 // it and its insights; the preview is sandboxed, with remote images off until asked; a scheduled email is
 // rescheduled and canceled. The Metrics page counts them.
 // Another team's email is not found. In Chromium, against a running system.
-import { createServer, type Server } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
@@ -22,7 +21,7 @@ import {
   type WebhookReceiver,
 } from '@postline/testing';
 import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
-import { checkPage, createTeam, problemsBesidesThePreview, signIn } from './people.ts';
+import { checkPage, createTeam, problemsBesidesThePreview, signIn, startImageHost } from './people.ts';
 
 jest.setTimeout(120_000);
 
@@ -45,8 +44,7 @@ let team: Awaited<ReturnType<typeof createTeam>>;
 let resend: Resend;
 let domain: string;
 /** A stand-in for an image host a sender's email points at, counting the requests it gets. */
-let images: Server;
-let imageRequests = 0;
+let images: Awaited<ReturnType<typeof startImageHost>>;
 let imageHost: string;
 /** The team's webhook endpoint, subscribed to email.delivered. */
 let receiver: WebhookReceiver;
@@ -61,14 +59,8 @@ const rcpt = (local: string) => `${local}-${stamp}@${world.rcptDomain}`;
 
 beforeAll(async () => {
   ({ system } = world);
-  images = createServer((_req, res) => {
-    imageRequests++;
-    res
-      .writeHead(200, { 'content-type': 'image/gif' })
-      .end(Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64'));
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  imageHost = `http://127.0.0.1:${(images.address() as { port: number }).port}`;
+  images = await startImageHost();
+  imageHost = images.origin;
   const imageUrl = `${imageHost}/logo.gif`;
   browser = await launchBrowser();
   team = await createTeam(system, 'Mailroom');
@@ -100,7 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await browser?.close();
-  await new Promise((resolve) => images?.close(resolve));
+  await images?.close();
 });
 
 async function openEmails(page: Page): Promise<void> {
@@ -200,9 +192,9 @@ describe('the Emails pages', () => {
       // The preview: sandboxed (its script did not run), the remote image not fetched until asked.
       const preview = page.getByTitle('Preview of the email').contentFrame();
       await preview.getByRole('heading', { name: `Order 1043 ${stamp}` }).waitFor();
-      expect(imageRequests).toBe(0);
+      expect(images.requests()).toBe(0);
       await page.getByRole('button', { name: 'Show remote images' }).click();
-      await waitFor('the remote image to be fetched', () => imageRequests > 0);
+      await waitFor('the remote image to be fetched', () => images.requests() > 0);
       await preview.getByRole('img', { name: 'Acme' }).waitFor();
       // Chromium never reports a sandboxed frame's network idle: the page is checked once its content is in.
       await page.getByRole('region', { name: 'Recipients' }).getByRole('row').nth(1).waitFor();

@@ -1,5 +1,6 @@
 // What the dashboard's browser tests share: people made with the admin CLI, signing in through the page as a
 // person does, and the checks every page gets (axe-core, a screenshot written for the reader).
+import { createServer } from 'node:http';
 import { expect } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { type SharedSystem } from '@postline/testing';
@@ -73,4 +74,29 @@ export function problemsBesidesThePreview(s: BrowserSession, imageUrl: string): 
         ) &&
         p !== `request elsewhere: ${imageUrl}`,
     );
+}
+
+/** A 1×1 GIF. */
+export const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+/**
+ * A stand-in for a sender's image host (http://127.0.0.1:port): an email's remote image points at it, and
+ * counting its requests tells whether a preview loaded the image.
+ */
+export async function startImageHost(): Promise<{
+  origin: string;
+  requests: () => number;
+  close: () => Promise<void>;
+}> {
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests++;
+    res.writeHead(200, { 'content-type': 'image/gif' }).end(PIXEL);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    requests: () => requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -2,7 +2,6 @@
 // team's receiving domain, with an inline image and a PDF attached, is listed and opened: its verdicts, its
 // attachment downloaded, the whole message downloaded, its headers, and a sandboxed preview in which its
 // script does not run and its remote image is fetched only when asked. In Chromium, against a running system.
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
 import type { Browser } from 'playwright-core';
@@ -15,7 +14,7 @@ import {
   type SharedSystem,
 } from '@postline/testing';
 import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
-import { checkPage, createTeam, problemsBesidesThePreview, signIn } from './people.ts';
+import { checkPage, createTeam, PIXEL, problemsBesidesThePreview, signIn, startImageHost } from './people.ts';
 
 jest.setTimeout(120_000);
 
@@ -23,23 +22,17 @@ const world = useSystem();
 let system: SharedSystem;
 let browser: Browser;
 let team: Awaited<ReturnType<typeof createTeam>>;
-/** A stand-in for the sender's image host: it must never be asked. */
-let images: Server;
-let imageRequests = 0;
+/** A stand-in for the sender's image host: asked only once the reader wants remote images. */
+let images: Awaited<ReturnType<typeof startImageHost>>;
 /** The message's remote image, on a server of the test's own. */
 let remoteImage: string;
 const subject = `Invoice question ${Date.now()}`;
 const PDF = Buffer.from('%PDF-1.4\n% a tiny document\n%%EOF\n');
-const LOGO = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 beforeAll(async () => {
   ({ system } = world);
-  images = createServer((_req, res) => {
-    imageRequests++;
-    res.writeHead(200, { 'content-type': 'image/gif' }).end(LOGO);
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  const remote = `http://127.0.0.1:${(images.address() as { port: number }).port}/track.gif`;
+  images = await startImageHost();
+  const remote = `${images.origin}/track.gif`;
   remoteImage = remote;
   browser = await launchBrowser();
   team = await createTeam(system, 'Support desk');
@@ -80,7 +73,7 @@ beforeAll(async () => {
     html: `<h1>Why was I charged twice?</h1><img src="cid:logo@customer.test" alt="Customer logo"><img src="${remote}" alt="tracker"><script>document.title='ran'</script>`,
     attachments: [
       { filename: 'statement.pdf', content: PDF, contentType: 'application/pdf' },
-      { filename: 'logo.gif', content: LOGO, contentType: 'image/gif', cid: 'logo@customer.test' },
+      { filename: 'logo.gif', content: PIXEL, contentType: 'image/gif', cid: 'logo@customer.test' },
     ],
   });
   await waitFor('the message received', async () => {
@@ -91,7 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => images?.close(resolve));
+  await images?.close();
 });
 
 describe('the Received pages', () => {
@@ -141,9 +134,9 @@ describe('the Received pages', () => {
       await preview.getByRole('heading', { name: 'Why was I charged twice?' }).waitFor();
       await preview.getByRole('img', { name: 'Customer logo' }).waitFor();
       await checkPage(s, 'received-detail', { waitForNetworkIdle: false });
-      expect(imageRequests).toBe(0);
+      expect(images.requests()).toBe(0);
       await page.getByRole('button', { name: 'Show remote images' }).click();
-      await waitFor('the remote image to be fetched', () => imageRequests > 0);
+      await waitFor('the remote image to be fetched', () => images.requests() > 0);
       await preview.getByRole('img', { name: 'tracker' }).waitFor();
       expect(await preview.locator('html').evaluate('document.title')).not.toBe('ran');
       await page.getByRole('tab', { name: 'Text' }).click();

@@ -9,7 +9,8 @@ import { call, startGateway, type Gateway } from './harness.ts';
 
 jest.setTimeout(90_000);
 
-// A stand-in for the sender over a real socket: it keeps what it is asked to send and answers as told.
+// A stand-in for the sender over a real socket: it keeps what it is asked to send and answers as told (and
+// says the development inbox is off, which every dashboard page asks).
 const received: {
   headers: IncomingHttpHeaders;
   body: { from: string; to: string[]; subject: string; text: string };
@@ -31,6 +32,11 @@ async function linkMailedTo(to: string, earlier = 0): Promise<string> {
 
 beforeAll(async () => {
   sender = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/dev-inbox') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ object: 'dev_inbox', enabled: false, count: 0 }));
+      return;
+    }
     let data = '';
     req.on('data', (chunk: Buffer) => (data += chunk.toString()));
     req.on('end', () => {

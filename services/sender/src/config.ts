@@ -23,6 +23,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
    * every dashboard page.
    */
   DEV_INBOX: bool(false),
+  /** Days a message stays in the development inbox before it is deleted. */
+  DEV_INBOX_RETENTION_DAYS: positiveNumber(7),
   /** The name we greet recipients' servers with (EHLO); should match our sending IP's PTR record. */
   SMTP_HELO_NAME: z.string().min(1).default(hostname()),
   /** The public API's address: share and attachment download links point there. */

@@ -24,7 +24,7 @@ import {
   createMxResolver,
   type DeliverDeps,
 } from './delivery/index.ts';
-import { createKeepingMta } from './dev-inbox/index.ts';
+import { createDevInboxPrune, createKeepingMta } from './dev-inbox/index.ts';
 import { createDomainStateConsumer } from './sending-domains/index.ts';
 import {
   createUnsubscribeMailConsumer,
@@ -169,6 +169,7 @@ await runtime.start({
     // Stops after the consumers: the claims of attempts they settled are released, the others go stale.
     deliveryClaims.part,
     createIdempotencyPrune({ db, now, logger }),
+    createDevInboxPrune({ db, now, logger, retentionDays: config.DEV_INBOX_RETENTION_DAYS }),
     createMetricFold({ db, logger }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({

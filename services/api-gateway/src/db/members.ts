@@ -38,11 +38,15 @@ export function createMemberAddresses(
   return (teamId) => {
     const hit = kept.get(teamId);
     if (hit && now() - hit.at < ttlMs) return hit.addresses;
-    if (kept.size >= maxTeams) kept.delete(kept.keys().next().value as string);
+    // Entries stay in the order they were read: the oldest read goes first when the map is full.
+    if (hit) kept.delete(teamId);
+    else if (kept.size >= maxTeams) kept.delete(kept.keys().next().value as string);
     const addresses = memberAddresses(db, teamId);
     kept.set(teamId, { at: now(), addresses });
-    // A failed read is not kept: the next send reads again.
-    addresses.catch(() => kept.delete(teamId));
+    // A failed read is not kept (unless a newer one replaced it): the next send reads again.
+    addresses.catch(() => {
+      if (kept.get(teamId)?.addresses === addresses) kept.delete(teamId);
+    });
     return addresses;
   };
 }

@@ -49,7 +49,8 @@ const STREAMED_BODIES = [
   },
 ] as const;
 
-export type Forwarded = { status: number; contentType: string; body: Buffer };
+/** An owner's answer as the gateway passes it on: `disposition`, a file's name (a raw message's download). */
+export type Forwarded = { status: number; contentType: string; body: Buffer; disposition?: string };
 
 /** Answers passed on as the owner streams them (a list's CSV export), by content type. */
 const STREAMED_ANSWERS = /^text\/csv\b/;
@@ -80,6 +81,29 @@ function ownerAgent(connections: number): Agent {
     headersTimeout: FORWARD_TIMEOUT_MS,
     bodyTimeout: FORWARD_TIMEOUT_MS,
   });
+}
+
+/**
+ * The team's members that a send names, for the onboarding sender (which may write to them): only when the
+ * body (JSON) names `onboarding@`, and only the members the body or the raw envelope names, so that the
+ * header stays as small as the request's recipients. Without them (the database is away) a send goes on:
+ * only the onboarding sender's sends to members are refused.
+ */
+async function membersNamed(
+  memberAddresses: (teamId: string) => Promise<readonly string[]>,
+  teamId: string,
+  sent: unknown,
+  req: Request,
+): Promise<readonly string[]> {
+  if (typeof sent !== 'string') return [];
+  const text = sent.toLowerCase();
+  if (text.length > 1_000_000 || (req.is(RAW_EMAIL_BODY.type) !== RAW_EMAIL_BODY.type && !text.includes('onboarding@')))
+    return [];
+  const members = await memberAddresses(teamId).catch((err: unknown) => {
+    req.log.warn({ err }, 'team members could not be read for the onboarding sender');
+    return [];
+  });
+  return members.filter((address) => text.includes(address));
 }
 
 function ownerUnavailable(): ApiError {
@@ -117,14 +141,6 @@ export function forwardToOwners(deps: {
     if (logId) headers[REQUEST_LOG_HEADER] = logId;
     const idempotencyKey = req.header('idempotency-key');
     if (idempotencyKey) headers[IDEMPOTENCY_HEADER] = idempotencyKey;
-    if (deps.memberAddresses && isSendingRoute(req.method, req.path)) {
-      // Without them (the database is away) a send goes on: only the onboarding sender's sends to members fail.
-      const members = await deps.memberAddresses(auth.teamId).catch((err: unknown) => {
-        req.log.warn({ err }, 'team members could not be read for the onboarding sender');
-        return [];
-      });
-      if (members.length > 0) headers[TEAM_MEMBERS_HEADER] = members.join(',');
-    }
     const held = heldOf(res);
     if (held) headers[IDEMPOTENCY_HASH_HEADER] = held.hash;
     for (const name of PASS_HEADERS) {
@@ -147,6 +163,10 @@ export function forwardToOwners(deps: {
     } else if (hasBody) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(req.body ?? {});
+    }
+    if (deps.memberAddresses && isSendingRoute(req.method, req.path)) {
+      const members = await membersNamed(deps.memberAddresses, auth.teamId, raw ? raw.envelopeTo : body, req);
+      if (members.length > 0) headers[TEAM_MEMBERS_HEADER] = members.join(',');
     }
 
     let answer: Forwarded;
@@ -175,10 +195,12 @@ export function forwardToOwners(deps: {
         });
         return;
       }
+      const disposition = response.headers['content-disposition'];
       answer = {
         status: response.statusCode,
         contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
         body: Buffer.from(await response.body.arrayBuffer()),
+        ...(typeof disposition === 'string' ? { disposition } : {}),
       };
     } catch (err) {
       if (streamed?.exceeded()) throw bodyTooLarge(streamed.tooLarge);
@@ -388,10 +410,12 @@ async function linkTeamActive(
 
 export function sendForwarded(res: Response, answer: Forwarded): void {
   try {
-    setLoggedResponseBody(res, JSON.parse(answer.body.toString('utf8')));
+    // The log keeps JSON answers' bodies only.
+    setLoggedResponseBody(res, /json/.test(answer.contentType) ? JSON.parse(answer.body.toString('utf8')) : null);
   } catch {
     setLoggedResponseBody(res, null);
   }
   res.status(answer.status).setHeader('content-type', answer.contentType);
+  if (answer.disposition) res.setHeader('content-disposition', answer.disposition);
   res.end(answer.body);
 }

@@ -46,7 +46,7 @@ export default function DevInbox() {
               : 'The messages the onboarding sender (onboarding@postline.test, onboarding@resend.dev) sent to this team’s members: they never leave the install. With DEV_INBOX on, every message would be kept here instead of being sent.'}
           </p>
         </div>
-        {status.data && status.data.count > 0 ? (
+        {page.data?.data.length ? (
           <ConfirmButton
             label="Empty the inbox"
             title="Empty the dev inbox?"
@@ -54,8 +54,7 @@ export default function DevInbox() {
             onConfirm={empty}
           >
             <p>
-              The {status.data.count === 1 ? 'message' : `${status.data.count} messages`} kept for this team will be
-              deleted. The emails themselves, their events and webhooks stay.
+              Every message kept for this team will be deleted. The emails themselves, their events and webhooks stay.
             </p>
           </ConfirmButton>
         ) : null}
@@ -68,13 +67,13 @@ export default function DevInbox() {
       </FilterForm>
       <div className="mail-client">
         <section aria-labelledby="dev-inbox-list-title" className="mail-list">
-          <h2 id="dev-inbox-list-title" className="visually-hidden">
+          <h2 id="dev-inbox-list-title" className="visually-hidden" tabIndex={-1}>
             Messages
           </h2>
           <MessageList page={page} selected={id} />
           <Pager page={page.data} after={page.after} before={page.before} />
         </section>
-        <section aria-labelledby="dev-inbox-message-title" className="mail-message">
+        <section aria-label="Open message" className="mail-message">
           {id ? (
             <OpenMessage id={id} />
           ) : (
@@ -86,6 +85,11 @@ export default function DevInbox() {
       </div>
     </>
   );
+}
+
+/** After a deletion the open message is gone: focus goes to the list, where the reader carries on. */
+function focusList() {
+  document.getElementById('dev-inbox-list-title')?.focus();
 }
 
 function MessageList({ page, selected }: { page: ReturnType<typeof useListPage<Item>>; selected: string | undefined }) {
@@ -152,8 +156,11 @@ function MessageView({ message }: { message: Message }) {
   const [params] = useSearchParams();
   const remove = async () => {
     await del(`/dev-inbox/messages/${message.id}`);
+    // Leave the message before the lists are read again, so that it is not asked for (and found gone).
+    queryClient.removeQueries({ queryKey: [DEV_INBOX, 'message', message.id] });
+    await navigate(`/dev-inbox${params.size ? `?${params.toString()}` : ''}`);
     await queryClient.invalidateQueries({ queryKey: [DEV_INBOX] });
-    void navigate(`/dev-inbox${params.size ? `?${params.toString()}` : ''}`);
+    focusList();
   };
   return (
     <article aria-labelledby="dev-inbox-message-title">

@@ -20,7 +20,8 @@ import {
   type BroadcastRecipientItem,
 } from '../use-cases/broadcasts.ts';
 
-export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
+/** `devInbox`: DEV_INBOX is on (an added domain may broadcast before it is verified). */
+export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date; devInbox?: boolean };
 
 // `null` is accepted everywhere, as the SDKs send it: on a field that can be cleared it clears it,
 // elsewhere it means absent. Unknown keys are ignored.

@@ -192,7 +192,7 @@ async function attemptLoaded(
     traces: made.traces,
     messageHeaders: made.messageHeaders,
   });
-  if (!sending || !(sending.sending_verified || deps.devInbox))
+  if (!sending || sending.deleted || !(sending.sending_verified || deps.devInbox))
     return done(recipients.map(() => ({ kind: 'failed', reason: 'domain_not_verified' })));
 
   const results: (RecipientResult | undefined)[] = recipients.map((recipient) =>

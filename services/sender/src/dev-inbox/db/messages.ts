@@ -30,7 +30,8 @@ export async function keepMessage(
       raw: message.raw,
       size: message.raw.length,
     })
-    .onConflict((oc) => oc.columns(['email_id', 'recipients']).doNothing())
+    // The unique index on the email and its recipients: a copy of the same transaction.
+    .onConflict((oc) => oc.doNothing())
     .execute();
 }
 
@@ -78,6 +79,17 @@ export async function countKeptMessages(db: Kysely<SenderDb>, teamId: string): P
     .where('team_id', '=', teamId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Deletes the messages kept before `before`, at most `limit` of them; how many went. */
+export async function pruneKeptMessages(db: Kysely<SenderDb>, before: Date, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('dev_inbox_messages')
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('dev_inbox_messages').select('id').where('kept_at', '<', before).limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** Deletes one kept message (`id`) or all of the team's; how many went. */

@@ -108,9 +108,6 @@ export function topicOf(
  */
 export type SendGrant = { keyDomainId?: string | undefined; members: readonly string[]; devInbox: boolean };
 
-/** A grant with nothing beyond the team's verified domains. */
-export const PLAIN_GRANT: SendGrant = { members: [], devInbox: false };
-
 /**
  * Why this team may not send `request` (the message of a 403 `validation_error`), given the team's domain
  * named by its from address (if any), or the domain it sends from.
