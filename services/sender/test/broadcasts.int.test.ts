@@ -235,6 +235,25 @@ describe('a broadcast to a segment through a real MX', () => {
       30_000,
     );
 
+    // Ada follows the one-click link: the unsubscribe is counted against the broadcast, and against the
+    // domain and the mailbox provider of the email that carried the link.
+    expect(
+      (await fetch(link, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) })).status,
+    ).toBe(200);
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const counted = async (dimensions: string) => {
+      const query = new URLSearchParams({ start_date: day(-1), end_date: day(1), dimensions, metrics: 'unsubscribed' });
+      const r = await fetch(`${system.apiUrl}/emails/metrics?${query.toString()}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      return ((await r.json()) as { data: Record<string, unknown>[] }).data.filter((row) => row.unsubscribed !== 0);
+    };
+    // Counters are folded every few seconds.
+    await waitFor('the unsubscribe counted', async () => (await counted('broadcast')).length === 1, 30_000);
+    expect(await counted('broadcast')).toEqual([expect.objectContaining({ broadcast_id: id, unsubscribed: 1 })]);
+    expect(await counted('domain')).toEqual([expect.objectContaining({ domain_name: domain, unsubscribed: 1 })]);
+    expect(await counted('provider')).toEqual([{ provider: 'other', unsubscribed: 1 }]);
+
     const got = dataOf(await resend.broadcasts.get(id));
     expect(got).toMatchObject({
       object: 'broadcast',

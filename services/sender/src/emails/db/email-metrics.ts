@@ -33,11 +33,19 @@ export async function foldMetricDeltas(db: Kysely<SenderDb>, limit: number): Pro
 /** Adds to a counter at `at` (for what no email event counts, such as an unsubscribe). */
 export async function addMetricDelta(
   trx: Transaction<SenderDb>,
-  delta: { teamId: string; at: Date; domainId?: string; broadcastId?: string; metric: string; n: number },
+  delta: {
+    teamId: string;
+    at: Date;
+    domainId?: string | undefined;
+    broadcastId?: string | undefined;
+    provider?: string | null | undefined;
+    metric: string;
+    n: number;
+  },
 ): Promise<void> {
   await sql`insert into email_metric_deltas (team_id, hour, domain_id, broadcast_id, provider, metric, n)
     values (${delta.teamId}, date_trunc('hour', ${delta.at}::timestamptz, 'UTC'), ${delta.domainId ?? NIL_UUID},
-      ${delta.broadcastId ?? NIL_UUID}, '', ${delta.metric}, ${delta.n})`.execute(trx);
+      ${delta.broadcastId ?? NIL_UUID}, ${delta.provider ?? ''}, ${delta.metric}, ${delta.n})`.execute(trx);
 }
 
 export type CountQuery = {

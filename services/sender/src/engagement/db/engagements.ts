@@ -48,6 +48,26 @@ export async function insertEngagements(
     .execute();
 }
 
+/**
+ * The sending domain and the recipient's mailbox provider of the email a broadcast sent to a contact, which
+ * its unsubscribe is counted against; undefined when no email was made (the address was suppressed).
+ */
+export async function broadcastEmailOf(
+  db: Db,
+  teamId: string,
+  broadcastId: string,
+  contactId: string,
+): Promise<{ domainId: string; provider: string | null } | undefined> {
+  const { rows } = await sql<{ domain_id: string; provider: string | null }>`select e.domain_id, r.provider
+    from broadcast_recipients br
+      join emails e on e.id = br.email_id
+      left join recipients r on r.email_id = e.id and r.position = 0
+    where br.broadcast_id = ${broadcastId}::uuid and br.contact_id = ${contactId}::uuid
+      and br.team_id = ${teamId}::uuid`.execute(db);
+  const row = rows[0];
+  return row && { domainId: row.domain_id, provider: row.provider };
+}
+
 /** A broadcast's clicked links: clicks and distinct recipients' emails that clicked each URL. */
 export type ClickedLink = { url: string; clicks: number; unique_clicks: number };
 

@@ -14,6 +14,7 @@ import {
 } from '../../audience/index.ts';
 import type { ContactRow, SenderDb } from '../../db/schema.ts';
 import { addMetricDelta } from '../../emails/index.ts';
+import { broadcastEmailOf } from '../db/engagements.ts';
 import type { PreferenceTopic, Preferences, UnsubscribeRequest } from '../domain/preference-page.ts';
 import type { UnsubscribeLink, UnsubscribeSigner } from '../domain/unsubscribe-links.ts';
 
@@ -48,7 +49,10 @@ export async function unsubscribeOneClick(deps: UnsubscribeDeps, link: Unsubscri
   });
 }
 
-/** A contact the link unsubscribed is counted in the metrics, against the broadcast that carried the link. */
+/**
+ * A contact the link unsubscribed is counted in the metrics, against the broadcast that carried the link and
+ * the sending domain and mailbox provider of the email it came in.
+ */
 async function countUnsubscribe(
   trx: Transaction<SenderDb>,
   link: UnsubscribeLink,
@@ -57,10 +61,13 @@ async function countUnsubscribe(
   now: Date,
 ): Promise<void> {
   if (before.unsubscribed || !after.unsubscribed) return;
+  const email = await broadcastEmailOf(trx, link.teamId, link.broadcastId, before.id);
   await addMetricDelta(trx, {
     teamId: link.teamId,
     at: now,
     broadcastId: link.broadcastId,
+    domainId: email?.domainId,
+    provider: email?.provider,
     metric: 'unsubscribed',
     n: 1,
   });
