@@ -250,6 +250,46 @@ describe('contacts', () => {
     expect((await call('GET', `/contacts?segment_id=${MISSING_ID}`)).status).toBe(404);
   });
 
+  it('searches contacts by a part of the email or name, and filters by unsubscribed, in a segment too', async () => {
+    const tag = unique('find');
+    const segment = await newSegment();
+    const grace = dataOf(
+      await resend.contacts.create({
+        email: `grace.${tag}@example.com`,
+        firstName: 'Grace',
+        lastName: 'Hopper',
+        segments: [{ id: segment }],
+      }),
+    ).id;
+    const alan = dataOf(
+      await resend.contacts.create({ email: `a.${tag}@example.com`, firstName: 'Alan', lastName: 'Turing' }),
+    ).id;
+    const gone = dataOf(
+      await resend.contacts.create({
+        email: `gone.${tag}@example.com`,
+        unsubscribed: true,
+        segments: [{ id: segment }],
+      }),
+    ).id;
+    const ids = async (query: string) =>
+      ((await call('GET', `/contacts?${query}`)).body.data as { id: string }[]).map((c) => c.id);
+    expect(await ids(`q=${tag}`)).toEqual([gone, alan, grace]);
+    expect(await ids(`q=${encodeURIComponent(`HOPPER`)}&limit=100`)).toContain(grace);
+    expect(await ids(`q=${encodeURIComponent(`grace.${tag.toUpperCase()}`)}`)).toEqual([grace]);
+    expect(await ids(`q=${tag}&unsubscribed=true`)).toEqual([gone]);
+    expect(await ids(`q=${tag}&unsubscribed=false`)).toEqual([alan, grace]);
+    expect(await ids(`segment_id=${segment}&q=${tag}&unsubscribed=false`)).toEqual([grace]);
+    expect(await ids(`segment_id=${segment}&q=gone.${tag}`)).toEqual([gone]);
+    // LIKE's wildcards are matched as text.
+    expect(await ids(`q=${encodeURIComponent(`%${tag}`)}`)).toEqual([]);
+    expect((await call('GET', '/contacts?unsubscribed=maybe')).body).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
+    // Another team's search finds none of them.
+    expect(((await call('GET', `/contacts?q=${tag}`, undefined, otherKey)).body.data as unknown[]).length).toBe(0);
+  });
+
   it('updates fields and properties by email; null clears a value', async () => {
     const email = address('update');
     const { id } = dataOf(

@@ -356,7 +356,17 @@ export const CreateContactBody = z.object({
 });
 export const AudienceContactBody = z.object({ email: z.string(), ...ContactFields });
 export const UpdateContactBody = z.object({ email: z.string().nullish(), ...ContactFields });
-export const ContactListQuery = z.object({ segment_id: z.string().optional() });
+export const ContactListQuery = z.object({
+  segment_id: z.string().optional(),
+  q: QueryText(320)
+    .optional()
+    .describe('Postline extension: a part of the email address or of the first or last name (any case).'),
+  unsubscribed: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .optional()
+    .describe('Postline extension: only the contacts unsubscribed from every broadcast (true), or only the others.'),
+});
+export type ContactListQuery = z.infer<typeof ContactListQuery>;
 
 const SegmentName = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 export const CreateSegmentBody = z

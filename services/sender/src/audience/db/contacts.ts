@@ -1,7 +1,7 @@
 // Contacts: one per email per team (case-insensitive through the generated `email_key`).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
-import { paginate, type Page } from '@postline/platform';
+import { escapeLike, paginate, type Page } from '@postline/platform';
 import type { ContactFields, ContactKey } from '../domain/contacts.ts';
 import type { ContactRow, SenderDb } from '../../db/schema.ts';
 
@@ -93,8 +93,27 @@ export async function deleteContact(db: Db, teamId: string, id: string): Promise
 }
 
 /** A page of the team's contacts, newest first: a backward scan of `contacts_team_id` (team_id, id). */
-export async function listContacts(db: Db, teamId: string, page: PaginationQuery): Promise<Page<ContactListRow>> {
-  return paginate(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), page);
+/** What a contacts list keeps: a part of the email or name (`q`), unsubscribed or not. */
+export type ContactFilter = { q?: string | undefined; unsubscribed?: boolean | undefined };
+
+/** The text `q` searches: the expression of the trigram index contacts_search_trgm_idx (its migration). */
+const contactSearchText = (table: string) =>
+  sql<string>`lower(${sql.ref(`${table}.email`)} || ' ' || coalesce(${sql.ref(`${table}.first_name`)}, '') || ' ' || coalesce(${sql.ref(`${table}.last_name`)}, ''))`;
+
+function filtered<QB extends SelectQueryBuilder<SenderDb, 'contacts', object>>(qb: QB, filter: ContactFilter): QB {
+  let q = qb;
+  if (filter.q) q = q.where(contactSearchText('contacts'), 'like', `%${escapeLike(filter.q.toLowerCase())}%`) as QB;
+  if (filter.unsubscribed !== undefined) q = q.where('contacts.unsubscribed', '=', filter.unsubscribed) as QB;
+  return q;
+}
+
+export async function listContacts(
+  db: Db,
+  teamId: string,
+  page: PaginationQuery,
+  filter: ContactFilter = {},
+): Promise<Page<ContactListRow>> {
+  return paginate(filtered(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), filter), page);
 }
 
 /**
@@ -108,16 +127,20 @@ export async function listSegmentContacts(
   teamId: string,
   segmentId: string,
   page: PaginationQuery,
+  filter: ContactFilter = {},
 ): Promise<Page<ContactListRow>> {
   const query = db
     .selectFrom('contact_segments')
     .innerJoinLateral(
       (eb) =>
-        eb
-          .selectFrom('contacts')
-          .select(LIST_COLUMNS)
-          .whereRef('contacts.id', '=', 'contact_segments.contact_id')
-          .where('contacts.team_id', '=', teamId)
+        filtered(
+          eb
+            .selectFrom('contacts')
+            .select(LIST_COLUMNS)
+            .whereRef('contacts.id', '=', 'contact_segments.contact_id')
+            .where('contacts.team_id', '=', teamId),
+          filter,
+        )
           .limit(1)
           .as('contact'),
       (join) => join.onTrue(),

@@ -37,8 +37,22 @@ export function contactRoutes(deps: ContactRouteDeps): Router {
       res.status(201).json({ object: 'contact', id: contact.id });
     },
     get: async (req, res) => {
-      const { segment_id: segmentId } = parseInput(ContactListQuery, { segment_id: req.query.segment_id });
-      const page = await pageOfContacts(deps, teamOf(res), segmentId, parseInput(PaginationQuery, req.query));
+      const query = parseInput(ContactListQuery, {
+        segment_id: req.query.segment_id,
+        q: req.query.q,
+        unsubscribed: req.query.unsubscribed,
+      });
+      const filter = {
+        q: query.q,
+        unsubscribed: query.unsubscribed === undefined ? undefined : query.unsubscribed === 'true',
+      };
+      const page = await pageOfContacts(
+        deps,
+        teamOf(res),
+        query.segment_id,
+        parseInput(PaginationQuery, req.query),
+        filter,
+      );
       res.json({ ...page, data: page.data.map(listItem) });
     },
   });

@@ -23,6 +23,7 @@ import {
   listSegmentContacts,
   touchContact,
   updateContactFields,
+  type ContactFilter,
   type ContactListRow,
 } from '../db/contacts.ts';
 import type { ContactRow, SegmentRow, SenderDb } from '../../db/schema.ts';
@@ -138,10 +139,11 @@ export async function pageOfContacts(
   teamId: string,
   segmentId: string | undefined,
   page: PaginationQuery,
+  filter: ContactFilter = {},
 ): Promise<Page<ContactListRow>> {
-  if (segmentId === undefined) return listContacts(deps.db, teamId, page);
+  if (segmentId === undefined) return listContacts(deps.db, teamId, page, filter);
   const segment = await requireSegment(deps.db, teamId, segmentId);
-  return listSegmentContacts(deps.db, teamId, segment.id, page);
+  return listSegmentContacts(deps.db, teamId, segment.id, page, filter);
 }
 
 /** Changes a contact's fields and properties (contact.updated when anything changed); in `audienceId` if given. */
