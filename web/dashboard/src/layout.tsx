@@ -14,6 +14,7 @@ export const NAV: NavItem[] = [
   { to: '/received', label: 'Received' },
   { to: '/dev-inbox', label: 'Dev inbox' },
   { to: '/metrics', label: 'Metrics' },
+  { to: '/audience', label: 'Audience' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },

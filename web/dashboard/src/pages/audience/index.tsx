@@ -1,0 +1,50 @@
+// The Audience pages: contacts (/audience, one at /audience/contacts/:id), segments, topics and contact
+// properties, under one heading with a navigation between them.
+import { NavLink, Route, Routes, useLocation } from 'react-router';
+import { ContactPage } from './contact.tsx';
+import { Contacts } from './contacts.tsx';
+import { Properties } from './properties.tsx';
+import { Segments } from './segments.tsx';
+import { Topics } from './topics.tsx';
+
+const SECTIONS = [
+  { to: '/audience', label: 'Contacts', end: true },
+  { to: '/audience/segments', label: 'Segments', end: false },
+  { to: '/audience/topics', label: 'Topics', end: false },
+  { to: '/audience/properties', label: 'Properties', end: false },
+];
+
+export default function Audience() {
+  const { pathname } = useLocation();
+  // A contact's page belongs to Contacts.
+  const contactPage = pathname.startsWith('/audience/contacts/');
+  return (
+    <>
+      <nav aria-label="Audience" className="subnav">
+        <ul>
+          {SECTIONS.map((section) => (
+            <li key={section.to}>
+              <NavLink
+                to={section.to}
+                end={section.end}
+                className={({ isActive }) =>
+                  isActive || (contactPage && section.label === 'Contacts') ? 'active' : ''
+                }
+                aria-current={contactPage && section.label === 'Contacts' ? 'page' : undefined}
+              >
+                {section.label}
+              </NavLink>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <Routes>
+        <Route index element={<Contacts />} />
+        <Route path="contacts/:id" element={<ContactPage />} />
+        <Route path="segments" element={<Segments />} />
+        <Route path="topics" element={<Topics />} />
+        <Route path="properties" element={<Properties />} />
+      </Routes>
+    </>
+  );
+}
