@@ -32,8 +32,13 @@ export default {
     {
       ...common,
       displayName: 'unit',
-      // tests/lint holds the lint rules' own tests: pure, like the unit tests beside the code.
-      testMatch: ['<rootDir>/{libs,services}/*/src/**/*.test.ts', '<rootDir>/tests/lint/**/*.test.ts'],
+      // tests/lint holds the lint rules' own tests: pure, like the unit tests beside the code; so are the
+      // dashboard's tests of its pure modules (its pages are tested in Chromium, under tests/dashboard).
+      testMatch: [
+        '<rootDir>/{libs,services}/*/src/**/*.test.ts',
+        '<rootDir>/web/*/src/**/*.test.ts',
+        '<rootDir>/tests/lint/**/*.test.ts',
+      ],
     },
     {
       ...common,

@@ -161,4 +161,51 @@ describe('the Audience pages', () => {
       await s.close();
     }
   });
+
+  it('imports a CSV into a segment with a property, mapping its columns, and shows it finish with each failure', async () => {
+    const segment = dataOf(await resend.segments.create({ name: `Imported ${stamp}` })).id;
+    dataOf(await resend.contactProperties.create({ key: 'city', type: 'string', fallbackValue: 'somewhere' }));
+    const csv = [
+      'E-mail address,First name,City,Note',
+      `alan.${stamp}@example.com,Alan,"Manchester, UK",first`,
+      'not-an-address,Bob,Leeds,second',
+      `edsger.${stamp}@example.com,Edsger,Austin,third`,
+    ].join('\r\n');
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin, '/dashboard/audience/imports');
+      await page.getByRole('heading', { name: 'Imports', level: 1 }).waitFor();
+      await page.getByRole('link', { name: 'Import a CSV' }).click();
+      await page
+        .getByLabel('CSV file')
+        .setInputFiles({ name: 'people.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      const rows = page.getByRole('region', { name: "The file's first rows" });
+      await rows.getByText('Manchester, UK').waitFor();
+      // Named like a field or property, a column maps itself; the others are chosen.
+      expect(await page.getByLabel('Column First name imports into').inputValue()).toBe('first_name');
+      expect(await page.getByLabel('Column City imports into').inputValue()).toBe('property:city');
+      await page.getByLabel('Column E-mail address imports into').selectOption('email');
+      expect(await page.getByLabel('Column Note imports into').inputValue()).toBe('');
+      await page.getByLabel(`Imported ${stamp}`).check();
+      await checkPage(s, 'audience-import-new');
+      await page.getByRole('button', { name: 'Start the import' }).click();
+
+      await page.getByRole('heading', { name: 'Import', level: 1 }).waitFor();
+      await page.getByText('completed').waitFor({ timeout: 60_000 });
+      const counts = page.getByRole('region', { name: 'Progress' });
+      expect((await counts.textContent())?.replace(/\s+/g, ' ')).toContain('Rows3Created2Updated0Skipped0Failed1');
+      const failures = page.getByRole('region', { name: 'Rows that failed' });
+      expect(await failures.textContent()).toContain('Invalid `email`');
+      await checkPage(s, 'audience-import');
+
+      const imported = dataOf(await resend.contacts.list({ segmentId: segment })).data.map((c) => c.email);
+      expect(imported.sort()).toEqual([`alan.${stamp}@example.com`, `edsger.${stamp}@example.com`]);
+      const alan = dataOf(await resend.contacts.get({ email: `alan.${stamp}@example.com` }));
+      expect(alan).toMatchObject({ first_name: 'Alan', properties: { city: { value: 'Manchester, UK' } } });
+      expect(s.problems()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
 });

@@ -10,7 +10,9 @@
 // contacts and the same calls are made again. The figure is each list's p50 at the large size against the
 // small one (target: within 1.5×). By default the tables are never analyzed (this machine's Postgres runs
 // without autovacuum), so the plans must do without statistics; `--analyze` analyzes them after each
-// growth, as autovacuum (or an import's own ANALYZE) would.
+// growth, as autovacuum (or an import's own ANALYZE) would. Also the search (`q`) at each size: a part of
+// one contact's email (one match), a name part every contact has (every contact matches: the newest page),
+// and in the segment; the target there is a page in under 1 s at the large size.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool } from 'undici';
@@ -51,7 +53,7 @@ async function grow(client: pg.Client, teamId: string, segmentId: string, from: 
   if (args.analyze) await client.query('analyze sender.contacts, sender.contact_segments');
 }
 
-type Lists = { contacts: number[]; segment: number[] };
+type Lists = { contacts: number[]; segment: number[]; rare: number[]; common: number[]; segmentSearch: number[] };
 
 async function measure(
   apiUrl: string,
@@ -75,7 +77,7 @@ async function measure(
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${body.slice(0, 200)}`);
     return performance.now() - started;
   };
-  const lists: Lists = { contacts: [], segment: [] };
+  const lists: Lists = { contacts: [], segment: [], rare: [], common: [], segmentSearch: [] };
   // Warm-up: connections, the services' JIT, Postgres's caches.
   for (let i = 0; i < 100; i++) {
     await timed('/contacts?limit=100');
@@ -85,10 +87,16 @@ async function measure(
     const after = i % 2 === 1 ? `&after=${cursors[i % cursors.length]}` : '';
     lists.contacts.push(await timed(`/contacts?limit=100${after}`));
     lists.segment.push(await timed(`/segments/${segmentId}/contacts?limit=100${after}`));
+    // A contact of the team's first 10,000, by a part of its address (one match).
+    lists.rare.push(await timed(`/contacts?limit=100&q=contact${(i * 7919) % 10_000}%40example`));
+    lists.common.push(await timed(`/contacts?limit=100&q=contact%20`));
+    lists.segmentSearch.push(
+      await timed(`/contacts?limit=100&segment_id=${segmentId}&q=contact${(i * 7919) % 10_000}%40`),
+    );
   }
   await http.close();
   lists.contacts.sort((a, b) => a - b);
-  lists.segment.sort((a, b) => a - b);
+  for (const values of [lists.segment, lists.rare, lists.common, lists.segmentSearch]) values.sort((a, b) => a - b);
   return lists;
 }
 
@@ -115,6 +123,9 @@ try {
   console.log(`\n== contact-lists benchmark (${args.analyze ? 'tables analyzed' : 'no statistics'}) ==`);
   console.log(row('GET /contacts?limit=100', small.contacts, large.contacts));
   console.log(row('GET /segments/{id}/contacts?limit=100', small.segment, large.segment));
+  console.log(row('GET /contacts?q= (one match)', small.rare, large.rare));
+  console.log(row('GET /contacts?q= (every contact matches)', small.common, large.common));
+  console.log(row('GET /contacts?segment_id=&q= (one match)', small.segmentSearch, large.segmentSearch));
 } finally {
   await client.end();
   await system.stop();

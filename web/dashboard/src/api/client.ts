@@ -36,14 +36,16 @@ export function withQuery(path: string, query?: Query): string {
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  // A form (a file upload) goes as multipart/form-data, with the boundary the browser sets; anything else as JSON.
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['content-type'] = 'application/json';
   let response: Response;
   try {
     response = await fetch(path, {
       method,
       headers,
       credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : form ? body : JSON.stringify(body),
     });
   } catch {
     throw new ApiError({ statusCode: 0, name: 'network_error', message: 'The server could not be reached.' });

@@ -2,6 +2,7 @@
 // properties, under one heading with a navigation between them.
 import { NavLink, Route, Routes, useLocation } from 'react-router';
 import { ContactPage } from './contact.tsx';
+import { ImportPage, Imports, NewImport } from './imports.tsx';
 import { Contacts } from './contacts.tsx';
 import { Properties } from './properties.tsx';
 import { Segments } from './segments.tsx';
@@ -12,6 +13,7 @@ const SECTIONS = [
   { to: '/audience/segments', label: 'Segments', end: false },
   { to: '/audience/topics', label: 'Topics', end: false },
   { to: '/audience/properties', label: 'Properties', end: false },
+  { to: '/audience/imports', label: 'Imports', end: false },
 ];
 
 export default function Audience() {
@@ -44,6 +46,9 @@ export default function Audience() {
         <Route path="segments" element={<Segments />} />
         <Route path="topics" element={<Topics />} />
         <Route path="properties" element={<Properties />} />
+        <Route path="imports" element={<Imports />} />
+        <Route path="imports/new" element={<NewImport />} />
+        <Route path="imports/:id" element={<ImportPage />} />
       </Routes>
     </>
   );
