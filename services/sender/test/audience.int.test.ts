@@ -14,6 +14,12 @@ import {
   type SharedSystem,
 } from '@postline/testing';
 
+import type { PaginationQuery } from '@postline/contracts';
+import { createDb } from '@postline/platform';
+import { SCHEMA as SENDER_SCHEMA } from '../src/config.ts';
+import { listContacts, listSegmentContacts, type ContactFilter } from '../src/audience/db/contacts.ts';
+import type { SenderDb } from '../src/db/schema.ts';
+
 jest.setTimeout(60_000);
 
 let system: SharedSystem;
@@ -288,6 +294,49 @@ describe('contacts', () => {
     });
     // Another team's search finds none of them.
     expect(((await call('GET', `/contacts?q=${tag}`, undefined, otherKey)).body.data as unknown[]).length).toBe(0);
+  });
+
+  it('searches past a window of the newest contacts through the index, paging both ways and in a segment', async () => {
+    // The search reads the newest `scan` contacts in order, then the index's matches beyond them: a window of
+    // 4 here, with 12 contacts, the matches old and new around it.
+    const team = await system.admin('team', 'create', '--name', 'Search windows');
+    const teamId = String(team.team_id);
+    const client = testResend(String(team.api_key), system.apiUrl);
+    const segment = dataOf(await client.segments.create({ name: 'Half' })).id;
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const needle = i % 3 === 0; // 0, 3, 6, 9
+      const { id } = dataOf(
+        await client.contacts.create({
+          email: `${needle ? 'needle' : 'hay'}${i}.${Date.now()}@example.com`,
+          unsubscribed: i === 6,
+          ...(i % 2 === 0 ? { segments: [{ id: segment }] } : {}),
+        }),
+      );
+      ids.push(id);
+    }
+    const [n0, n3, n6, n9] = [ids[0]!, ids[3]!, ids[6]!, ids[9]!];
+    const { db } = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SENDER_SCHEMA, max: 1 });
+    try {
+      const search = (page: PaginationQuery, filter: ContactFilter = {}, segmentId?: string) =>
+        (segmentId
+          ? listSegmentContacts(db, teamId, segmentId, page, { q: 'NEEDLE', ...filter }, { scan: 4 })
+          : listContacts(db, teamId, page, { q: 'NEEDLE', ...filter }, { scan: 4 })
+        ).then((p) => ({ ids: p.data.map((c) => c.id), has_more: p.has_more }));
+      // Newest first: 9 from the window, 6, 3 and 0 from the index.
+      expect(await search({})).toEqual({ ids: [n9, n6, n3, n0], has_more: false });
+      expect(await search({ limit: 2 })).toEqual({ ids: [n9, n6], has_more: true });
+      expect(await search({ limit: 2, after: n6 })).toEqual({ ids: [n3, n0], has_more: false });
+      expect(await search({ limit: 2, before: n3 })).toEqual({ ids: [n9, n6], has_more: false });
+      expect(await search({ limit: 1, before: n0 })).toEqual({ ids: [n3], has_more: true });
+      expect(await search({}, { unsubscribed: false })).toEqual({ ids: [n9, n3, n0], has_more: false });
+      // In the segment (the even ones): 6 and 0.
+      expect(await search({}, {}, segment)).toEqual({ ids: [n6, n0], has_more: false });
+      expect(await search({ limit: 1 }, {}, segment)).toEqual({ ids: [n6], has_more: true });
+      expect(await search({ limit: 1, after: n6 }, {}, segment)).toEqual({ ids: [n0], has_more: false });
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('updates fields and properties by email; null clears a value', async () => {

@@ -1,6 +1,6 @@
 // Contacts: one per email per team (case-insensitive through the generated `email_key`).
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
-import type { PaginationQuery } from '@postline/contracts';
+import { DEFAULT_PAGE_SIZE, type PaginationQuery } from '@postline/contracts';
 import { escapeLike, paginate, type Page } from '@postline/platform';
 import type { ContactFields, ContactKey } from '../domain/contacts.ts';
 import type { ContactRow, SenderDb } from '../../db/schema.ts';
@@ -92,7 +92,6 @@ export async function deleteContact(db: Db, teamId: string, id: string): Promise
   return db.deleteFrom('contacts').where('team_id', '=', teamId).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-/** A page of the team's contacts, newest first: a backward scan of `contacts_team_id` (team_id, id). */
 /** What a contacts list keeps: a part of the email or name (`q`), unsubscribed or not. */
 export type ContactFilter = { q?: string | undefined; unsubscribed?: boolean | undefined };
 
@@ -100,19 +99,23 @@ export type ContactFilter = { q?: string | undefined; unsubscribed?: boolean | u
 const contactSearchText = (table: string) =>
   sql<string>`lower(${sql.ref(`${table}.email`)} || ' ' || coalesce(${sql.ref(`${table}.first_name`)}, '') || ' ' || coalesce(${sql.ref(`${table}.last_name`)}, ''))`;
 
+/** The list's filter besides a search (searchContacts' own). */
 function filtered<QB extends SelectQueryBuilder<SenderDb, 'contacts', object>>(qb: QB, filter: ContactFilter): QB {
-  let q = qb;
-  if (filter.q) q = q.where(contactSearchText('contacts'), 'like', `%${escapeLike(filter.q.toLowerCase())}%`) as QB;
-  if (filter.unsubscribed !== undefined) q = q.where('contacts.unsubscribed', '=', filter.unsubscribed) as QB;
-  return q;
+  return filter.unsubscribed === undefined ? qb : (qb.where('contacts.unsubscribed', '=', filter.unsubscribed) as QB);
 }
 
+/**
+ * A page of the team's contacts, newest first: a backward scan of `contacts_team_id` (team_id, id), which
+ * stops at a page whatever the team's size. A search is searchContacts'.
+ */
 export async function listContacts(
   db: Db,
   teamId: string,
   page: PaginationQuery,
   filter: ContactFilter = {},
+  opts: SearchOptions = {},
 ): Promise<Page<ContactListRow>> {
+  if (filter.q) return searchContacts(db, teamId, undefined, { ...filter, q: filter.q }, page, opts);
   return paginate(filtered(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), filter), page);
 }
 
@@ -128,7 +131,9 @@ export async function listSegmentContacts(
   segmentId: string,
   page: PaginationQuery,
   filter: ContactFilter = {},
+  opts: SearchOptions = {},
 ): Promise<Page<ContactListRow>> {
+  if (filter.q) return searchContacts(db, teamId, segmentId, { ...filter, q: filter.q }, page, opts);
   const query = db
     .selectFrom('contact_segments')
     .innerJoinLateral(
@@ -148,4 +153,81 @@ export async function listSegmentContacts(
     .select(LIST_COLUMNS.map((column) => `contact.${column}` as const))
     .where('contact_segments.segment_id', '=', segmentId);
   return paginate(query, page, { idColumn: 'contact_segments.contact_id' });
+}
+
+/** How many of the newest contacts (or segment members) past the cursor a search reads in order first. */
+export const SEARCH_SCAN = 2_000;
+
+/** `scan`: SEARCH_SCAN unless given (a test's smaller window). */
+export type SearchOptions = { scan?: number };
+
+/**
+ * A page of the contacts (of a segment, or the team's) whose email or name holds `q`, newest first, in two
+ * steps so that it stays fast whether `q` matches most contacts or a few of a million. First the newest
+ * SEARCH_SCAN contacts past the cursor are read in order and filtered: a common `q` fills the page there.
+ * If it does not and there are older contacts, the rest of the page comes from the trigram index
+ * (contacts_search_trgm_idx), whose matches are materialized first, so that the planner cannot walk the
+ * whole team in order instead: a `q` that found under a page in SEARCH_SCAN contacts matches few.
+ */
+async function searchContacts(
+  db: Db,
+  teamId: string,
+  segmentId: string | undefined,
+  filter: ContactFilter & { q: string },
+  page: PaginationQuery,
+  opts: SearchOptions,
+): Promise<Page<ContactListRow>> {
+  const scan = opts.scan ?? SEARCH_SCAN;
+  const limit = page.limit ?? DEFAULT_PAGE_SIZE;
+  const ascending = page.before !== undefined;
+  const cursor = page.before ?? page.after;
+  const cmp = (column: string, bound: string | undefined) =>
+    bound === undefined
+      ? sql`true`
+      : ascending
+        ? sql`${sql.ref(column)} > ${bound}`
+        : sql`${sql.ref(column)} < ${bound}`;
+  const order = ascending ? sql`asc` : sql`desc`;
+  const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
+  const kept = sql`${contactSearchText('c')} like ${pattern}${
+    filter.unsubscribed === undefined ? sql`` : sql` and c.unsubscribed = ${filter.unsubscribed}`
+  }`;
+  const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(`c.${column}`)));
+  // The window: the newest `scan` ids past the cursor, in order, read from an index that stops there.
+  const window = (size: number, offset = 0) =>
+    segmentId
+      ? sql`select contact_id as id from contact_segments where segment_id = ${segmentId}
+          and ${cmp('contact_id', cursor)} order by contact_id ${order} offset ${offset} limit ${size}`
+      : sql`select id from contacts where team_id = ${teamId} and ${cmp('id', cursor)}
+          order by id ${order} offset ${offset} limit ${size}`;
+  // Each id of the window looked up by its key. The lateral's `limit 1` keeps it a nested loop: pulled up
+  // into a join, the planner may read every match of the trigram index and sort them.
+  const first = await sql<ContactListRow>`
+    select ${columns} from (${window(scan)}) w
+      cross join lateral (select ${columns} from contacts c
+        where c.id = w.id and c.team_id = ${teamId} and ${kept} limit 1) c
+    order by w.id ${order} limit ${limit + 1}`.execute(db);
+  let rows = first.rows;
+  if (rows.length <= limit) {
+    // The window's last id, if the window was full: older contacts may match too.
+    const edge = await sql<{ id: string }>`${window(1, scan - 1)}`.execute(db);
+    const last = edge.rows[0]?.id;
+    if (last !== undefined) {
+      // Older than the window: from the index's matches, found without the team's condition so that the
+      // trigram index is the one way to them (with it the planner may walk the whole team instead).
+      const inSegment = segmentId
+        ? sql`and exists (select 1 from contact_segments cs where cs.segment_id = ${segmentId} and cs.contact_id = c.id)`
+        : sql``;
+      const more = await sql<ContactListRow>`
+        with found as materialized (select c.id, c.team_id from contacts c where ${kept})
+        select ${columns} from found f join lateral (select * from contacts c where c.id = f.id) c on true
+        where f.team_id = ${teamId} and ${cmp('f.id', last)} ${inSegment}
+        order by c.id ${order} limit ${limit + 1 - rows.length}`.execute(db);
+      rows = [...rows, ...more.rows];
+    }
+  }
+  const hasMore = rows.length > limit;
+  const data = rows.slice(0, limit);
+  if (ascending) data.reverse();
+  return { object: 'list', has_more: hasMore, data };
 }
