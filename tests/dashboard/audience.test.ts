@@ -165,11 +165,12 @@ describe('the Audience pages', () => {
   it('imports a CSV into a segment with a property, mapping its columns, and shows it finish with each failure', async () => {
     const segment = dataOf(await resend.segments.create({ name: `Imported ${stamp}` })).id;
     dataOf(await resend.contactProperties.create({ key: 'city', type: 'string', fallbackValue: 'somewhere' }));
+    // `Unsubscribed` would map itself by its name; the person sets it to Skip, and it is skipped.
     const csv = [
-      'E-mail address,First name,City,Note',
-      `alan.${stamp}@example.com,Alan,"Manchester, UK",first`,
-      'not-an-address,Bob,Leeds,second',
-      `edsger.${stamp}@example.com,Edsger,Austin,third`,
+      'E-mail address,First name,City,Note,Unsubscribed',
+      `alan.${stamp}@example.com,Alan,"Manchester, UK",first,true`,
+      'not-an-address,Bob,Leeds,second,true',
+      `edsger.${stamp}@example.com,Edsger,Austin,third,true`,
     ].join('\r\n');
     const s = await openBrowserSession(browser, system.apiUrl);
     const { page } = s;
@@ -187,6 +188,8 @@ describe('the Audience pages', () => {
       expect(await page.getByLabel('Column City imports into').inputValue()).toBe('property:city');
       await page.getByLabel('Column E-mail address imports into').selectOption('email');
       expect(await page.getByLabel('Column Note imports into').inputValue()).toBe('');
+      expect(await page.getByLabel('Column Unsubscribed imports into').inputValue()).toBe('unsubscribed');
+      await page.getByLabel('Column Unsubscribed imports into').selectOption('');
       await page.getByLabel(`Imported ${stamp}`).check();
       await checkPage(s, 'audience-import-new');
       await page.getByRole('button', { name: 'Start the import' }).click();
@@ -202,7 +205,11 @@ describe('the Audience pages', () => {
       const imported = dataOf(await resend.contacts.list({ segmentId: segment })).data.map((c) => c.email);
       expect(imported.sort()).toEqual([`alan.${stamp}@example.com`, `edsger.${stamp}@example.com`]);
       const alan = dataOf(await resend.contacts.get({ email: `alan.${stamp}@example.com` }));
-      expect(alan).toMatchObject({ first_name: 'Alan', properties: { city: { value: 'Manchester, UK' } } });
+      expect(alan).toMatchObject({
+        first_name: 'Alan',
+        unsubscribed: false,
+        properties: { city: { value: 'Manchester, UK' } },
+      });
       expect(s.problems()).toEqual([]);
     } finally {
       await s.close();

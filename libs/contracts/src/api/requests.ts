@@ -3,6 +3,7 @@ import { isSubdomainLabel } from '../dns-names.ts';
 import { PublicEventType, SuppressionOrigin } from '../events.ts';
 import { PROPERTY_KEY } from '../resource-values.ts';
 import { PaginationQuery } from '../pagination.ts';
+import { CONTACT_IMPORT_FIELDS } from '../import-headers.ts';
 
 // The request bodies and query parameters of the public API: the schemas the owners validate with
 // (`parseInput`), so that what the OpenAPI document says is what is checked. Unknown keys are ignored and,
@@ -419,8 +420,8 @@ export const UpdateContactPropertyBody = z.object({
   fallback_value: FallbackValue,
 });
 
-/** The contact fields a CSV import fills (besides the properties). */
-export const CONTACT_IMPORT_FIELDS = ['email', 'first_name', 'last_name', 'unsubscribed'] as const;
+/** The contact fields a CSV import fills, and the one each column fills by its name. */
+export { CONTACT_IMPORT_FIELDS, importFieldOfHeader } from '../import-headers.ts';
 const MAX_IMPORT_SEGMENTS = 100;
 const MAX_IMPORT_TOPICS = 100;
 const Column = z.string().trim().min(1, 'must name a column');

@@ -45,18 +45,6 @@ export type ImportedContact = {
 export type RowResult = { ok: true; contact: ImportedContact } | { ok: false; reason: string };
 
 /** The header names of the fields, compared without case, spaces, `_` or `-` (`First Name` is `first_name`). */
-const FIELD_HEADERS: Record<string, ImportField> = {
-  email: 'email',
-  emailaddress: 'email',
-  firstname: 'first_name',
-  lastname: 'last_name',
-  unsubscribed: 'unsubscribed',
-};
-
-function headerName(column: string): string {
-  return column.toLowerCase().replace(/[\s_-]/g, '');
-}
-
 /**
  * The import's column map from the file's header: columns named like a field or a property key (the exact
  * key first, then without case) fill it, other columns are ignored, and the request's `column_map`
@@ -71,7 +59,7 @@ export function resolveColumnMap(
   const map: ColumnMap = {};
   for (const column of [...header].reverse()) {
     // Reversed, so that the first of two columns with the same meaning wins.
-    const field = FIELD_HEADERS[headerName(column)];
+    const field = ApiRequests.importFieldOfHeader(column);
     if (field) map[field] = column;
   }
   for (const definition of definitions) {

@@ -31,7 +31,8 @@ export function ContactPage() {
     );
   }
   if (!contact.data) return <Loading />;
-  return <ContactView contact={contact.data} />;
+  // Keyed: the forms' fields start from this contact's values, not another's.
+  return <ContactView key={contact.data.id} contact={contact.data} />;
 }
 
 function ContactView({ contact }: { contact: Contact }) {
@@ -95,9 +96,11 @@ function ContactForm({ contact }: { contact: Contact }) {
   const [saved, setSaved] = useState(false);
   const save = async (data: FormData) => {
     setSaved(false);
+    // Only the properties changed here: a value written meanwhile (an import, the API) stays.
     const values: Record<string, string | number | null> = {};
     for (const property of properties.data?.data ?? []) {
       const value = text(data, `property-${property.key}`);
+      if (value === shownValue(valueOf(contact, property.key))) continue;
       values[property.key] = value === '' ? null : property.type === 'number' ? Number(value) : value;
     }
     const body: ApiRequest<'UpdateContactBody'> = {
@@ -145,6 +148,11 @@ function valueOf(contact: Contact, key: string): unknown {
   return entry !== null && typeof entry === 'object' && 'value' in entry ? entry.value : entry;
 }
 
+/** A property's value as its field shows it. */
+function shownValue(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+}
+
 function PropertyField({ property, value }: { property: Property; value: unknown }) {
   const fallback = property.fallback_value === null ? 'no fallback' : `fallback: ${String(property.fallback_value)}`;
   return (
@@ -155,7 +163,7 @@ function PropertyField({ property, value }: { property: Property; value: unknown
           name={`property-${property.key}`}
           type={property.type === 'number' ? 'number' : 'text'}
           step={property.type === 'number' ? 'any' : undefined}
-          defaultValue={typeof value === 'string' || typeof value === 'number' ? String(value) : ''}
+          defaultValue={shownValue(value)}
         />
       )}
     </Field>
@@ -251,11 +259,12 @@ function ContactTopics({ contact }: { contact: Contact }) {
   });
   const save = async (data: FormData) => {
     setSaved(false);
-    const choices = (topics.data?.data ?? []).map((topic) => ({
-      id: topic.id,
-      subscription: text(data, `topic-${topic.id}`) as TopicChoice['subscription'],
-    }));
-    await patch(`/contacts/${contact.id}/topics`, choices);
+    // Only the choices changed here: an untouched topic keeps following its default.
+    const choices = (topics.data?.data ?? []).flatMap((topic) => {
+      const subscription = text(data, `topic-${topic.id}`) as TopicChoice['subscription'];
+      return subscription === topic.subscription ? [] : [{ id: topic.id, subscription }];
+    });
+    if (choices.length > 0) await patch(`/contacts/${contact.id}/topics`, choices);
     await client.invalidateQueries({ queryKey: [CONTACTS, 'topics', contact.id] });
     setSaved(true);
   };

@@ -73,7 +73,7 @@ export function Contacts() {
             <p>
               {filtered
                 ? 'Try another search or filter, or clear them.'
-                : 'Add a contact here, import a CSV through the API, or create them with POST /contacts.'}
+                : 'Add a contact here, import a CSV (Imports), or create them with POST /contacts.'}
             </p>
           </EmptyState>
         }

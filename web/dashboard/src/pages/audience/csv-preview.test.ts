@@ -1,5 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseRecords } from './csv-preview.ts';
+import { headerEnd, parseRecords } from './csv-preview.ts';
+
+describe('headerEnd', () => {
+  it('ends the header after its line break, not at one inside quotes', () => {
+    expect(headerEnd('a,b\r\n1,2')).toBe(5);
+    expect(headerEnd('a,"b\nc"\n1,2')).toBe(8);
+    expect(headerEnd('a,b')).toBe(3);
+  });
+});
 
 describe('parseRecords', () => {
   it('reads quoted fields, doubled quotes, line breaks inside quotes and CRLF or LF between records', () => {

@@ -2,16 +2,34 @@
 // line breaks inside quotes, CRLF or LF between records), for the import's preview and column mapping. Only
 // the file's beginning is read: the server reads the whole file.
 
-/** Up to `rows` records after the header, from the first `bytes` of the file. */
+/**
+ * Up to `rows` records after the header, from the first `bytes` of the file, and the header record's length
+ * in bytes (with its line break and any byte order mark), so that the file can be sent with another header.
+ */
 export async function previewCsv(
   file: Blob,
   rows = 5,
   bytes = 64 * 1024,
-): Promise<{ header: string[]; rows: string[][] }> {
-  const text = (await file.slice(0, bytes).text()).replace(/^\uFEFF/, '');
+): Promise<{ header: string[]; rows: string[][]; headerBytes: number }> {
+  const raw = await file.slice(0, bytes).text();
+  const bom = raw.startsWith('\uFEFF') ? 3 : 0;
+  const text = bom ? raw.slice(1) : raw;
   const records = parseRecords(text, rows + 1, file.size > bytes);
   const [header = [], ...rest] = records;
-  return { header: header.map((name) => name.trim()), rows: rest };
+  const headerBytes = bom + new TextEncoder().encode(text.slice(0, headerEnd(text))).length;
+  return { header: header.map((name) => name.trim()), rows: rest, headerBytes };
+}
+
+/** Where the first record of `text` ends: after its line break (CRLF, LF or CR) outside quotes. */
+export function headerEnd(text: string): number {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && c === '\r') return text[i + 1] === '\n' ? i + 2 : i + 1;
+    else if (!quoted && c === '\n') return i + 1;
+  }
+  return text.length;
 }
 
 /** Records of `text`, at most `max`; with `cut`, a last record the cut may have ended early is left out. */

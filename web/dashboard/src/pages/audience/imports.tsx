@@ -2,10 +2,11 @@
 // each column mapped to a contact field or property, what to do with existing contacts, the segments and
 // topics every imported contact gets); and one import's progress, read again each second until it ends, with
 // its final counts and each failed row's reason.
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
+import { importFieldOfHeader } from '@postline/contracts/import-headers';
 import { ApiError, get, post } from '../../api/client.ts';
 import { EmptyState, ErrorMessage, Loading, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
@@ -75,14 +76,15 @@ const FIELDS = [
   { value: 'unsubscribed', label: 'Unsubscribed' },
 ];
 
-/** The target a column maps to by default: a field or property of the same name (any case, `_` for spaces). */
+/**
+ * The target a column maps to by default: the contact field its name fills on the server
+ * (importFieldOfHeader), else a property of that key (exactly, then in any case).
+ */
 function defaultTarget(column: string, propertyKeys: string[]): string {
-  const name = column
-    .trim()
-    .toLowerCase()
-    .replace(/[\s-]+/g, '_');
-  if (FIELDS.some((f) => f.value === name)) return name;
-  const key = propertyKeys.find((k) => k.toLowerCase() === name);
+  const field = importFieldOfHeader(column);
+  if (field) return field;
+  const key =
+    propertyKeys.find((k) => k === column) ?? propertyKeys.find((k) => k.toLowerCase() === column.toLowerCase());
   return key ? `property:${key}` : '';
 }
 
@@ -93,11 +95,13 @@ export function NewImport() {
   const segments = useSegments();
   const topics = useTopics();
   const [file, setFile] = useState<File | null>(null);
-  const [preview, setPreview] = useState<{ header: string[]; rows: string[][] } | null>(null);
+  const [preview, setPreview] = useState<Awaited<ReturnType<typeof previewCsv>> | null>(null);
   const [error, setError] = useState<unknown>(null);
   const propertyKeys = (properties.data?.data ?? []).map((p) => p.key);
 
+  const latest = useRef<File | null>(null);
   const choose = async (chosen: File | null) => {
+    latest.current = chosen;
     setFile(chosen);
     setPreview(null);
     setError(null);
@@ -105,25 +109,33 @@ export function NewImport() {
     try {
       const read = await previewCsv(chosen);
       if (read.header.length === 0) throw new Error('The file has no header row.');
-      setPreview(read);
+      // A file chosen meanwhile replaces this one.
+      if (latest.current === chosen) setPreview(read);
     } catch (err) {
-      setError(err);
+      if (latest.current === chosen) setError(err);
     }
   };
 
   const start = async (data: FormData) => {
     if (!file || !preview) throw new Error('Choose a CSV file first.');
-    const columnMap: Record<string, unknown> = {};
+    // The file goes with neutral column names (column_1, ...) and every mapping named, so that a column set to
+    // Skip is skipped even when its name would map it, and only the mapping chosen here applies.
+    const names = preview.header.map((_, i) => `column_${i + 1}`);
+    const fields: Record<string, string> = {};
     const propertyColumns: Record<string, string> = {};
     preview.header.forEach((column, i) => {
       const target = text(data, `column-${i}`);
-      if (target.startsWith('property:')) propertyColumns[target.slice('property:'.length)] = column;
-      else if (target) columnMap[target] = column;
+      const [kind, into] = target.startsWith('property:') ? ['property', target.slice(9)] : ['field', target];
+      if (!into) return;
+      const taken = kind === 'property' ? propertyColumns : fields;
+      if (taken[into] !== undefined) throw new Error(`Two columns import into ${into}: choose one of them.`);
+      taken[into] = names[i]!;
     });
-    if (!columnMap.email) throw new Error('Map one column to Email: every contact needs one.');
+    if (!fields.email) throw new Error('Map one column to Email: every contact needs one.');
     const form = new FormData();
-    form.set('file', file);
-    form.set('column_map', JSON.stringify({ ...columnMap, properties: propertyColumns }));
+    const body = new Blob([`${names.join(',')}\r\n`, file.slice(preview.headerBytes)], { type: 'text/csv' });
+    form.set('file', body, file.name);
+    form.set('column_map', JSON.stringify({ ...fields, properties: propertyColumns }));
     form.set('on_conflict', text(data, 'on_conflict') || 'skip');
     form.set('segments', JSON.stringify(data.getAll('segment').filter((v): v is string => typeof v === 'string')));
     form.set(

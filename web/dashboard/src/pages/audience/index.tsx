@@ -1,6 +1,6 @@
 // The Audience pages: contacts (/audience, one at /audience/contacts/:id), segments, topics and contact
 // properties, under one heading with a navigation between them.
-import { NavLink, Route, Routes, useLocation } from 'react-router';
+import { Link, NavLink, Route, Routes, useLocation } from 'react-router';
 import { ContactPage } from './contact.tsx';
 import { ImportPage, Imports, NewImport } from './imports.tsx';
 import { Contacts } from './contacts.tsx';
@@ -26,16 +26,16 @@ export default function Audience() {
         <ul>
           {SECTIONS.map((section) => (
             <li key={section.to}>
-              <NavLink
-                to={section.to}
-                end={section.end}
-                className={({ isActive }) =>
-                  isActive || (contactPage && section.label === 'Contacts') ? 'active' : ''
-                }
-                aria-current={contactPage && section.label === 'Contacts' ? 'page' : undefined}
-              >
-                {section.label}
-              </NavLink>
+              {contactPage && section.label === 'Contacts' ? (
+                // A contact's page is under Contacts: its link shows as the current section.
+                <Link to={section.to} className="active" aria-current="page">
+                  {section.label}
+                </Link>
+              ) : (
+                <NavLink to={section.to} end={section.end}>
+                  {section.label}
+                </NavLink>
+              )}
             </li>
           ))}
         </ul>
