@@ -96,9 +96,10 @@ async function membersNamed(
   req: Request,
 ): Promise<readonly string[]> {
   if (typeof sent !== 'string') return [];
+  // A large body (attachments) is not copied to be searched: every send passes here.
+  if (sent.length > 1_000_000) return [];
   const text = sent.toLowerCase();
-  if (text.length > 1_000_000 || (req.is(RAW_EMAIL_BODY.type) !== RAW_EMAIL_BODY.type && !text.includes('onboarding@')))
-    return [];
+  if (req.is(RAW_EMAIL_BODY.type) !== RAW_EMAIL_BODY.type && !text.includes('onboarding@')) return [];
   const members = await memberAddresses(teamId).catch((err: unknown) => {
     req.log.warn({ err }, 'team members could not be read for the onboarding sender');
     return [];
