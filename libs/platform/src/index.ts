@@ -47,6 +47,9 @@ export {
   IDEMPOTENCY_HEADER,
   IDEMPOTENCY_HASH_HEADER,
   REQUEST_LOG_HEADER,
+  USER_HEADER,
+  USER_ROLE_HEADER,
+  userOf,
 } from './http/internal.ts';
 export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/metrics.ts';
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';

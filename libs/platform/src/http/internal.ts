@@ -16,6 +16,13 @@ export const KEY_DOMAIN_HEADER = 'x-postline-key-domain-id';
  * sender may send before the team has a verified domain.
  */
 export const TEAM_MEMBERS_HEADER = 'x-postline-team-members';
+/**
+ * On a request made from a dashboard session: the signed-in user's id and their role in the team (`admin` or
+ * `member`); absent for an API key. Owners record who did what (a template version's author) and let a
+ * role decide (a member's broadcast waiting for an admin's approval).
+ */
+export const USER_HEADER = 'x-postline-user-id';
+export const USER_ROLE_HEADER = 'x-postline-user-role';
 /** The client's Idempotency-Key: owners deduplicate on it too, in case the gateway died mid-request. */
 export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
 /**
@@ -23,6 +30,14 @@ export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
  * used for another request answers 409 invalid_idempotent_request, as the gateway does.
  */
 export const IDEMPOTENCY_HASH_HEADER = 'x-postline-idempotency-hash';
+
+/** The dashboard user behind a forwarded request, from the gateway's headers; undefined for an API key. */
+export function userOf(req: { header(name: string): string | undefined }): { id: string; role: 'admin' | 'member' } | undefined {
+  const id = req.header(USER_HEADER);
+  const role = req.header(USER_ROLE_HEADER);
+  if (!id || !isUuid(id) || (role !== 'admin' && role !== 'member')) return undefined;
+  return { id, role };
+}
 
 /**
  * Guards an owner's internal API: a request without the gateway's team header did not come through the

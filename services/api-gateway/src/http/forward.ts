@@ -23,6 +23,8 @@ import {
   PERMISSION_HEADER,
   TEAM_HEADER,
   TEAM_MEMBERS_HEADER,
+  USER_HEADER,
+  USER_ROLE_HEADER,
   type Logger,
 } from '@postline/platform';
 import { isSendingRoute, normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
@@ -138,6 +140,10 @@ export function forwardToOwners(deps: {
     };
     if (auth.keyId) headers[KEY_HEADER] = auth.keyId;
     if (auth.domainId) headers[KEY_DOMAIN_HEADER] = auth.domainId;
+    if (auth.user) {
+      headers[USER_HEADER] = auth.user.id;
+      headers[USER_ROLE_HEADER] = auth.user.role;
+    }
     const logId = requestLogIdOf(res);
     if (logId) headers[REQUEST_LOG_HEADER] = logId;
     const idempotencyKey = req.header('idempotency-key');
