@@ -296,6 +296,94 @@ describe('contacts', () => {
     expect(((await call('GET', `/contacts?q=${tag}`, undefined, otherKey)).body.data as unknown[]).length).toBe(0);
   });
 
+  it('filters contacts by their subscription to a topic, its default when they made no choice', async () => {
+    const tag = unique('topical');
+    const segment = await newSegment();
+    const news = await newTopic('opt_in');
+    const offers = await newTopic('opt_out');
+    const make = async (name: string, topics: { id: string; subscription: 'opt_in' | 'opt_out' }[]) =>
+      dataOf(await resend.contacts.create({ email: `${name}.${tag}@example.com`, topics, segments: [{ id: segment }] }))
+        .id;
+    const quiet = await make('quiet', []);
+    const leaver = await make('leaver', [{ id: news, subscription: 'opt_out' }]);
+    const keen = await make('keen', [{ id: offers, subscription: 'opt_in' }]);
+    const ids = async (query: string) =>
+      ((await call('GET', `/contacts?limit=100&${query}`)).body.data as { id: string }[])
+        .map((c) => c.id)
+        .filter((id) => [quiet, leaver, keen].includes(id));
+    // News is opt-in by default: everyone but the one who left it.
+    expect(await ids(`topic_id=${news}`)).toEqual([keen, quiet]);
+    expect(await ids(`topic_id=${news}&topic_subscription=opt_out`)).toEqual([leaver]);
+    // Offers is opt-out by default: only the one who chose it (read from the choices, not the team).
+    expect(await ids(`topic_id=${offers}&topic_subscription=opt_in`)).toEqual([keen]);
+    expect(await ids(`topic_id=${offers}&topic_subscription=opt_out`)).toEqual([leaver, quiet]);
+    // With a search and in a segment.
+    expect(await ids(`topic_id=${news}&q=${tag}`)).toEqual([keen, quiet]);
+    expect(await ids(`topic_id=${offers}&topic_subscription=opt_in&q=${tag}`)).toEqual([keen]);
+    expect(await ids(`segment_id=${segment}&topic_id=${news}&topic_subscription=opt_out`)).toEqual([leaver]);
+    // Bad or foreign topics.
+    expect((await call('GET', `/contacts?topic_id=${MISSING_ID}`)).status).toBe(404);
+    expect((await call('GET', `/contacts?topic_id=${news}`, undefined, otherKey)).status).toBe(404);
+    expect((await call('GET', `/contacts?topic_id=${news}&topic_subscription=maybe`)).body).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
+    expect((await call('GET', '/contacts?topic_subscription=opt_in')).body).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
+  });
+
+  it('counts the contacts of each segment, topic and property when asked, and adds nothing otherwise', async () => {
+    const team = String((await system.admin('team', 'create', '--name', 'Counted')).api_key);
+    const teamResend = testResend(team, system.apiUrl);
+    const segment = dataOf(await teamResend.segments.create({ name: 'Counted' })).id;
+    const empty = dataOf(await teamResend.segments.create({ name: 'Empty' })).id;
+    const news = dataOf(await teamResend.topics.create({ name: 'News', defaultSubscription: 'opt_in' })).id;
+    const offers = dataOf(await teamResend.topics.create({ name: 'Offers', defaultSubscription: 'opt_out' })).id;
+    const plan = (await call('POST', '/contact-properties', { key: 'plan', type: 'string' }, team)).body.id as string;
+    const seats = (await call('POST', '/contact-properties', { key: 'seats', type: 'number' }, team)).body.id as string;
+    await call(
+      'POST',
+      '/contacts',
+      { email: 'a@example.com', properties: { plan: 'pro' }, segments: [{ id: segment }] },
+      team,
+    );
+    await call(
+      'POST',
+      '/contacts',
+      {
+        email: 'b@example.com',
+        properties: { plan: 'free', seats: 3 },
+        segments: [{ id: segment }],
+        topics: [{ id: news, subscription: 'opt_out' }],
+      },
+      team,
+    );
+    await call('POST', '/contacts', { email: 'c@example.com', topics: [{ id: offers, subscription: 'opt_in' }] }, team);
+    const list = async (path: string) =>
+      (await call('GET', path, undefined, team)).body.data as Record<string, unknown>[];
+    const byId = (rows: Record<string, unknown>[], id: string) => rows.find((row) => row.id === id);
+
+    const segments = await list('/segments?counts=true');
+    expect(byId(segments, segment)).toMatchObject({ contacts_count: 2 });
+    expect(byId(segments, empty)).toMatchObject({ contacts_count: 0 });
+    const topics = await list('/topics?counts=true');
+    expect(byId(topics, news)).toMatchObject({ counts: { opt_in: 2, opt_out: 1 } });
+    expect(byId(topics, offers)).toMatchObject({ counts: { opt_in: 1, opt_out: 2 } });
+    const properties = await list('/contact-properties?counts=true');
+    expect(byId(properties, plan)).toMatchObject({ contacts_count: 2 });
+    expect(byId(properties, seats)).toMatchObject({ contacts_count: 1 });
+    // Without the flag, the reference's shapes.
+    expect(byId(await list('/segments'), segment)).not.toHaveProperty('contacts_count');
+    expect(byId(await list('/topics'), news)).not.toHaveProperty('counts');
+    expect(byId(await list('/contact-properties'), plan)).not.toHaveProperty('contacts_count');
+    expect((await call('GET', '/segments?counts=yes', undefined, team)).body).toMatchObject({
+      statusCode: 422,
+      name: 'validation_error',
+    });
+  });
+
   it('searches past a window of the newest contacts through the index, paging both ways and in a segment', async () => {
     // The search reads the newest `scan` contacts in order, then the index's matches beyond them: a window of
     // 4 here, with 12 contacts, the matches old and new around it.

@@ -71,7 +71,9 @@ export const AUDIENCE_OPERATIONS: Operation[] = [
     success: created(rs.ref('contact_property')),
     errors: ['validation_error', 'missing_required_field'],
   }),
-  list('/contact-properties', 'Contact Properties', 'List contact properties', rs.ContactPropertyList),
+  list('/contact-properties', 'Contact Properties', 'List contact properties', rs.ContactPropertyList, {
+    query: rq.PaginationQuery.safeExtend(rq.AudienceCountsQuery.shape),
+  }),
   get('/contact-properties/{id}', 'Contact Properties', 'Retrieve a contact property', {
     success: ok(rs.ContactProperty),
     errors: ['not_found'],
@@ -98,7 +100,10 @@ export const AUDIENCE_OPERATIONS: Operation[] = [
         success: created(rs.createdSegment(object)),
         errors: ['validation_error', 'missing_required_field'],
       }),
-      list(base, tag, `List ${tag.toLowerCase()}`, rs.SegmentList, { deprecated }),
+      list(base, tag, `List ${tag.toLowerCase()}`, rs.SegmentList, {
+        deprecated,
+        query: rq.PaginationQuery.safeExtend(rq.AudienceCountsQuery.shape),
+      }),
       get(`${base}/{id}`, tag, `Retrieve ${tag === 'Segments' ? 'a segment' : 'an audience'}`, {
         deprecated,
         success: ok(rs.segment(object)),
@@ -160,7 +165,9 @@ export const AUDIENCE_OPERATIONS: Operation[] = [
     success: created(rs.ref('topic')),
     errors: ['validation_error', 'missing_required_field'],
   }),
-  list('/topics', 'Topics', 'List topics', rs.TopicList),
+  list('/topics', 'Topics', 'List topics', rs.TopicList, {
+    query: rq.PaginationQuery.safeExtend(rq.AudienceCountsQuery.shape),
+  }),
   get('/topics/{id}', 'Topics', 'Retrieve a topic', { success: ok(rs.Topic), errors: ['not_found'] }),
   patch('/topics/{id}', 'Topics', 'Update a topic', {
     body: json(rq.UpdateTopicBody),

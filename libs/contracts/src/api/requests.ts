@@ -366,8 +366,22 @@ export const ContactListQuery = z.object({
     .enum(['true', 'false'], { message: 'must be true or false' })
     .optional()
     .describe('Postline extension: only the contacts unsubscribed from every broadcast (true), or only the others.'),
+  topic_id: z
+    .string()
+    .optional()
+    .describe(
+      "Postline extension: only the contacts whose subscription to this topic (their choice, else the topic's default) is `topic_subscription`.",
+    ),
+  topic_subscription: Subscription.optional().describe('Postline extension: with `topic_id`; `opt_in` unless given.'),
 });
 export type ContactListQuery = z.infer<typeof ContactListQuery>;
+/** The segment, topic and contact property lists' `counts` flag (Postline extension). */
+export const AudienceCountsQuery = z.object({
+  counts: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .optional()
+    .describe('Postline extension: with `true`, each item also says how many contacts it holds.'),
+});
 
 const SegmentName = z.string().trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 export const CreateSegmentBody = z

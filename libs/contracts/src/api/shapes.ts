@@ -374,7 +374,11 @@ export const DeletedContact = z.strictObject({
   deleted: z.literal(true),
 });
 const SegmentItem = z.strictObject({ id: Id, name: z.string(), created_at: Timestamp });
-export const SegmentList = ListEnvelope(SegmentItem);
+export const SegmentList = ListEnvelope(
+  SegmentItem.safeExtend({
+    contacts_count: z.number().int().optional().describe('Postline extension, with `counts=true`: its contacts.'),
+  }),
+);
 export function segment<O extends string>(object: O) {
   return single(object, SegmentItem);
 }
@@ -397,7 +401,14 @@ const TopicItem = z.strictObject({
   visibility: z.enum(['public', 'private']),
   created_at: Timestamp,
 });
-export const TopicList = ListEnvelope(TopicItem);
+export const TopicList = ListEnvelope(
+  TopicItem.safeExtend({
+    counts: z
+      .strictObject({ opt_in: z.number().int(), opt_out: z.number().int() })
+      .optional()
+      .describe("Postline extension, with `counts=true`: the team's contacts by their subscription to it."),
+  }),
+);
 export const Topic = single('topic', TopicItem);
 export const ContactTopicList = ListEnvelope(
   z.strictObject({ id: Id, name: z.string(), description: NullableString, subscription: Subscription }),
@@ -409,7 +420,15 @@ const PropertyItem = z.strictObject({
   fallback_value: z.union([z.string(), z.number(), z.null()]),
   created_at: Timestamp,
 });
-export const ContactPropertyList = ListEnvelope(PropertyItem);
+export const ContactPropertyList = ListEnvelope(
+  PropertyItem.safeExtend({
+    contacts_count: z
+      .number()
+      .int()
+      .optional()
+      .describe('Postline extension, with `counts=true`: the contacts with a value for it.'),
+  }),
+);
 export const ContactProperty = single('contact_property', PropertyItem);
 const ContactImportItem = z.strictObject({
   object: z.literal('contact_import'),

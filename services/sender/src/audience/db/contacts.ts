@@ -1,6 +1,6 @@
 // Contacts: one per email per team (case-insensitive through the generated `email_key`).
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
-import { DEFAULT_PAGE_SIZE, type PaginationQuery } from '@postline/contracts';
+import { DEFAULT_PAGE_SIZE, type PaginationQuery, type Subscription } from '@postline/contracts';
 import { escapeLike, paginate, type Page } from '@postline/platform';
 import type { ContactFields, ContactKey } from '../domain/contacts.ts';
 import type { ContactRow, SenderDb } from '../../db/schema.ts';
@@ -93,7 +93,29 @@ export async function deleteContact(db: Db, teamId: string, id: string): Promise
 }
 
 /** What a contacts list keeps: a part of the email or name (`q`), unsubscribed or not. */
-export type ContactFilter = { q?: string | undefined; unsubscribed?: boolean | undefined };
+/**
+ * `topic`: only the contacts whose subscription to the topic (their own choice, else the topic's default)
+ * is `subscription`.
+ */
+export type ContactFilter = {
+  q?: string | undefined;
+  unsubscribed?: boolean | undefined;
+  topic?: TopicFilter | undefined;
+};
+export type TopicFilter = { id: string; subscription: Subscription; defaultSubscription: Subscription };
+
+/**
+ * The topic filter on the contact aliased `table`. A contact holds the topic's default unless a choice row
+ * says otherwise, so the wanted default is the absence of the other choice, and the other value is a row.
+ */
+function topicCondition(table: string, topic: TopicFilter) {
+  const contactId = sql.ref(`${table}.id`);
+  return topic.subscription === topic.defaultSubscription
+    ? sql<boolean>`not exists (select 1 from contact_topics ct where ct.contact_id = ${contactId}
+        and ct.topic_id = ${topic.id} and ct.subscription <> ${topic.subscription})`
+    : sql<boolean>`exists (select 1 from contact_topics ct where ct.contact_id = ${contactId}
+        and ct.topic_id = ${topic.id} and ct.subscription = ${topic.subscription})`;
+}
 
 /** The text `q` searches: the expression of the trigram index contacts_search_trgm_idx (its migration). */
 const contactSearchText = (table: string) =>
@@ -101,12 +123,16 @@ const contactSearchText = (table: string) =>
 
 /** The list's filter besides a search (searchContacts' own). */
 function filtered<QB extends SelectQueryBuilder<SenderDb, 'contacts', object>>(qb: QB, filter: ContactFilter): QB {
-  return filter.unsubscribed === undefined ? qb : (qb.where('contacts.unsubscribed', '=', filter.unsubscribed) as QB);
+  let q = qb;
+  if (filter.unsubscribed !== undefined) q = q.where('contacts.unsubscribed', '=', filter.unsubscribed) as QB;
+  if (filter.topic) q = q.where(topicCondition('contacts', filter.topic)) as QB;
+  return q;
 }
 
 /**
  * A page of the team's contacts, newest first: a backward scan of `contacts_team_id` (team_id, id), which
- * stops at a page whatever the team's size. A search is searchContacts'.
+ * stops at a page whatever the team's size. A search is searchContacts'. Filtered by a topic's choice other
+ * than its default, the scan is of the choices (`contact_topics_topic`), which may be few of a million.
  */
 export async function listContacts(
   db: Db,
@@ -116,6 +142,30 @@ export async function listContacts(
   opts: SearchOptions = {},
 ): Promise<Page<ContactListRow>> {
   if (filter.q) return searchContacts(db, teamId, undefined, { ...filter, q: filter.q }, page, opts);
+  const topic = filter.topic;
+  if (topic && topic.subscription !== topic.defaultSubscription) {
+    const { topic: _, ...rest } = filter;
+    const query = db
+      .selectFrom('contact_topics')
+      .innerJoinLateral(
+        (eb) =>
+          filtered(
+            eb
+              .selectFrom('contacts')
+              .select(LIST_COLUMNS)
+              .whereRef('contacts.id', '=', 'contact_topics.contact_id')
+              .where('contacts.team_id', '=', teamId),
+            rest,
+          )
+            .limit(1)
+            .as('contact'),
+        (join) => join.onTrue(),
+      )
+      .select(LIST_COLUMNS.map((column) => `contact.${column}` as const))
+      .where('contact_topics.topic_id', '=', topic.id)
+      .where('contact_topics.subscription', '=', topic.subscription);
+    return paginate(query, page, { idColumn: 'contact_topics.contact_id' });
+  }
   return paginate(filtered(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), filter), page);
 }
 
@@ -191,7 +241,7 @@ async function searchContacts(
   const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
   const kept = sql`${contactSearchText('c')} like ${pattern}${
     filter.unsubscribed === undefined ? sql`` : sql` and c.unsubscribed = ${filter.unsubscribed}`
-  }`;
+  }${filter.topic ? sql` and ${topicCondition('c', filter.topic)}` : sql``}`;
   const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(`c.${column}`)));
   // The window: the newest `scan` ids past the cursor, in order, read from an index that stops there.
   const window = (size: number, offset = 0) =>

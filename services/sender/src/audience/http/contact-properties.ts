@@ -13,7 +13,7 @@ import {
 
 export type ContactPropertyRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
-const { CreateContactPropertyBody, UpdateContactPropertyBody } = ApiRequests;
+const { AudienceCountsQuery, CreateContactPropertyBody, UpdateContactPropertyBody } = ApiRequests;
 
 export function contactPropertyRoutes(deps: ContactPropertyRouteDeps): Router {
   const router = Router();
@@ -23,8 +23,15 @@ export function contactPropertyRoutes(deps: ContactPropertyRouteDeps): Router {
       res.status(201).json({ object: 'contact_property', id: row.id });
     },
     get: async (req, res) => {
-      const page = await pageOfContactProperties(deps, teamOf(res), parseInput(PaginationQuery, req.query));
-      res.json({ ...page, data: page.data.map(item) });
+      const counts = parseInput(AudienceCountsQuery, { counts: req.query.counts }).counts === 'true';
+      const page = await pageOfContactProperties(deps, teamOf(res), parseInput(PaginationQuery, req.query), counts);
+      res.json({
+        ...page,
+        data: page.data.map((row) => ({
+          ...item(row),
+          ...(row.contacts_count !== undefined && { contacts_count: row.contacts_count }),
+        })),
+      });
     },
   });
   route(router, '/contact-properties/:id', {

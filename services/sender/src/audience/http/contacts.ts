@@ -2,7 +2,7 @@ import { Router, type RequestHandler } from 'express';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import { ApiRequests, PaginationQuery } from '@postline/contracts';
-import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
+import { ApiError, formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
 import type { ContactListRow } from '../db/contacts.ts';
 import type { SenderDb } from '../../db/schema.ts';
 import {
@@ -41,10 +41,17 @@ export function contactRoutes(deps: ContactRouteDeps): Router {
         segment_id: req.query.segment_id,
         q: req.query.q,
         unsubscribed: req.query.unsubscribed,
+        topic_id: req.query.topic_id,
+        topic_subscription: req.query.topic_subscription,
       });
+      if (query.topic_subscription !== undefined && query.topic_id === undefined) {
+        throw new ApiError(422, 'validation_error', '`topic_subscription` needs `topic_id`.');
+      }
       const filter = {
         q: query.q,
         unsubscribed: query.unsubscribed === undefined ? undefined : query.unsubscribed === 'true',
+        topic:
+          query.topic_id === undefined ? undefined : { id: query.topic_id, subscription: query.topic_subscription },
       };
       const page = await pageOfContacts(
         deps,

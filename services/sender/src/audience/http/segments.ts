@@ -15,7 +15,10 @@ import {
 export type SegmentRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
 /** Segment names: not empty, at most 255 characters (the reference gives no limit). */
-const { CreateSegmentBody, RenameSegmentBody } = ApiRequests;
+const { AudienceCountsQuery, CreateSegmentBody, RenameSegmentBody } = ApiRequests;
+
+const countOf = (row: { contacts_count?: number }) =>
+  row.contacts_count === undefined ? {} : { contacts_count: row.contacts_count };
 
 export function segmentRoutes(deps: SegmentRouteDeps): Router {
   const router = Router();
@@ -29,8 +32,9 @@ export function segmentRoutes(deps: SegmentRouteDeps): Router {
         res.status(201).json({ object, id: row.id, name: row.name });
       },
       get: async (req, res) => {
-        const page = await pageOfSegments(deps, teamOf(res), parseInput(PaginationQuery, req.query));
-        res.json({ ...page, data: page.data.map(item) });
+        const counts = parseInput(AudienceCountsQuery, { counts: req.query.counts }).counts === 'true';
+        const page = await pageOfSegments(deps, teamOf(res), parseInput(PaginationQuery, req.query), counts);
+        res.json({ ...page, data: page.data.map((row) => ({ ...item(row), ...countOf(row) })) });
       },
     });
     route(router, `${path}/:id`, {

@@ -8,7 +8,8 @@ import { changeTopic, createTopic, deleteTeamTopic, getTopic, pageOfTopics } fro
 
 export type TopicRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
 
-const { ContactTopicChoices, ContactTopicChoicesObject, CreateTopicBody, UpdateTopicBody } = ApiRequests;
+const { AudienceCountsQuery, ContactTopicChoices, ContactTopicChoicesObject, CreateTopicBody, UpdateTopicBody } =
+  ApiRequests;
 
 export function topicRoutes(deps: TopicRouteDeps): Router {
   const router = Router();
@@ -24,8 +25,12 @@ export function topicRoutes(deps: TopicRouteDeps): Router {
       res.status(201).json({ object: 'topic', id: row.id });
     },
     get: async (req, res) => {
-      const page = await pageOfTopics(deps, teamOf(res), parseInput(PaginationQuery, req.query));
-      res.json({ ...page, data: page.data.map(item) });
+      const counts = parseInput(AudienceCountsQuery, { counts: req.query.counts }).counts === 'true';
+      const page = await pageOfTopics(deps, teamOf(res), parseInput(PaginationQuery, req.query), counts);
+      res.json({
+        ...page,
+        data: page.data.map((row) => ({ ...item(row), ...(row.counts && { counts: row.counts }) })),
+      });
     },
   });
   route(router, '/topics/:id', {

@@ -10,6 +10,7 @@ import {
   listContactProperties,
   updatePropertyFallback,
 } from '../db/contact-properties.ts';
+import { propertyUses } from '../db/audience-counts.ts';
 import type { ContactPropertyRow, SenderDb } from '../../db/schema.ts';
 import { checkNewProperty, checkPropertyChange, type PropertyValue } from '../domain/contacts.ts';
 import { refusalError } from '../../message/index.ts';
@@ -47,12 +48,21 @@ export async function getContactProperty(
   return row;
 }
 
+/** A page of the team's contact properties; with `counts`, each with how many contacts have a value. */
 export async function pageOfContactProperties(
   deps: ContactPropertyDeps,
   teamId: string,
   page: PaginationQuery,
-): Promise<Page<ContactPropertyRow>> {
-  return listContactProperties(deps.db, teamId, page);
+  counts = false,
+): Promise<Page<ContactPropertyRow & { contacts_count?: number }>> {
+  const found = await listContactProperties(deps.db, teamId, page);
+  if (!counts) return found;
+  const uses = await propertyUses(
+    deps.db,
+    teamId,
+    found.data.map((row) => row.id),
+  );
+  return { ...found, data: found.data.map((row) => ({ ...row, contacts_count: uses.get(row.id) ?? 0 })) };
 }
 
 /** Changes a property's fallback value (of the property's type); its key and type are fixed. */

@@ -50,6 +50,7 @@ import {
 } from '../domain/contacts.ts';
 import { refusalError } from '../../message/index.ts';
 import { requireSegment } from './segments.ts';
+import { requireTopic } from './topics.ts';
 
 export type ContactDeps = { db: Kysely<SenderDb>; now: () => Date };
 
@@ -133,14 +134,31 @@ export async function getContact(
   return { contact, properties: publicProperties(contact.properties, definitions) };
 }
 
-/** A page of the team's contacts, or of one segment's (404 when the segment is not the team's). */
+/** The list's filters as asked: `topic` names a topic and the subscription wanted (opt_in unless given). */
+export type ContactListFilter = Omit<ContactFilter, 'topic'> & {
+  topic?: { id: string; subscription?: Subscription | undefined } | undefined;
+};
+
+/**
+ * A page of the team's contacts, or of one segment's (404 when the segment or the topic is not the team's).
+ */
 export async function pageOfContacts(
   deps: ContactDeps,
   teamId: string,
   segmentId: string | undefined,
   page: PaginationQuery,
-  filter: ContactFilter = {},
+  listFilter: ContactListFilter = {},
 ): Promise<Page<ContactListRow>> {
+  const { topic: asked, ...rest } = listFilter;
+  const topic = asked ? await requireTopic(deps.db, teamId, asked.id) : undefined;
+  const filter: ContactFilter = {
+    ...rest,
+    topic: topic && {
+      id: topic.id,
+      subscription: asked?.subscription ?? 'opt_in',
+      defaultSubscription: topic.default_subscription,
+    },
+  };
   if (segmentId === undefined) return listContacts(deps.db, teamId, page, filter);
   const segment = await requireSegment(deps.db, teamId, segmentId);
   return listSegmentContacts(deps.db, teamId, segment.id, page, filter);

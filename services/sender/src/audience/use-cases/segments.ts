@@ -4,6 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
 import { isUuid, newId, notFound, type Page } from '@postline/platform';
 import { deleteSegment, findSegment, insertSegment, listSegments, renameSegment } from '../db/segments.ts';
+import { segmentSizes } from '../db/audience-counts.ts';
 import type { SegmentRow, SenderDb } from '../../db/schema.ts';
 
 export type SegmentDeps = { db: Kysely<SenderDb>; now: () => Date };
@@ -30,12 +31,21 @@ export async function getSegment(deps: SegmentDeps, teamId: string, id: string):
   return requireSegment(deps.db, teamId, id);
 }
 
+/** A page of the team's segments; with `counts`, each with its number of contacts. */
 export async function pageOfSegments(
   deps: SegmentDeps,
   teamId: string,
   page: PaginationQuery,
-): Promise<Page<SegmentRow>> {
-  return listSegments(deps.db, teamId, page);
+  counts = false,
+): Promise<Page<SegmentRow & { contacts_count?: number }>> {
+  const found = await listSegments(deps.db, teamId, page);
+  if (!counts) return found;
+  const sizes = await segmentSizes(
+    deps.db,
+    teamId,
+    found.data.map((row) => row.id),
+  );
+  return { ...found, data: found.data.map((row) => ({ ...row, contacts_count: sizes.get(row.id) ?? 0 })) };
 }
 
 export async function renameTeamSegment(

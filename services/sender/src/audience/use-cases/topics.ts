@@ -4,6 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { PaginationQuery, Subscription } from '@postline/contracts';
 import { isUuid, newId, notFound, type Page } from '@postline/platform';
 import { deleteTopic, findTopic, insertTopic, listTopics, updateTopic, type TopicFields } from '../db/topics.ts';
+import { topicSizes } from '../db/audience-counts.ts';
 import type { SenderDb, TopicRow } from '../../db/schema.ts';
 import { checkDefaultSubscription } from '../domain/topics.ts';
 import { refusalError } from '../../message/index.ts';
@@ -33,8 +34,17 @@ export async function getTopic(deps: TopicDeps, teamId: string, id: string): Pro
   return requireTopic(deps.db, teamId, id);
 }
 
-export async function pageOfTopics(deps: TopicDeps, teamId: string, page: PaginationQuery): Promise<Page<TopicRow>> {
-  return listTopics(deps.db, teamId, page);
+/** A page of the team's topics; with `counts`, each with its contacts by subscription. */
+export async function pageOfTopics(
+  deps: TopicDeps,
+  teamId: string,
+  page: PaginationQuery,
+  counts = false,
+): Promise<Page<TopicRow & { counts?: Record<Subscription, number> }>> {
+  const found = await listTopics(deps.db, teamId, page);
+  if (!counts) return found;
+  const sizes = await topicSizes(deps.db, teamId, found.data);
+  return { ...found, data: found.data.map((row) => ({ ...row, counts: sizes.get(row.id) })) };
 }
 
 /** Changes a topic's name, description or visibility; a different `default_subscription` is refused. */
