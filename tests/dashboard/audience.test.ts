@@ -1,7 +1,8 @@
 // The Audience pages as a person uses them: a property, a segment and a topic created; a contact added by
 // hand, given a property value, put in the segment and opted out of the topic on its page, which lists the
-// email sent to it; contacts found by a search, a segment and their subscription, kept in the URL; a
-// segment renamed; the contact deleted. What the page did is checked through the API. In Chromium.
+// email sent to it; contacts found by a search, a segment, their subscription and a topic choice, kept in
+// the URL; a segment renamed; each segment, topic and property counted; the contact deleted. What the page
+// did is checked through the API. In Chromium.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import type { Resend } from 'resend';
@@ -148,7 +149,34 @@ describe('the Audience pages', () => {
       await filters.getByRole('button', { name: 'Filter' }).click();
       await waitFor('the segment only', async () => (await rows.count()) === 2);
       expect(await rows.nth(1).textContent()).toContain(ada);
+      await filters.getByRole('button', { name: 'Clear' }).click();
+      await filters.getByLabel('Topic').selectOption({ label: 'Product news: opted out' });
+      await filters.getByRole('button', { name: 'Filter' }).click();
+      await waitFor('the opted-out only', async () => (await rows.count()) === 2);
+      expect(await rows.nth(1).textContent()).toContain(ada);
+      expect(new URL(page.url()).searchParams.get('topic_subscription')).toBe('opt_out');
       await checkPage(s, 'audience-contacts');
+
+      // Each segment and topic counts its contacts; a topic's count leads to them.
+      await audience.getByRole('link', { name: 'Segments' }).click();
+      expect(
+        await page
+          .getByRole('row', { name: /Beta testers/ })
+          .getByRole('cell')
+          .first()
+          .textContent(),
+      ).toBe('1');
+      await audience.getByRole('link', { name: 'Topics' }).click();
+      await page.getByRole('link', { name: 'Product news: its 1 subscribed contacts' }).click();
+      await waitFor('the subscribed only', async () => (await rows.count()) === 2);
+      expect(await rows.nth(1).textContent()).toContain(grace);
+      await page.goBack();
+      await audience.getByRole('link', { name: 'Properties' }).click();
+      expect(await page.getByRole('row', { name: /plan/ }).getByRole('cell').nth(2).textContent()).toBe('1');
+      await audience.getByRole('link', { name: 'Contacts' }).click();
+      await filters.getByLabel('Segment').selectOption({ label: 'Beta testers' });
+      await filters.getByRole('button', { name: 'Filter' }).click();
+      await waitFor('the segment only', async () => (await rows.count()) === 2);
 
       // Deleted from its page.
       await rows.nth(1).getByRole('link', { name: ada }).click();

@@ -1,5 +1,5 @@
 // The team's contacts, newest first: a search by a part of the email or name, and filters by segment and by
-// subscription, all kept in the URL; each contact's page a click away; a contact added by hand.
+// subscription (to every broadcast, or to one topic), all kept in the URL; each contact's page a click away; a contact added by hand.
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
@@ -10,7 +10,7 @@ import { Badge, EmptyState } from '../../ui/feedback.tsx';
 import { ActionForm, Field, LateSelect, text } from '../../ui/form.tsx';
 import { FilterForm, ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
-import { CONTACTS, useSegments } from './queries.ts';
+import { CONTACTS, useSegments, useTopics } from './queries.ts';
 
 type ContactItem = ApiShape<'ContactList'>['data'][number];
 
@@ -20,9 +20,12 @@ export function Contacts() {
     q: filters.q,
     segment_id: filters.segment_id,
     unsubscribed: filters.unsubscribed,
+    topic_id: filters.topic_id,
+    topic_subscription: filters.topic_subscription,
   });
   const segments = useSegments();
-  const filtered = Boolean(filters.q || filters.segment_id || filters.unsubscribed);
+  const topics = useTopics();
+  const filtered = Boolean(filters.q || filters.segment_id || filters.unsubscribed || filters.topic_id);
   return (
     <>
       <div className="page-header">
@@ -38,6 +41,7 @@ export function Contacts() {
           q: text(data, 'q'),
           segment_id: text(data, 'segment_id'),
           unsubscribed: text(data, 'unsubscribed'),
+          ...topicFilter(text(data, 'topic')),
         })}
       >
         <Field label="Email or name">
@@ -61,6 +65,20 @@ export function Contacts() {
               <option value="false">Subscribed</option>
               <option value="true">Unsubscribed</option>
             </select>
+          )}
+        </Field>
+        <Field label="Topic">
+          {(p) => (
+            <LateSelect
+              {...p}
+              name="topic"
+              initial={filters.topic_id ? `${filters.topic_id}:${filters.topic_subscription ?? 'opt_in'}` : ''}
+              anyLabel="Any"
+              options={(topics.data?.data ?? []).flatMap((t) => [
+                { value: `${t.id}:opt_in`, label: `${t.name}: subscribed` },
+                { value: `${t.id}:opt_out`, label: `${t.name}: opted out` },
+              ])}
+            />
           )}
         </Field>
       </FilterForm>
@@ -93,6 +111,12 @@ export function Contacts() {
       <Pager page={page.data} after={page.after} before={page.before} />
     </>
   );
+}
+
+/** The Topic field's value (`<topic id>:<subscription>`) as the list's two parameters. */
+function topicFilter(value: string): { topic_id: string; topic_subscription: string } {
+  const [id = '', subscription = ''] = value.split(':');
+  return { topic_id: id, topic_subscription: id ? subscription : '' };
 }
 
 function AddContact() {

@@ -11,7 +11,7 @@ import { Time } from '../../ui/time.tsx';
 import { PROPERTIES, type Property } from './queries.ts';
 
 export function Properties() {
-  const page = useListPage<Property>(PROPERTIES, '/contact-properties');
+  const page = useListPage<Property>(PROPERTIES, '/contact-properties', { counts: 'true' });
   return (
     <>
       <div className="page-header">
@@ -27,7 +27,7 @@ export function Properties() {
       <ListTable
         query={page}
         caption="Contact properties"
-        columns={['Key', 'Type', 'Fallback', 'Created']}
+        columns={['Key', 'Type', 'Fallback', 'Contacts with a value', 'Created']}
         actions
         empty={
           <EmptyState title="No properties yet">
@@ -43,6 +43,7 @@ export function Properties() {
             <td className="break-anywhere">
               {property.fallback_value === null ? <span className="muted">none</span> : String(property.fallback_value)}
             </td>
+            <td className="numeric">{property.contacts_count?.toLocaleString() ?? '—'}</td>
             <td>
               <Time value={property.created_at} stacked />
             </td>

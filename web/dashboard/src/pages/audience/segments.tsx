@@ -12,7 +12,7 @@ import { Time } from '../../ui/time.tsx';
 import { SEGMENTS, type Segment } from './queries.ts';
 
 export function Segments() {
-  const page = useListPage<Segment>(SEGMENTS, '/segments');
+  const page = useListPage<Segment>(SEGMENTS, '/segments', { counts: 'true' });
   return (
     <>
       <div className="page-header">
@@ -25,7 +25,7 @@ export function Segments() {
       <ListTable
         query={page}
         caption="Segments"
-        columns={['Name', 'Created']}
+        columns={['Name', 'Contacts', 'Created']}
         actions
         empty={
           <EmptyState title="No segments yet">
@@ -39,6 +39,7 @@ export function Segments() {
                 {s.name}
               </Link>
             </th>
+            <td className="numeric">{s.contacts_count?.toLocaleString() ?? '—'}</td>
             <td>
               <Time value={s.created_at} stacked />
             </td>

@@ -1,6 +1,7 @@
 // The team's topics (what a contact may subscribe to, broadcast by broadcast): each with its default
 // subscription and whether contacts see it on their preference page; created, edited and deleted here.
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest } from '@postline/contracts';
 import { del, patch, post } from '../../api/client.ts';
@@ -12,7 +13,7 @@ import { Time } from '../../ui/time.tsx';
 import { TOPICS, type Topic } from './queries.ts';
 
 export function Topics() {
-  const page = useListPage<Topic>(TOPICS, '/topics');
+  const page = useListPage<Topic>(TOPICS, '/topics', { counts: 'true' });
   return (
     <>
       <div className="page-header">
@@ -28,7 +29,7 @@ export function Topics() {
       <ListTable
         query={page}
         caption="Topics"
-        columns={['Name', 'Default', 'Shown to contacts', 'Created']}
+        columns={['Name', 'Default', 'Subscribed', 'Opted out', 'Shown to contacts', 'Created']}
         actions
         empty={
           <EmptyState title="No topics yet">
@@ -48,6 +49,19 @@ export function Topics() {
                 <Badge>not subscribed</Badge>
               )}
             </td>
+            <td className="numeric">
+              {t.counts ? (
+                <Link
+                  to={`/audience?topic_id=${t.id}&topic_subscription=opt_in`}
+                  aria-label={`${t.name}: its ${t.counts.opt_in.toLocaleString()} subscribed contacts`}
+                >
+                  {t.counts.opt_in.toLocaleString()}
+                </Link>
+              ) : (
+                '—'
+              )}
+            </td>
+            <td className="numeric">{t.counts?.opt_out.toLocaleString() ?? '—'}</td>
             <td>{t.visibility === 'public' ? 'Yes' : 'No (private)'}</td>
             <td>
               <Time value={t.created_at} stacked />
