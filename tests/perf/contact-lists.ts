@@ -12,7 +12,10 @@
 // without autovacuum), so the plans must do without statistics; `--analyze` analyzes them after each
 // growth, as autovacuum (or an import's own ANALYZE) would. Also the search (`q`) at each size: a part of
 // one contact's email (one match), a name part every contact has (every contact matches: the newest page),
-// and in the segment; the target there is a page in under 1 s at the large size.
+// and in the segment; the target there is a page in under 1 s at the large size. And by a topic: one whose
+// default is opt-in, left by 1% of the contacts (the subscribed, and the few who left), and one whose default
+// is opt-out, chosen by 1% (those few); and the segment, topic and property lists with `counts=true` (every
+// contact in the segment, a tenth with a value for the property), `--count-requests` calls each.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool } from 'undici';
@@ -27,15 +30,24 @@ const { values: args } = parseArgs({
     small: { type: 'string', default: '10000' },
     large: { type: 'string', default: '1000000' },
     requests: { type: 'string', default: '300' },
+    'count-requests': { type: 'string', default: '20' },
     analyze: { type: 'boolean', default: false },
   },
 });
 const SMALL = Number(args.small);
 const LARGE = Number(args.large);
 const REQUESTS = Number(args.requests);
+const COUNT_REQUESTS = Number(args['count-requests']);
 
-/** Adds contacts `from`..`to` - 1 to the team and to the segment, in one statement per 100,000. */
-async function grow(client: pg.Client, teamId: string, segmentId: string, from: number, to: number): Promise<void> {
+/** The team's records every contact is made against: its segment, two topics and a property. */
+type Audience = { teamId: string; segmentId: string; newsId: string; offersId: string; planId: string };
+
+/**
+ * Adds contacts `from`..`to` - 1 to the team and to the segment, in one statement per 100,000: every
+ * hundredth opted out of News and into Offers, every tenth with a plan.
+ */
+async function grow(client: pg.Client, audience: Audience, from: number, to: number): Promise<void> {
+  const { teamId, segmentId, newsId, offersId, planId } = audience;
   for (let start = from; start < to; start += 100_000) {
     const end = Math.min(to, start + 100_000);
     // UUIDv7-shaped ids in creation order, as the sender makes them.
@@ -43,25 +55,39 @@ async function grow(client: pg.Client, teamId: string, segmentId: string, from: 
       `with made as (
          insert into sender.contacts (id, team_id, email, first_name, properties, created_at, updated_at)
          select (lpad(to_hex(1700000000000 + n), 12, '0') || '7' || substr(md5(n::text), 1, 3) || '8' || substr(md5(n::text), 4, 15))::uuid,
-                $1::uuid, 'contact' || n || '@example.com', 'Contact ' || n, '{}', now(), now()
+                $1::uuid, 'contact' || n || '@example.com', 'Contact ' || n,
+                case when n % 10 = 0 then jsonb_build_object($7::text, 'pro') else '{}' end, now(), now()
          from generate_series($3::int, $4::int - 1) as n
-         returning id)
-       insert into sender.contact_segments (segment_id, contact_id, team_id) select $2::uuid, id, $1::uuid from made`,
-      [teamId, segmentId, start, end],
+         returning id, email),
+       segmented as (
+         insert into sender.contact_segments (segment_id, contact_id, team_id) select $2::uuid, id, $1::uuid from made)
+       insert into sender.contact_topics (contact_id, topic_id, team_id, subscription)
+       select id, topic, $1::uuid, subscription from made
+       cross join (values ($5::uuid, 'opt_out'), ($6::uuid, 'opt_in')) as t(topic, subscription)
+       where substring(email from 'contact([0-9]+)@')::int % 100 = 0`,
+      [teamId, segmentId, start, end, newsId, offersId, planId],
     );
   }
-  if (args.analyze) await client.query('analyze sender.contacts, sender.contact_segments');
+  if (args.analyze) await client.query('analyze sender.contacts, sender.contact_segments, sender.contact_topics');
 }
 
-type Lists = { contacts: number[]; segment: number[]; rare: number[]; common: number[]; segmentSearch: number[] };
+type Lists = Record<
+  | 'contacts'
+  | 'segment'
+  | 'rare'
+  | 'common'
+  | 'segmentSearch'
+  | 'newsIn'
+  | 'newsOut'
+  | 'offersIn'
+  | 'segmentCounts'
+  | 'topicCounts'
+  | 'propertyCounts',
+  number[]
+>;
 
-async function measure(
-  apiUrl: string,
-  apiKey: string,
-  segmentId: string,
-  client: pg.Client,
-  teamId: string,
-): Promise<Lists> {
+async function measure(apiUrl: string, apiKey: string, audience: Audience, client: pg.Client): Promise<Lists> {
+  const { teamId, segmentId, newsId, offersId } = audience;
   const origin = new URL(apiUrl).origin;
   const http = new Pool(origin, { connections: 1 });
   const headers = { authorization: `Bearer ${apiKey}`, 'user-agent': 'contact-lists-benchmark' };
@@ -77,7 +103,19 @@ async function measure(
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${body.slice(0, 200)}`);
     return performance.now() - started;
   };
-  const lists: Lists = { contacts: [], segment: [], rare: [], common: [], segmentSearch: [] };
+  const lists: Lists = {
+    contacts: [],
+    segment: [],
+    rare: [],
+    common: [],
+    segmentSearch: [],
+    newsIn: [],
+    newsOut: [],
+    offersIn: [],
+    segmentCounts: [],
+    topicCounts: [],
+    propertyCounts: [],
+  };
   // Warm-up: connections, the services' JIT, Postgres's caches.
   for (let i = 0; i < 100; i++) {
     await timed('/contacts?limit=100');
@@ -93,10 +131,17 @@ async function measure(
     lists.segmentSearch.push(
       await timed(`/contacts?limit=100&segment_id=${segmentId}&q=contact${(i * 7919) % 10_000}%40`),
     );
+    lists.newsIn.push(await timed(`/contacts?limit=100&topic_id=${newsId}${after}`));
+    lists.newsOut.push(await timed(`/contacts?limit=100&topic_id=${newsId}&topic_subscription=opt_out${after}`));
+    lists.offersIn.push(await timed(`/contacts?limit=100&topic_id=${offersId}&topic_subscription=opt_in${after}`));
+  }
+  for (let i = 0; i < COUNT_REQUESTS; i++) {
+    lists.segmentCounts.push(await timed('/segments?counts=true'));
+    lists.topicCounts.push(await timed('/topics?counts=true'));
+    lists.propertyCounts.push(await timed('/contact-properties?counts=true'));
   }
   await http.close();
-  lists.contacts.sort((a, b) => a - b);
-  for (const values of [lists.segment, lists.rare, lists.common, lists.segmentSearch]) values.sort((a, b) => a - b);
+  for (const values of Object.values(lists)) values.sort((a, b) => a - b);
   return lists;
 }
 
@@ -108,15 +153,25 @@ try {
   const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
   const segment = await resend.segments.create({ name: 'Everyone' });
   if (!segment.data) throw new Error(`segment: ${JSON.stringify(segment.error)}`);
-  const segmentId = segment.data.id;
+  const news = await resend.topics.create({ name: 'News', defaultSubscription: 'opt_in' });
+  const offers = await resend.topics.create({ name: 'Offers', defaultSubscription: 'opt_out' });
+  const plan = await resend.contactProperties.create({ key: 'plan', type: 'string' });
+  if (!news.data || !offers.data || !plan.data) throw new Error('topics or the property were refused');
+  const audience: Audience = {
+    teamId: String(teamId),
+    segmentId: segment.data.id,
+    newsId: news.data.id,
+    offersId: offers.data.id,
+    planId: plan.data.id,
+  };
 
-  await grow(client, String(teamId), segmentId, 0, SMALL);
+  await grow(client, audience, 0, SMALL);
   log(`${SMALL} contacts`);
-  const small = await measure(system.apiUrl, String(apiKey), segmentId, client, String(teamId));
+  const small = await measure(system.apiUrl, String(apiKey), audience, client);
   const started = performance.now();
-  await grow(client, String(teamId), segmentId, SMALL, LARGE);
+  await grow(client, audience, SMALL, LARGE);
   log(`${LARGE} contacts (grown in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  const large = await measure(system.apiUrl, String(apiKey), segmentId, client, String(teamId));
+  const large = await measure(system.apiUrl, String(apiKey), audience, client);
 
   const row = (name: string, a: number[], b: number[], target = 'target ≤ 1.5×') =>
     `${name}: p50 ${percentile(a, 50).toFixed(2)} ms at ${SMALL}, ${percentile(b, 50).toFixed(2)} ms at ${LARGE} → ${(percentile(b, 50) / percentile(a, 50)).toFixed(2)}× (${target}); p99 ${percentile(a, 99).toFixed(2)} → ${percentile(b, 99).toFixed(2)} ms`;
@@ -127,6 +182,21 @@ try {
   console.log(row('GET /contacts?q= (one match)', small.rare, large.rare, search));
   console.log(row('GET /contacts?q= (every contact matches)', small.common, large.common, search));
   console.log(row('GET /contacts?segment_id=&q= (one match)', small.segmentSearch, large.segmentSearch, search));
+  console.log(row('GET /contacts?topic_id= (opt-in default, 99% subscribed)', small.newsIn, large.newsIn, search));
+  console.log(
+    row('GET /contacts?topic_id=&topic_subscription=opt_out (1% left)', small.newsOut, large.newsOut, search),
+  );
+  console.log(
+    row(
+      'GET /contacts?topic_id=&topic_subscription=opt_in (opt-out default, 1% chose)',
+      small.offersIn,
+      large.offersIn,
+      search,
+    ),
+  );
+  console.log(row('GET /segments?counts=true', small.segmentCounts, large.segmentCounts, 'no target'));
+  console.log(row('GET /topics?counts=true', small.topicCounts, large.topicCounts, 'no target'));
+  console.log(row('GET /contact-properties?counts=true', small.propertyCounts, large.propertyCounts, 'no target'));
 } finally {
   await client.end();
   await system.stop();
