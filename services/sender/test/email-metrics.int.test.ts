@@ -2,8 +2,8 @@
 // (GET /emails/{id}/attempts) and GET /emails/metrics, through the real gateway and sender: emails the
 // file's MX takes (250), greylists once (451, then 250 on the retry) or refuses (550); and metrics against
 // hand-counted fixtures in several time zones, weeks starting on Monday.
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { createDb } from '@postline/platform';
 import { createVerifiedDomain, dataOf, testResend, useSystem, waitFor, type SharedSystem } from '@postline/testing';
@@ -94,6 +94,35 @@ describe('GET /emails/{id}/events', () => {
     expect(hard[1]!.data).not.toHaveProperty('subject');
   });
 
+  it('lists the first 1,000 events of an email that has more, and says so', async () => {
+    const email = await db
+      .selectFrom('emails')
+      .select(['id', 'team_id'])
+      .where('id', '=', ids.hard)
+      .executeTakeFirstOrThrow();
+    expect((await get(`/emails/${email.id}/events`)).body).toMatchObject({ has_more: false });
+    // 1,000 more kept events (of a type no metric counts), after the two the email has.
+    const later = Date.now() + 60_000;
+    await db
+      .insertInto('email_events')
+      .values(
+        Array.from({ length: 1_000 }, (_, i) => ({
+          id: randomUUID(),
+          team_id: email.team_id,
+          email_id: email.id,
+          type: 'email.scheduled',
+          occurred_at: new Date(later + i),
+          data: JSON.stringify({}),
+        })),
+      )
+      .execute();
+    const { body } = await get(`/emails/${email.id}/events`);
+    const events = body.data as Event[];
+    expect(body.has_more).toBe(true);
+    expect(events).toHaveLength(1_000);
+    expect(events.slice(0, 2).map((e) => e.type)).toEqual(['email.sent', 'email.bounced']);
+  });
+
   it('answers 404 for another team’s email and for an id that is none', async () => {
     expect((await get(`/emails/${ids.ok}/events`, otherKey)).status).toBe(404);
     expect(await get('/emails/nope/events')).toMatchObject({ status: 404, body: { name: 'not_found' } });
@@ -138,6 +167,7 @@ describe('GET /emails/{id}/attempts', () => {
     expect(headers).toContain('Subject: Timeline grey');
     expect(headers).not.toContain('\r\n\r\n');
 
+    expect((await get(`/emails/${ids.hard}/attempts`)).body).toMatchObject({ has_more: false });
     const [hard] = await attemptsOf(ids.hard);
     expect(hard!.transcript).toContain('S: 550 5.1.1 No such user here');
   });

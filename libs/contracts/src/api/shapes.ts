@@ -104,6 +104,7 @@ export const EmailMetrics = z.strictObject({
 /** Postline extension: an email's events, oldest first, as its timeline. */
 export const EmailEventList = z.strictObject({
   object: z.literal('list'),
+  has_more: z.boolean().describe('true when the email has more than the 1,000 events listed (its first).'),
   data: z.array(
     z.strictObject({
       id: z.string().describe('The event’s id: the `source event` of the webhook deliveries it caused.'),
@@ -118,6 +119,7 @@ export const EmailEventList = z.strictObject({
 /** Postline extension: each MX address a delivery attempt tried, with its TLS and SMTP transcript. */
 export const EmailAttemptList = z.strictObject({
   object: z.literal('list'),
+  has_more: z.boolean().describe('true when the email has more than the 500 attempt traces listed (its first).'),
   data: z.array(
     z.strictObject({
       attempt: z.number().int().describe('1 for the first attempt, 2 for the first retry, ...'),

@@ -190,7 +190,10 @@ export async function insertAttemptTraces(
     .execute();
 }
 
-/** The traces of an email's delivery attempts, oldest first. */
+/** How many of an email's attempt traces are listed, oldest first. */
+export const ATTEMPTS_SHOWN = 500;
+
+/** The traces of an email's delivery attempts, oldest first: ATTEMPTS_SHOWN, and one more when there are more. */
 export function listAttemptTraces(db: Kysely<SenderDb>, teamId: string, emailId: string) {
   return db
     .selectFrom('delivery_attempts')
@@ -199,6 +202,6 @@ export function listAttemptTraces(db: Kysely<SenderDb>, teamId: string, emailId:
     .where('team_id', '=', teamId)
     .orderBy('started_at')
     .orderBy('seq')
-    .limit(500)
+    .limit(ATTEMPTS_SHOWN + 1)
     .execute();
 }

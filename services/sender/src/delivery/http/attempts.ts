@@ -9,10 +9,11 @@ export function deliveryRoutes(deps: { db: Kysely<SenderDb> }): Router {
   const router = Router();
   route(router, '/emails/:id/attempts', {
     get: async (req, res) => {
-      const rows = await attemptsOf(deps.db, teamOf(res), req.params.id);
+      const { attempts, hasMore } = await attemptsOf(deps.db, teamOf(res), req.params.id);
       res.json({
         object: 'list',
-        data: rows.map((row) => ({
+        has_more: hasMore,
+        data: attempts.map((row) => ({
           attempt: row.attempt,
           recipients: row.recipients,
           mx: row.mx,

@@ -137,7 +137,10 @@ export async function sumCounts(db: Kysely<SenderDb>, query: CountQuery): Promis
   return rows;
 }
 
-/** An email's kept events, oldest first (at most 1,000). */
+/** How many of an email's events its timeline lists, oldest first. */
+export const EMAIL_EVENTS_SHOWN = 1_000;
+
+/** An email's kept events, oldest first: EMAIL_EVENTS_SHOWN, and one more when there are more. */
 export function listEmailEvents(db: Kysely<SenderDb>, teamId: string, emailId: string) {
   return db
     .selectFrom('email_events')
@@ -146,6 +149,6 @@ export function listEmailEvents(db: Kysely<SenderDb>, teamId: string, emailId: s
     .where('team_id', '=', teamId)
     .orderBy('occurred_at')
     .orderBy('id')
-    .limit(1000)
+    .limit(EMAIL_EVENTS_SHOWN + 1)
     .execute();
 }

@@ -182,9 +182,10 @@ export function emailRoutes(deps: EmailRouteDeps): Router {
 
   route(router, '/emails/:id/events', {
     get: async (req, res) => {
-      const events = await eventsOf(deps.db, teamOf(res), req.params.id);
+      const { events, hasMore } = await eventsOf(deps.db, teamOf(res), req.params.id);
       res.json({
         object: 'list',
+        has_more: hasMore,
         data: events.map((e) => ({ id: e.id, type: e.type, created_at: formatTimestamp(e.occurred_at), data: e.data })),
       });
     },

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { ApiRequests, PaginationQuery } from '@postline/contracts';
 import { isUuid, notFound, type Page } from '@postline/platform';
 import { exportEmails, findEmail, listEmails, listRecipients } from '../db/emails.ts';
-import { listEmailEvents } from '../db/email-metrics.ts';
+import { EMAIL_EVENTS_SHOWN, listEmailEvents } from '../db/email-metrics.ts';
 import { bareAddress, parseMailbox } from '../../message/index.ts';
 import type { EmailRow, SenderDb } from '../../db/schema.ts';
 
@@ -50,8 +50,12 @@ export async function recipientsOf(db: Kysely<SenderDb>, teamId: string, id: str
   return listRecipients(db, teamId, email.id);
 }
 
-/** The kept events of one of the team's emails, oldest first, or 404 for an email the team does not have. */
+/**
+ * The kept events of one of the team's emails, oldest first (the first EMAIL_EVENTS_SHOWN, `hasMore` when
+ * there are more), or 404 for an email the team does not have.
+ */
 export async function eventsOf(db: Kysely<SenderDb>, teamId: string, id: string | undefined) {
   const email = await getEmail(db, teamId, id);
-  return listEmailEvents(db, teamId, email.id);
+  const rows = await listEmailEvents(db, teamId, email.id);
+  return { events: rows.slice(0, EMAIL_EVENTS_SHOWN), hasMore: rows.length > EMAIL_EVENTS_SHOWN };
 }

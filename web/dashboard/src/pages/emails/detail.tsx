@@ -245,6 +245,9 @@ export function Timeline({ email, polling }: { email: Email; polling: number }) 
       ) : (
         <Loading />
       )}
+      {events.data?.has_more ? (
+        <p className="muted">Only the first {events.data.data.length.toLocaleString()} events are shown.</p>
+      ) : null}
     </section>
   );
 }
@@ -322,6 +325,9 @@ function Attempts({ email, polling }: { email: Email; polling: number }) {
           <AttemptItem key={`${a.attempt}-${a.started_at}-${i}`} attempt={a} />
         ))}
       </ol>
+      {attempts.data.has_more ? (
+        <p className="muted">Only the first {attempts.data.data.length.toLocaleString()} attempts are shown.</p>
+      ) : null}
     </section>
   );
 }
