@@ -43,12 +43,16 @@ export async function topicSizes(
   );
 }
 
-/** How many of the team's contacts have a value for each property (by id): one pass over the team. */
+/**
+ * How many of the team's contacts have a value for each property (by id): one pass over the team, a count
+ * per property (expanding each contact's properties instead costs several times as much).
+ */
 export async function propertyUses(db: Db, teamId: string, ids: readonly string[]): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await sql<{ id: string; n: number }>`
-    select e.key as id, count(*)::int as n from contacts c cross join lateral jsonb_each(c.properties) e
-    where c.team_id = ${teamId} and e.key = any(${ids}::text[]) and e.value <> 'null'::jsonb
-    group by e.key`.execute(db);
-  return new Map(ids.map((id) => [id, rows.find((row) => row.id === id)?.n ?? 0]));
+  const counts = ids.map(
+    (id, i) => sql`count(*) filter (where c.properties -> ${id}::text <> 'null'::jsonb)::int as ${sql.ref(`n${i}`)}`,
+  );
+  const { rows } = await sql<Record<string, number>>`
+    select ${sql.join(counts)} from contacts c where c.team_id = ${teamId}`.execute(db);
+  return new Map(ids.map((id, i) => [id, rows[0]?.[`n${i}`] ?? 0]));
 }

@@ -131,8 +131,8 @@ function filtered<QB extends SelectQueryBuilder<SenderDb, 'contacts', object>>(q
 
 /**
  * A page of the team's contacts, newest first: a backward scan of `contacts_team_id` (team_id, id), which
- * stops at a page whatever the team's size. A search is searchContacts'. Filtered by a topic's choice other
- * than its default, the scan is of the choices (`contact_topics_topic`), which may be few of a million.
+ * stops at a page whatever the team's size. A search is searchContacts'; a topic's choice other than its
+ * default, listTopicChoiceContacts'.
  */
 export async function listContacts(
   db: Db,
@@ -142,30 +142,7 @@ export async function listContacts(
   opts: SearchOptions = {},
 ): Promise<Page<ContactListRow>> {
   if (filter.q) return searchContacts(db, teamId, undefined, { ...filter, q: filter.q }, page, opts);
-  const topic = filter.topic;
-  if (topic && topic.subscription !== topic.defaultSubscription) {
-    const { topic: _, ...rest } = filter;
-    const query = db
-      .selectFrom('contact_topics')
-      .innerJoinLateral(
-        (eb) =>
-          filtered(
-            eb
-              .selectFrom('contacts')
-              .select(LIST_COLUMNS)
-              .whereRef('contacts.id', '=', 'contact_topics.contact_id')
-              .where('contacts.team_id', '=', teamId),
-            rest,
-          )
-            .limit(1)
-            .as('contact'),
-        (join) => join.onTrue(),
-      )
-      .select(LIST_COLUMNS.map((column) => `contact.${column}` as const))
-      .where('contact_topics.topic_id', '=', topic.id)
-      .where('contact_topics.subscription', '=', topic.subscription);
-    return paginate(query, page, { idColumn: 'contact_topics.contact_id' });
-  }
+  if (isRareChoice(filter.topic)) return listTopicChoiceContacts(db, teamId, undefined, filter.topic, filter, page);
   return paginate(filtered(db.selectFrom('contacts').select(LIST_COLUMNS).where('team_id', '=', teamId), filter), page);
 }
 
@@ -184,6 +161,7 @@ export async function listSegmentContacts(
   opts: SearchOptions = {},
 ): Promise<Page<ContactListRow>> {
   if (filter.q) return searchContacts(db, teamId, segmentId, { ...filter, q: filter.q }, page, opts);
+  if (isRareChoice(filter.topic)) return listTopicChoiceContacts(db, teamId, segmentId, filter.topic, filter, page);
   const query = db
     .selectFrom('contact_segments')
     .innerJoinLateral(
@@ -203,6 +181,53 @@ export async function listSegmentContacts(
     .select(LIST_COLUMNS.map((column) => `contact.${column}` as const))
     .where('contact_segments.segment_id', '=', segmentId);
   return paginate(query, page, { idColumn: 'contact_segments.contact_id' });
+}
+
+/** A topic filter asking for the choice other than the topic's default: contacts with a choice row. */
+function isRareChoice(topic: TopicFilter | undefined): topic is TopicFilter {
+  return topic !== undefined && topic.subscription !== topic.defaultSubscription;
+}
+
+/**
+ * A page of the contacts (of a segment, or the team's) that made a topic's other-than-default choice, newest
+ * first: the page's ids are read first from the choices' index (`contact_topics_topic`: topic_id,
+ * contact_id), a few of a million, and only then is each contact fetched by its key. As one join the
+ * planner, short of statistics, may fetch every chooser's contact before sorting them.
+ */
+async function listTopicChoiceContacts(
+  db: Db,
+  teamId: string,
+  segmentId: string | undefined,
+  topic: TopicFilter,
+  filter: ContactFilter,
+  page: PaginationQuery,
+): Promise<Page<ContactListRow>> {
+  const limit = page.limit ?? DEFAULT_PAGE_SIZE;
+  const ascending = page.before !== undefined;
+  const cursor = page.before ?? page.after;
+  const order = ascending ? sql`asc` : sql`desc`;
+  const past =
+    cursor === undefined ? sql`` : ascending ? sql`and ct.contact_id > ${cursor}` : sql`and ct.contact_id < ${cursor}`;
+  const inSegment = segmentId
+    ? sql`and exists (select 1 from contact_segments cs where cs.segment_id = ${segmentId} and cs.contact_id = ct.contact_id)`
+    : sql``;
+  const unsubscribed =
+    filter.unsubscribed === undefined
+      ? sql``
+      : sql`and exists (select 1 from contacts u where u.id = ct.contact_id and u.unsubscribed = ${filter.unsubscribed})`;
+  const columns = sql.join(LIST_COLUMNS.map((column) => sql.ref(`c.${column}`)));
+  const { rows } = await sql<ContactListRow>`
+    select ${columns} from (
+      select ct.contact_id from contact_topics ct
+      where ct.topic_id = ${topic.id} and ct.team_id = ${teamId} and ct.subscription = ${topic.subscription}
+        ${past} ${inSegment} ${unsubscribed}
+      order by ct.contact_id ${order} limit ${limit + 1}) t
+    cross join lateral (select ${columns} from contacts c where c.id = t.contact_id and c.team_id = ${teamId} limit 1) c
+    order by t.contact_id ${order}`.execute(db);
+  const hasMore = rows.length > limit;
+  const data = rows.slice(0, limit);
+  if (ascending) data.reverse();
+  return { object: 'list', has_more: hasMore, data };
 }
 
 /** How many of the newest contacts (or segment members) past the cursor a search reads in order first. */
