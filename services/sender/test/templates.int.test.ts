@@ -180,6 +180,7 @@ describe('templates', () => {
       created_at: draft.created_at,
       updated_at: expect.stringMatching(POSTGRES_TIMESTAMP),
       alias,
+      has_unpublished_versions: true,
     });
     // Newest first.
     expect(list.data.findIndex((t) => t.id === copy.id)).toBeLessThan(list.data.findIndex((t) => t.id === created.id));

@@ -4,6 +4,7 @@ import * as rs from './shapes.ts';
 import { AUDIENCE_OPERATIONS } from './audience-operations.ts';
 import { dashboardOperations } from './dashboard-operations.ts';
 import { publicLinks } from './public-link-operations.ts';
+import { TEMPLATE_VERSION_OPERATIONS } from './template-operations.ts';
 import { created, del, get, json, list, ok, patch, post, type Operation, type OperationError } from './operation.ts';
 
 export {
@@ -253,6 +254,7 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.TemplateRef),
     errors: ['not_found'],
   }),
+  ...TEMPLATE_VERSION_OPERATIONS,
 
   ...AUDIENCE_OPERATIONS,
 

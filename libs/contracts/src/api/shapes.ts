@@ -334,9 +334,22 @@ const TemplateItem = z.strictObject({
   created_at: Timestamp,
   updated_at: Timestamp,
   alias: NullableString,
+  has_unpublished_versions: z
+    .boolean()
+    .describe('Whether the current version is ahead of the published one (in a list: a Postline extension).'),
 });
 export const TemplateList = ListEnvelope(TemplateItem);
 export const TemplateRef = z.strictObject({ id: Id, object: z.literal('template') });
+const TemplateVariables = z.array(
+  z.strictObject({
+    id: Id,
+    key: z.string(),
+    type: z.string(),
+    fallback_value: z.union([z.string(), z.number(), z.null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  }),
+);
 export const Template = z.strictObject({
   object: z.literal('template'),
   ...TemplateItem.shape,
@@ -346,17 +359,33 @@ export const Template = z.strictObject({
   reply_to: Addresses.nullable(),
   html: z.string(),
   text: NullableString,
-  variables: z.array(
-    z.strictObject({
-      id: Id,
-      key: z.string(),
-      type: z.string(),
-      fallback_value: z.union([z.string(), z.number(), z.null()]),
-      created_at: Timestamp,
-      updated_at: Timestamp,
-    }),
-  ),
-  has_unpublished_versions: z.boolean(),
+  variables: TemplateVariables,
+});
+/** Who last wrote a template version (Postline extension); null for versions older than authors. */
+export const TemplateVersionAuthor = z
+  .strictObject({ type: z.enum(['user', 'api_key']), id: Id })
+  .nullable()
+  .describe('Who last wrote the version: a dashboard user (`user`, by id) or an API key (`api_key`, by id).');
+const TemplateVersionItem = z.strictObject({
+  id: Id,
+  subject: NullableString,
+  author: TemplateVersionAuthor,
+  current: z.boolean().describe('The version GET /templates/{id} shows and PATCH edits.'),
+  published: z.boolean().describe('The version sends use.'),
+  published_at: Timestamp.nullable().describe('When it was last published (null: never).'),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const TemplateVersionList = ListEnvelope(TemplateVersionItem);
+export const TemplateVersion = z.strictObject({
+  object: z.literal('template_version'),
+  template_id: Id,
+  ...TemplateVersionItem.shape,
+  from: NullableString,
+  reply_to: Addresses.nullable(),
+  html: z.string(),
+  text: NullableString,
+  variables: TemplateVariables,
 });
 
 // ---- Audience: contacts, segments, topics, properties, imports -------------------------------------------

@@ -274,6 +274,11 @@ export type TemplateVersionsTable = {
   html: string;
   text: string | null;
   variables: ColumnType<TemplateVariable[], string, string>;
+  /** Who last wrote the version: a dashboard user or an API key (null: written before authors were kept). */
+  author_type: 'user' | 'api_key' | null;
+  author_id: string | null;
+  /** When it was last made the published version (null: never). */
+  published_at: Date | null;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 };

@@ -1,3 +1,3 @@
-export { escapeHtml, type PlaceholderValue, renderPlaceholders } from './domain/placeholders.ts';
+export { escapeHtml, type PlaceholderValue, renderPlaceholders } from '@postline/contracts/placeholders';
 export { templateRoutes } from './http/templates.ts';
 export { renderTemplatedBodies, type TemplatedBody } from './use-cases/templates.ts';

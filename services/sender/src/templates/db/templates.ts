@@ -17,6 +17,9 @@ export type TemplateVersionFields = {
   variables: TemplateVariable[];
 };
 
+/** Who wrote a version: a dashboard user or an API key, by id (null: unknown, written before authors were kept). */
+export type VersionAuthor = { type: 'user' | 'api_key'; id: string } | null;
+
 /** A template of an id or alias and one of its versions. */
 export type TemplateWithVersion = { template: TemplateRow; version: TemplateVersionRow };
 
@@ -43,7 +46,13 @@ export async function insertTemplate(
 
 export async function insertTemplateVersion(
   db: Db,
-  version: TemplateVersionFields & { id: string; templateId: string; teamId: string; now: Date },
+  version: TemplateVersionFields & {
+    id: string;
+    templateId: string;
+    teamId: string;
+    author: VersionAuthor;
+    now: Date;
+  },
 ): Promise<TemplateVersionRow> {
   return db
     .insertInto('template_versions')
@@ -57,6 +66,9 @@ export async function insertTemplateVersion(
       html: version.html,
       text: version.text,
       variables: JSON.stringify(version.variables),
+      author_type: version.author?.type ?? null,
+      author_id: version.author?.id ?? null,
+      published_at: null,
       created_at: version.now,
       updated_at: version.now,
     })
@@ -89,6 +101,29 @@ export async function findTemplateVersion(db: Db, teamId: string, id: string): P
     .executeTakeFirst();
 }
 
+/** A version in a template's history: everything but its content, besides the subject. */
+export type TemplateVersionSummary = Pick<
+  TemplateVersionRow,
+  'id' | 'subject' | 'author_type' | 'author_id' | 'published_at' | 'created_at' | 'updated_at'
+>;
+
+/** A page of the template's versions, newest first (ids are UUIDv7: in the order they were made). */
+export async function listTemplateVersions(
+  db: Db,
+  teamId: string,
+  templateId: string,
+  page: PaginationQuery,
+): Promise<Page<TemplateVersionSummary>> {
+  return paginate(
+    db
+      .selectFrom('template_versions')
+      .select(['id', 'subject', 'author_type', 'author_id', 'published_at', 'created_at', 'updated_at'])
+      .where('team_id', '=', teamId)
+      .where('template_id', '=', templateId),
+    page,
+  );
+}
+
 export async function listTemplates(db: Db, teamId: string, page: PaginationQuery): Promise<Page<TemplateRow>> {
   return paginate(db.selectFrom('templates').selectAll().where('team_id', '=', teamId), page);
 }
@@ -116,12 +151,26 @@ export async function updateTemplateVersion(
   db: Db,
   teamId: string,
   id: string,
-  fields: Partial<TemplateVersionFields> & { updated_at: Date },
+  fields: Partial<TemplateVersionFields> & { author: VersionAuthor; updated_at: Date },
 ): Promise<void> {
-  const { variables, ...rest } = fields;
+  const { variables, author, ...rest } = fields;
   await db
     .updateTable('template_versions')
-    .set({ ...rest, ...(variables === undefined ? {} : { variables: JSON.stringify(variables) }) })
+    .set({
+      ...rest,
+      author_type: author?.type ?? null,
+      author_id: author?.id ?? null,
+      ...(variables === undefined ? {} : { variables: JSON.stringify(variables) }),
+    })
+    .where('team_id', '=', teamId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function markVersionPublished(db: Db, teamId: string, id: string, at: Date): Promise<void> {
+  await db
+    .updateTable('template_versions')
+    .set({ published_at: at })
     .where('team_id', '=', teamId)
     .where('id', '=', id)
     .execute();
@@ -163,6 +212,9 @@ export async function findSendableTemplates(
       'published.html',
       'published.text',
       'published.variables',
+      'published.author_type',
+      'published.author_id',
+      'published.published_at',
       'published.created_at',
       'published.updated_at',
     ])

@@ -3,7 +3,7 @@
 import type { TemplateVariable, VariableType } from '@postline/contracts';
 import { isUuid, newId } from '@postline/platform/pure';
 import { MAX_RECIPIENTS_PER_FIELD, parseMailbox, type TemplateReference, type Refusal } from '../../message/index.ts';
-import { renderPlaceholders, type PlaceholderValue } from './placeholders.ts';
+import { renderTemplate } from '@postline/contracts/placeholders';
 
 /** A variable as a create or update declares it (`fallbackValue` already folded into `fallback_value`). */
 export type VariableDeclaration = { key: string; type: string; fallback_value: unknown };
@@ -177,23 +177,14 @@ export function renderTemplateSend(
     const wrong = checkValue(declared?.type, value);
     if (wrong) return { ok: false, refusal: invalid(`Invalid value of template variable \`${key}\`: ${wrong}`) };
   }
-  const valueOf = (key: string): PlaceholderValue | null | undefined => {
-    const value = given[key] as PlaceholderValue | undefined;
-    if (value !== undefined && value !== null) return value;
-    return content.variables.find((variable) => variable.key === key)?.fallback_value;
-  };
   const { subject: _subject, template: _template, ...rest } = body;
   const useTemplateSubject = !present(body.subject);
-  const html = renderPlaceholders(content.html, valueOf, { html: true });
-  const text = content.text === null ? null : renderPlaceholders(content.text, valueOf, { html: false });
-  const subject =
-    useTemplateSubject && content.subject !== null
-      ? renderPlaceholders(content.subject, valueOf, { html: false })
-      : null;
-  // A value given as "" is a value (an empty one), not a missing variable.
-  const missing = [...new Set([...html.missing, ...(text?.missing ?? []), ...(subject?.missing ?? [])])].filter(
-    (key) => given[key] !== '',
+  const rendered = renderTemplate(
+    { html: content.html, text: content.text, subject: useTemplateSubject ? content.subject : null },
+    content.variables,
+    given,
   );
+  const { missing } = rendered;
   if (missing.length > 0) {
     const names = missing.map((key) => `\`${key}\``).join(', ');
     return {
@@ -208,10 +199,10 @@ export function renderTemplateSend(
     body: {
       ...rest,
       from: present(body.from) ? body.from : content.from,
-      subject: useTemplateSubject ? (subject?.text ?? null) : body.subject,
+      subject: useTemplateSubject ? rendered.subject : body.subject,
       reply_to: present(body.reply_to) ? body.reply_to : content.replyTo,
-      html: html.text,
-      text: text?.text ?? null,
+      html: rendered.html,
+      text: rendered.text,
     },
   };
 }

@@ -1,9 +1,10 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import { ApiRequests, PaginationQuery } from '@postline/contracts';
-import { formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
+import { formatTimestamp, isUuid, KEY_HEADER, parseInput, route, teamOf, userOf } from '@postline/platform';
 import type { SenderDb, TemplateRow, TemplateVersionRow } from '../../db/schema.ts';
+import type { TemplateVersionSummary, VersionAuthor } from '../db/templates.ts';
 import type { VariableDeclaration } from '../domain/templates.ts';
 import {
   changeTemplate,
@@ -11,8 +12,11 @@ import {
   deleteTeamTemplate,
   duplicateTemplate,
   getTemplate,
+  getTemplateVersion,
   pageOfTemplates,
+  pageOfTemplateVersions,
   publishTemplate,
+  revertTemplate,
 } from '../use-cases/templates.ts';
 
 export type TemplateRouteDeps = { db: Kysely<SenderDb>; now: () => Date };
@@ -24,16 +28,21 @@ export function templateRoutes(deps: TemplateRouteDeps): Router {
   route(router, '/templates', {
     post: async (req, res) => {
       const body = parseInput(CreateTemplateBody, req.body);
-      const row = await createTemplate(deps, teamOf(res), {
-        name: body.name,
-        html: body.html,
-        alias: body.alias ?? null,
-        from: body.from ?? null,
-        subject: body.subject ?? null,
-        replyTo: replyToOf(body.reply_to) ?? null,
-        text: body.text ?? null,
-        variables: declarations(body.variables ?? []),
-      });
+      const row = await createTemplate(
+        deps,
+        teamOf(res),
+        {
+          name: body.name,
+          html: body.html,
+          alias: body.alias ?? null,
+          from: body.from ?? null,
+          subject: body.subject ?? null,
+          replyTo: replyToOf(body.reply_to) ?? null,
+          text: body.text ?? null,
+          variables: declarations(body.variables ?? []),
+        },
+        authorOf(req),
+      );
       res.status(201).json({ id: row.id, object: 'template' });
     },
     get: async (req, res) => {
@@ -48,16 +57,22 @@ export function templateRoutes(deps: TemplateRouteDeps): Router {
     },
     patch: async (req, res) => {
       const body = parseInput(UpdateTemplateBody, req.body);
-      const row = await changeTemplate(deps, teamOf(res), req.params.template ?? '', {
-        name: body.name ?? undefined,
-        html: body.html ?? undefined,
-        alias: body.alias,
-        from: body.from,
-        subject: body.subject,
-        replyTo: replyToOf(body.reply_to),
-        text: body.text,
-        variables: body.variables ? declarations(body.variables) : undefined,
-      });
+      const row = await changeTemplate(
+        deps,
+        teamOf(res),
+        req.params.template ?? '',
+        {
+          name: body.name ?? undefined,
+          html: body.html ?? undefined,
+          alias: body.alias,
+          from: body.from,
+          subject: body.subject,
+          replyTo: replyToOf(body.reply_to),
+          text: body.text,
+          variables: body.variables ? declarations(body.variables) : undefined,
+        },
+        authorOf(req),
+      );
       res.json({ id: row.id, object: 'template' });
     },
     delete: async (req, res) => {
@@ -73,11 +88,77 @@ export function templateRoutes(deps: TemplateRouteDeps): Router {
   });
   route(router, '/templates/:template/duplicate', {
     post: async (req, res) => {
-      const row = await duplicateTemplate(deps, teamOf(res), req.params.template ?? '');
+      const row = await duplicateTemplate(deps, teamOf(res), req.params.template ?? '', authorOf(req));
       res.json({ id: row.id, object: 'template' });
     },
   });
+  route(router, '/templates/:template/versions', {
+    get: async (req, res) => {
+      const query = parseInput(PaginationQuery, req.query);
+      const { template, page } = await pageOfTemplateVersions(deps, teamOf(res), req.params.template ?? '', query);
+      res.json({ ...page, data: page.data.map((version) => versionItem(template, version)) });
+    },
+  });
+  route(router, '/templates/:template/versions/:version', {
+    get: async (req, res) => {
+      const { params } = req;
+      const { template, version } = await getTemplateVersion(
+        deps,
+        teamOf(res),
+        params.template ?? '',
+        params.version ?? '',
+      );
+      res.json(versionBody(template, version));
+    },
+  });
+  route(router, '/templates/:template/versions/:version/revert', {
+    post: async (req, res) => {
+      const { params } = req;
+      const { template, version } = await revertTemplate(
+        deps,
+        teamOf(res),
+        params.template ?? '',
+        params.version ?? '',
+        authorOf(req),
+      );
+      res.status(201).json(versionBody(template, version));
+    },
+  });
   return router;
+}
+
+/** Who makes this request: the dashboard user of a session, else the API key (the gateway's headers). */
+function authorOf(req: Request): VersionAuthor {
+  const user = userOf(req);
+  if (user) return { type: 'user', id: user.id };
+  const key = req.header(KEY_HEADER);
+  return key && isUuid(key) ? { type: 'api_key', id: key } : null;
+}
+
+function versionItem(template: TemplateRow, version: TemplateVersionSummary) {
+  return {
+    id: version.id,
+    subject: version.subject,
+    author: version.author_type && version.author_id ? { type: version.author_type, id: version.author_id } : null,
+    current: version.id === template.current_version_id,
+    published: version.id === template.published_version_id,
+    published_at: version.published_at ? formatTimestamp(version.published_at) : null,
+    created_at: formatTimestamp(version.created_at),
+    updated_at: formatTimestamp(version.updated_at),
+  };
+}
+
+function versionBody(template: TemplateRow, version: TemplateVersionRow) {
+  return {
+    object: 'template_version',
+    template_id: template.id,
+    ...versionItem(template, version),
+    from: version.from_header,
+    reply_to: version.reply_to,
+    html: version.html,
+    text: version.text,
+    variables: variablesBody(version),
+  };
 }
 
 function replyToOf(value: string | string[] | null | undefined): string[] | null | undefined {
@@ -105,6 +186,7 @@ function listItem(row: TemplateRow) {
     created_at: formatTimestamp(row.created_at),
     updated_at: formatTimestamp(row.updated_at),
     alias: row.alias,
+    has_unpublished_versions: hasUnpublishedVersions(row),
   };
 }
 
@@ -124,15 +206,23 @@ function templateBody(row: TemplateRow, version: TemplateVersionRow) {
     reply_to: version.reply_to,
     html: version.html,
     text: version.text,
-    variables: version.variables.map((variable) => ({
-      id: variable.id,
-      key: variable.key,
-      type: variable.type,
-      fallback_value: variable.fallback_value,
-      created_at: formatTimestamp(new Date(variable.created_at)),
-      updated_at: formatTimestamp(new Date(variable.updated_at)),
-    })),
-    // A template never published has nothing to be ahead of: its status says `draft`.
-    has_unpublished_versions: row.published_version_id !== null && row.published_version_id !== row.current_version_id,
+    variables: variablesBody(version),
+    has_unpublished_versions: hasUnpublishedVersions(row),
   };
+}
+
+function variablesBody(version: TemplateVersionRow) {
+  return version.variables.map((variable) => ({
+    id: variable.id,
+    key: variable.key,
+    type: variable.type,
+    fallback_value: variable.fallback_value,
+    created_at: formatTimestamp(new Date(variable.created_at)),
+    updated_at: formatTimestamp(new Date(variable.updated_at)),
+  }));
+}
+
+/** A template never published has nothing to be ahead of: its status says `draft`. */
+function hasUnpublishedVersions(row: TemplateRow): boolean {
+  return row.published_version_id !== null && row.published_version_id !== row.current_version_id;
 }

@@ -1,7 +1,9 @@
 // Templates (as in Resend's API reference), and what a send with `template` becomes. A template points at its current
 // version (what GET shows, what PATCH edits) and its published one (what sends use). PATCH edits the current
 // version in place while it is unpublished; once it is the published one, PATCH starts a new current version
-// from it, so the published content keeps sending unchanged until the next publish.
+// from it, so the published content keeps sending unchanged until the next publish. Reverting to an older
+// version starts a new current version copied from it, and leaves the published one as it is. Each version
+// records who last wrote it (a dashboard user or an API key).
 import type { Kysely, Transaction } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
 import {
@@ -14,7 +16,7 @@ import {
   validationError,
   type Page,
 } from '@postline/platform';
-import type { SenderDb, TemplateRow } from '../../db/schema.ts';
+import type { SenderDb, TemplateRow, TemplateVersionRow } from '../../db/schema.ts';
 import {
   deleteTemplate,
   findSendableTemplates,
@@ -23,10 +25,14 @@ import {
   insertTemplate,
   insertTemplateVersion,
   listTemplates,
+  listTemplateVersions,
+  markVersionPublished,
   updateTemplate,
   updateTemplateVersion,
   type TemplateVersionFields,
+  type TemplateVersionSummary,
   type TemplateWithVersion,
+  type VersionAuthor,
 } from '../db/templates.ts';
 import { parseTemplateReference, type TemplateReference, refusalError } from '../../message/index.ts';
 import {
@@ -67,8 +73,14 @@ export type TemplateChange = {
 };
 
 const TEMPLATE_NOT_FOUND = 'Template not found';
+const VERSION_NOT_FOUND = 'Template version not found';
 
-export async function createTemplate(deps: TemplateDeps, teamId: string, input: TemplateInput): Promise<TemplateRow> {
+export async function createTemplate(
+  deps: TemplateDeps,
+  teamId: string,
+  input: TemplateInput,
+  author: VersionAuthor,
+): Promise<TemplateRow> {
   checked(input);
   const now = deps.now();
   const id = newId();
@@ -80,6 +92,7 @@ export async function createTemplate(deps: TemplateDeps, teamId: string, input: 
         id: versionId,
         templateId: id,
         teamId,
+        author,
         now,
         from_header: input.from,
         subject: input.subject,
@@ -113,6 +126,7 @@ export async function changeTemplate(
   teamId: string,
   idOrAlias: string,
   change: TemplateChange,
+  author: VersionAuthor,
 ): Promise<TemplateRow> {
   checked(change);
   const now = deps.now();
@@ -135,9 +149,16 @@ export async function changeTemplate(
       if (Object.keys(content).length > 0 || change.variables !== undefined) {
         if (template.current_version_id === template.published_version_id) {
           currentVersionId = newId();
-          await insertTemplateVersion(trx, { ...fields, id: currentVersionId, templateId: template.id, teamId, now });
+          await insertTemplateVersion(trx, {
+            ...fields,
+            id: currentVersionId,
+            templateId: template.id,
+            teamId,
+            author,
+            now,
+          });
         } else {
-          await updateTemplateVersion(trx, teamId, current.id, { ...fields, updated_at: now });
+          await updateTemplateVersion(trx, teamId, current.id, { ...fields, author, updated_at: now });
         }
       }
       return updateTemplate(trx, teamId, template.id, {
@@ -156,6 +177,7 @@ export async function publishTemplate(deps: TemplateDeps, teamId: string, idOrAl
     const template = await requireTemplate(trx, teamId, idOrAlias, { forUpdate: true });
     if (template.published_version_id === template.current_version_id) return template;
     const now = deps.now();
+    await markVersionPublished(trx, teamId, template.current_version_id, now);
     return updateTemplate(trx, teamId, template.id, {
       published_version_id: template.current_version_id,
       published_at: now,
@@ -165,7 +187,12 @@ export async function publishTemplate(deps: TemplateDeps, teamId: string, idOrAl
 }
 
 /** A new draft template with the current version's content, named "<name> (copy)", without an alias. */
-export async function duplicateTemplate(deps: TemplateDeps, teamId: string, idOrAlias: string): Promise<TemplateRow> {
+export async function duplicateTemplate(
+  deps: TemplateDeps,
+  teamId: string,
+  idOrAlias: string,
+  author: VersionAuthor,
+): Promise<TemplateRow> {
   const now = deps.now();
   return deps.db.transaction().execute(async (trx) => {
     const original = await requireTemplate(trx, teamId, idOrAlias);
@@ -184,6 +211,7 @@ export async function duplicateTemplate(deps: TemplateDeps, teamId: string, idOr
       id: versionId,
       templateId: id,
       teamId,
+      author,
       now,
       from_header: version.from_header,
       subject: version.subject,
@@ -193,6 +221,62 @@ export async function duplicateTemplate(deps: TemplateDeps, teamId: string, idOr
       variables: copiedVariables(version.variables, now),
     });
     return template;
+  });
+}
+
+/** A page of the template's versions, newest first, with the template they belong to; 404 for another team's. */
+export async function pageOfTemplateVersions(
+  deps: TemplateDeps,
+  teamId: string,
+  idOrAlias: string,
+  page: PaginationQuery,
+): Promise<{ template: TemplateRow; page: Page<TemplateVersionSummary> }> {
+  const template = await requireTemplate(deps.db, teamId, idOrAlias);
+  return { template, page: await listTemplateVersions(deps.db, teamId, template.id, page) };
+}
+
+/** One version of the team's template, or 404 (a version of another template is not found either). */
+export async function getTemplateVersion(
+  deps: TemplateDeps,
+  teamId: string,
+  idOrAlias: string,
+  versionId: string,
+): Promise<TemplateWithVersion> {
+  const template = await requireTemplate(deps.db, teamId, idOrAlias);
+  return { template, version: await requireVersion(deps.db, template, versionId) };
+}
+
+/**
+ * Starts a new current version with the content of `versionId` (its variables as they were), written by
+ * `author`. The published version is not changed: the new one is a draft until published. Reverting to
+ * the current version copies it too, so the history says who went back to what.
+ */
+export async function revertTemplate(
+  deps: TemplateDeps,
+  teamId: string,
+  idOrAlias: string,
+  versionId: string,
+  author: VersionAuthor,
+): Promise<TemplateWithVersion> {
+  const now = deps.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const template = await requireTemplate(trx, teamId, idOrAlias, { forUpdate: true });
+    const source = await requireVersion(trx, template, versionId);
+    const version = await insertTemplateVersion(trx, {
+      id: newId(),
+      templateId: template.id,
+      teamId,
+      author,
+      now,
+      from_header: source.from_header,
+      subject: source.subject,
+      reply_to: source.reply_to,
+      html: source.html,
+      text: source.text,
+      variables: source.variables,
+    });
+    const row = await updateTemplate(trx, teamId, template.id, { current_version_id: version.id, updated_at: now });
+    return { template: row, version };
   });
 }
 
@@ -263,6 +347,14 @@ async function requireTemplate(
   const template = idOrAlias === '' ? undefined : await findTemplate(db, teamId, idOrAlias, opts);
   if (!template) throw notFound(TEMPLATE_NOT_FOUND);
   return template;
+}
+
+async function requireVersion(db: Db, template: TemplateRow, versionId: string): Promise<TemplateVersionRow> {
+  const version = isUuid(versionId)
+    ? await findTemplateVersion(db, template.team_id, versionId.toLowerCase())
+    : undefined;
+  if (!version || version.template_id !== template.id) throw notFound(VERSION_NOT_FOUND);
+  return version;
 }
 
 async function currentVersion(db: Db, template: TemplateRow) {

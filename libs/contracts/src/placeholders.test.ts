@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { placeholdersOf, renderPlaceholders } from './placeholders.ts';
+import { placeholdersOf, renderPlaceholders, renderTemplate } from './placeholders.ts';
 
 describe('renderPlaceholders', () => {
   const values: Record<string, string | number> = { NAME: 'Ada <3', COUNT: 3, 'contact.first_name': 'Grace' };
@@ -24,5 +24,34 @@ describe('renderPlaceholders', () => {
       { key: 'A', fallback: undefined },
       { key: 'b.c', fallback: 'x y' },
     ]);
+  });
+});
+
+describe('renderTemplate', () => {
+  const declared = [
+    { key: 'NAME', fallback_value: 'friend' },
+    { key: 'COUNT', fallback_value: null },
+  ];
+  const parts = { html: '<p>{{{NAME}}}: {{{COUNT|no}}} {{{CODE}}}</p>', text: '{{{NAME}}}', subject: 'For {{{NAME}}}' };
+
+  it('takes the given value, else the declared fallback, else the placeholder’s own, escaping in html only', () => {
+    expect(renderTemplate(parts, declared, { NAME: 'A & B', CODE: 7 })).toEqual({
+      html: '<p>A &amp; B: no 7</p>',
+      text: 'A & B',
+      subject: 'For A & B',
+      missing: [],
+    });
+    expect(renderTemplate(parts, declared, { CODE: 'x' })).toMatchObject({ html: '<p>friend: no x</p>', missing: [] });
+  });
+
+  it('names a key without any value as missing, but not one given as an empty value', () => {
+    expect(renderTemplate(parts, declared, {}).missing).toEqual(['CODE']);
+    expect(renderTemplate(parts, declared, { CODE: '' })).toMatchObject({ html: '<p>friend: no </p>', missing: [] });
+    expect(renderTemplate({ html: 'x', text: null, subject: null }, declared, {})).toEqual({
+      html: 'x',
+      text: null,
+      subject: null,
+      missing: [],
+    });
   });
 });
