@@ -157,22 +157,18 @@ describe('the Audience pages', () => {
       expect(new URL(page.url()).searchParams.get('topic_subscription')).toBe('opt_out');
       await checkPage(s, 'audience-contacts');
 
-      // Each segment and topic counts its contacts; a topic's count leads to them.
+      // Each segment, topic and property counts its contacts; a topic's count leads to them.
       await audience.getByRole('link', { name: 'Segments' }).click();
-      expect(
-        await page
-          .getByRole('row', { name: /Beta testers/ })
-          .getByRole('cell')
-          .first()
-          .textContent(),
-      ).toBe('1');
+      const beta = page.getByRole('row', { name: /Beta testers/ });
+      await waitFor('the segment counted', async () => (await beta.getByRole('cell').first().textContent()) === '1');
       await audience.getByRole('link', { name: 'Topics' }).click();
       await page.getByRole('link', { name: 'Product news: its 1 subscribed contacts' }).click();
       await waitFor('the subscribed only', async () => (await rows.count()) === 2);
       expect(await rows.nth(1).textContent()).toContain(grace);
       await page.goBack();
       await audience.getByRole('link', { name: 'Properties' }).click();
-      expect(await page.getByRole('row', { name: /plan/ }).getByRole('cell').nth(2).textContent()).toBe('1');
+      const plan = page.getByRole('row', { name: /plan/ });
+      await waitFor('the property counted', async () => (await plan.getByRole('cell').nth(2).textContent()) === '1');
       await audience.getByRole('link', { name: 'Contacts' }).click();
       await filters.getByLabel('Segment').selectOption({ label: 'Beta testers' });
       await filters.getByRole('button', { name: 'Filter' }).click();

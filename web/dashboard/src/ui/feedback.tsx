@@ -1,5 +1,6 @@
 // How a page says it is loading, empty or wrong: each error shown by the API's own message.
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
 import { ApiError } from '../api/client.ts';
 
 export function ErrorMessage({ error }: { error: unknown }) {
@@ -56,4 +57,26 @@ export function toneOf(status: string): BadgeTone {
 
 export function StatusBadge({ status }: { status: string }) {
   return <Badge tone={toneOf(status)}>{status.replaceAll('_', ' ')}</Badge>;
+}
+
+/**
+ * A count in a table cell: a muted ellipsis while it is read, then the number, linked when `link` says
+ * where its items are listed.
+ */
+export function Count({
+  value,
+  link,
+}: {
+  value: number | undefined;
+  link?: (shown: string) => { to: string; label: string };
+}) {
+  if (value === undefined) return <span className="muted">…</span>;
+  const shown = value.toLocaleString();
+  if (!link) return <>{shown}</>;
+  const { to, label } = link(shown);
+  return (
+    <Link to={to} aria-label={label}>
+      {shown}
+    </Link>
+  );
 }

@@ -4,14 +4,15 @@ import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { del, patch, post } from '../../api/client.ts';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
-import { EmptyState } from '../../ui/feedback.tsx';
+import { Count, EmptyState } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
-import { PROPERTIES, type Property } from './queries.ts';
+import { PROPERTIES, useListCounts, type Property } from './queries.ts';
 
 export function Properties() {
-  const page = useListPage<Property>(PROPERTIES, '/contact-properties', { counts: 'true' });
+  const page = useListPage<Property>(PROPERTIES, '/contact-properties');
+  const counted = useListCounts<Property>(PROPERTIES, '/contact-properties');
   return (
     <>
       <div className="page-header">
@@ -43,7 +44,9 @@ export function Properties() {
             <td className="break-anywhere">
               {property.fallback_value === null ? <span className="muted">none</span> : String(property.fallback_value)}
             </td>
-            <td className="numeric">{property.contacts_count?.toLocaleString() ?? '—'}</td>
+            <td className="numeric">
+              <Count value={counted(property.id)?.contacts_count} />
+            </td>
             <td>
               <Time value={property.created_at} stacked />
             </td>

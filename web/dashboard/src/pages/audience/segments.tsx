@@ -5,14 +5,15 @@ import { Link } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { del, patch, post } from '../../api/client.ts';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
-import { EmptyState } from '../../ui/feedback.tsx';
+import { Count, EmptyState } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
-import { SEGMENTS, type Segment } from './queries.ts';
+import { SEGMENTS, useListCounts, type Segment } from './queries.ts';
 
 export function Segments() {
-  const page = useListPage<Segment>(SEGMENTS, '/segments', { counts: 'true' });
+  const page = useListPage<Segment>(SEGMENTS, '/segments');
+  const counted = useListCounts<Segment>(SEGMENTS, '/segments');
   return (
     <>
       <div className="page-header">
@@ -39,7 +40,9 @@ export function Segments() {
                 {s.name}
               </Link>
             </th>
-            <td className="numeric">{s.contacts_count?.toLocaleString() ?? '—'}</td>
+            <td className="numeric">
+              <Count value={counted(s.id)?.contacts_count} />
+            </td>
             <td>
               <Time value={s.created_at} stacked />
             </td>

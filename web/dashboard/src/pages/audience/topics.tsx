@@ -1,19 +1,19 @@
 // The team's topics (what a contact may subscribe to, broadcast by broadcast): each with its default
 // subscription and whether contacts see it on their preference page; created, edited and deleted here.
 import { useState } from 'react';
-import { Link } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest } from '@postline/contracts';
 import { del, patch, post } from '../../api/client.ts';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
-import { Badge, EmptyState } from '../../ui/feedback.tsx';
+import { Badge, Count, EmptyState } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
-import { TOPICS, type Topic } from './queries.ts';
+import { TOPICS, useListCounts, type Topic } from './queries.ts';
 
 export function Topics() {
-  const page = useListPage<Topic>(TOPICS, '/topics', { counts: 'true' });
+  const page = useListPage<Topic>(TOPICS, '/topics');
+  const counted = useListCounts<Topic>(TOPICS, '/topics');
   return (
     <>
       <div className="page-header">
@@ -50,18 +50,23 @@ export function Topics() {
               )}
             </td>
             <td className="numeric">
-              {t.counts ? (
-                <Link
-                  to={`/audience?topic_id=${t.id}&topic_subscription=opt_in`}
-                  aria-label={`${t.name}: its ${t.counts.opt_in.toLocaleString()} subscribed contacts`}
-                >
-                  {t.counts.opt_in.toLocaleString()}
-                </Link>
-              ) : (
-                '—'
-              )}
+              <Count
+                value={counted(t.id)?.counts?.opt_in}
+                link={(n) => ({
+                  to: `/audience?topic_id=${t.id}&topic_subscription=opt_in`,
+                  label: `${t.name}: its ${n} subscribed contacts`,
+                })}
+              />
             </td>
-            <td className="numeric">{t.counts?.opt_out.toLocaleString() ?? '—'}</td>
+            <td className="numeric">
+              <Count
+                value={counted(t.id)?.counts?.opt_out}
+                link={(n) => ({
+                  to: `/audience?topic_id=${t.id}&topic_subscription=opt_out`,
+                  label: `${t.name}: its ${n} opted-out contacts`,
+                })}
+              />
+            </td>
             <td>{t.visibility === 'public' ? 'Yes' : 'No (private)'}</td>
             <td>
               <Time value={t.created_at} stacked />
