@@ -14,7 +14,7 @@ export const Env = BaseEnv.extend({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   PUBLIC_LINK_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   /** Hosted signup form submits one client address may make per minute, across forms. */
-  FORM_SUBMITS_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(5),
+  FORM_SUBMITS_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(10),
   /** Submits one signup form may take per minute, from all addresses. */
   FORM_SUBMITS_PER_FORM_PER_MINUTE: z.coerce.number().int().positive().default(60),
   PUBLIC_BASE_URL: Url.default('http://localhost:3000'),

@@ -7,6 +7,10 @@ import { del, get, json, list, ok, patch, post, type Operation } from './operati
 const EXTENSION =
   'Signup forms: a hosted, key-less form that adds a contact to chosen segments and topics, with double opt-in.';
 
+const GONE = { status: 404, description: 'A page: no such form, or it is disabled (or the link was altered).' };
+const LIMITED = { status: 429, description: 'A page: too many submits from this address or to this form.' };
+const UNAVAILABLE = { status: 503, description: 'A page: the form cannot take signups now.' };
+
 export const FORM_OPERATIONS: Operation[] = [
   post('/forms', 'Signup Forms', 'Create a signup form', {
     extension: EXTENSION,
@@ -62,10 +66,6 @@ function hostedPage(
     ...extra,
   };
 }
-
-const GONE = { status: 404, description: 'A page: no such form, or it is disabled (or the link was altered).' };
-const LIMITED = { status: 429, description: 'A page: too many submits from this address or to this form.' };
-const UNAVAILABLE = { status: 503, description: 'A page: the form cannot take signups now.' };
 
 function hostedPages(): Operation[] {
   const page = { contentType: 'application/x-www-form-urlencoded' };

@@ -29,10 +29,7 @@ const RedirectUrl = z
   .string()
   .max(2000, 'must be at most 2000 characters')
   .refine((value) => /^https?:\/\/[^\s]+$/i.test(value) && URL.canParse(value), 'must be an http(s) URL');
-const ThankYou = z
-  .string()
-  .trim()
-  .max(FORM_THANK_YOU_MAX, `must be at most ${FORM_THANK_YOU_MAX} characters`);
+const ThankYou = z.string().trim().max(FORM_THANK_YOU_MAX, `must be at most ${FORM_THANK_YOU_MAX} characters`);
 
 const formFields = {
   segment_ids: Ids.nullish().meta({ description: 'Segments a signed-up contact is added to.' }),

@@ -21,14 +21,14 @@ export function sendRefusalPage(res: Response, err: ApiError): void {
   res
     .status(err.statusCode)
     .set({
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      'content-security-policy':
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cache-control': 'private, no-store',
       'x-robots-tag': 'noindex',
     })
-    .type('text/html; charset=utf-8')
-    .send(`<!doctype html>
+    .type('text/html; charset=utf-8').send(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

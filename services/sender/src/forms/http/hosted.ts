@@ -18,7 +18,10 @@ export const FORM_PATH = '/f';
 
 const NOT_AVAILABLE = ['Form not available', 'This form does not exist or is not taking signups.'] as const;
 const LINK_GONE = ['Link not valid', 'This confirmation link is not valid. Check that it was copied whole.'] as const;
-const UNAVAILABLE = ['Please try again later', 'This form cannot take signups right now. Please try again later.'] as const;
+const UNAVAILABLE = [
+  'Please try again later',
+  'This form cannot take signups right now. Please try again later.',
+] as const;
 
 /**
  * A signup form's hosted pages (`/f/{public_id}`), reached through the gateway's public routes without a

@@ -122,7 +122,10 @@ export async function submitSignup(
   } catch (err) {
     if (!(err instanceof CannotConfirm)) throw err;
     // The form was valid when saved; its domain has since been deleted or lost its verification.
-    deps.logger.warn({ formId: form.id, teamId: form.team_id, why: err.message }, 'signup form cannot send confirmations');
+    deps.logger.warn(
+      { formId: form.id, teamId: form.team_id, why: err.message },
+      'signup form cannot send confirmations',
+    );
     return { kind: 'unavailable' };
   }
   return { kind: 'taken' };
@@ -133,7 +136,11 @@ export async function openConfirmation(
   deps: Pick<SignupDeps, 'db' | 'now' | 'formTokens'>,
   publicId: string,
   token: string,
-): Promise<{ kind: 'gone' } | { kind: 'expired'; form: SignupFormRow } | { kind: 'open'; form: SignupFormRow; teamId: string; signupId: string }> {
+): Promise<
+  | { kind: 'gone' }
+  | { kind: 'expired'; form: SignupFormRow }
+  | { kind: 'open'; form: SignupFormRow; teamId: string; signupId: string }
+> {
   const link = deps.formTokens.confirmed(token);
   if (!link) return { kind: 'gone' };
   const form = await openForm(deps, publicId);
