@@ -102,7 +102,7 @@ async function page(url: string, init: RequestInit = {}) {
  * client address (and the other test files submit too).
  */
 function submit(form: Form, fields: Record<string, string>, shownMsAgo: number | null = 5_000) {
-  const rendered =
+  const rendered: Record<string, string> =
     shownMsAgo === null
       ? {}
       : { rendered: tokens.render({ formId: form.id, renderedAt: new Date(Date.now() - shownMsAgo) }) };
