@@ -107,7 +107,9 @@ describe('the operation catalog and the mounted routes', () => {
     const missing: string[] = [];
     for (const op of OPERATIONS) {
       if (op.auth === 'none') {
-        const route = publicRouteOf(op.path.replace('{token}', sampleToken(op.path)));
+        const route = publicRouteOf(
+          op.path.replace('{public_id}', 'F'.repeat(43)).replace('{token}', sampleToken(op.path)),
+        );
         const owner = route?.owner;
         if (!route || !route.methods.includes(op.method.toUpperCase()) || !owner || !byOwner[owner].has(key(op))) {
           missing.push(`${key(op)} (public)`);
@@ -137,5 +139,6 @@ describe('the operation catalog and the mounted routes', () => {
 function sampleToken(path: string): string {
   if (path.startsWith('/unsubscribe/')) return `${'A'.repeat(64)}.${'B'.repeat(22)}`;
   if (path.startsWith('/o/') || path.startsWith('/c/')) return 'A'.repeat(60);
+  if (path.startsWith('/f/')) return `${'A'.repeat(51)}.${'B'.repeat(22)}`;
   return 'AAAA.BBBB';
 }

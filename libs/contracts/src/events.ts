@@ -133,7 +133,14 @@ const ContactData = z.object({
   unsubscribed: z.boolean(),
 });
 
-export const ContactCreated = ContactData;
+/**
+ * Postline extension, present only when a signup form created the contact (once its signup was confirmed):
+ * `{ type: "form", form_id }`. A contact created through the API or the dashboard has none.
+ */
+export const ContactSource = z.object({ type: z.literal('form'), form_id: z.uuid() });
+export type ContactSource = z.infer<typeof ContactSource>;
+
+export const ContactCreated = ContactData.extend({ source: ContactSource.optional() });
 export type ContactCreated = z.infer<typeof ContactCreated>;
 
 export const ContactUpdated = ContactData;

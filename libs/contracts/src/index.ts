@@ -76,7 +76,19 @@ export {
   UNSUBSCRIBE_BODY_LIMIT_BYTES,
   UNSUBSCRIBE_LINK_PATH,
   unsubscribeLinkTeam,
+  SIGNUP_CONFIRM_PATH,
+  SIGNUP_FORM_PATH,
+  signupFormPublicId,
+  signupFormTeam,
 } from './public-links.ts';
+export {
+  FORM_FIELDS,
+  FORM_NAME_MAX,
+  FORM_SUBJECT_MAX,
+  FORM_TARGETS_MAX,
+  FORM_THANK_YOU_MAX,
+  type FormField,
+} from './api/form-requests.ts';
 export {
   CONTACT_IMPORT_BODY_LIMIT_BYTES,
   CONTACT_IMPORT_FILE_LIMIT_BYTES,

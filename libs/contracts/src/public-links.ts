@@ -35,7 +35,11 @@ export const UNSUBSCRIBE_BODY_LIMIT_BYTES = 16 * 1024;
 export function unsubscribeLinkTeam(path: string): string | undefined {
   const match = UNSUBSCRIBE_LINK_PATH.exec(path);
   if (!match) return undefined;
-  const hex = Buffer.from(match[1]!, 'base64url').subarray(0, 16).toString('hex');
+  return uuidOfBytes(Buffer.from(match[1]!, 'base64url').subarray(0, 16));
+}
+
+function uuidOfBytes(bytes: Buffer): string {
+  const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
@@ -46,14 +50,44 @@ export function unsubscribeLinkTeam(path: string): string | undefined {
 export const TRACKING_LINK_PATH = /^\/(o|c)\/([A-Za-z0-9_-]{60,4096})$/;
 
 /**
+ * A signup form's hosted page (`/f/{public_id}`: GET shows it, POST submits it). The public id is 32 bytes,
+ * base64url: the team's id (so that the gateway knows the team before it forwards a submit, as for an
+ * unsubscribe link) and 16 random bytes (so that it cannot be guessed). The owner looks the whole id up.
+ */
+export const SIGNUP_FORM_PATH = /^\/f\/([A-Za-z0-9_-]{43})$/;
+
+/**
+ * A signup's confirmation link (`/f/{public_id}/confirm/{token}`: GET shows a button, POST confirms), its
+ * token a 38-byte payload (team, signup, expiry) and a 16-byte tag, each base64url, as the sender signs it.
+ */
+export const SIGNUP_CONFIRM_PATH = /^\/f\/([A-Za-z0-9_-]{43})\/confirm\/([A-Za-z0-9_-]{51})\.[A-Za-z0-9_-]{22}$/;
+
+/** The team a signup form's page or confirmation link names (its public id's first 16 bytes); not verified. */
+export function signupFormTeam(path: string): string | undefined {
+  const match = SIGNUP_FORM_PATH.exec(path) ?? SIGNUP_CONFIRM_PATH.exec(path);
+  if (!match) return undefined;
+  return uuidOfBytes(Buffer.from(match[1]!, 'base64url').subarray(0, 16));
+}
+
+/** The public id of a signup form's page or of a confirmation link's form, else undefined. */
+export function signupFormPublicId(path: string): string | undefined {
+  return (SIGNUP_FORM_PATH.exec(path) ?? SIGNUP_CONFIRM_PATH.exec(path))?.[1];
+}
+
+/**
  * What a public link names, without its expiry or tag: `downloads/<first 44 characters>`, or for an
  * unsubscribe link `unsubscribe/<its payload>` (one recipient of one broadcast; it has no expiry), or for a
- * tracking link `o|c/<its last 22 characters>` (a link's token is sealed once, when its email is composed,
+ * tracking link `o|c/<its last 22 characters>`, for a signup form `f/<public id>` (its confirmation links
+ * `f/<public id>/confirm/<payload>`) (a link's token is sealed once, when its email is composed,
  * and is the same on every hit; its end is the GCM tag, unique to it).
  */
 export function publicLinkIdentity(path: string): string | undefined {
   const unsubscribe = UNSUBSCRIBE_LINK_PATH.exec(path);
   if (unsubscribe) return `unsubscribe/${unsubscribe[1]}`;
+  const confirm = SIGNUP_CONFIRM_PATH.exec(path);
+  if (confirm) return `f/${confirm[1]}/confirm/${confirm[2]}`;
+  const form = SIGNUP_FORM_PATH.exec(path);
+  if (form) return `f/${form[1]}`;
   const tracking = TRACKING_LINK_PATH.exec(path);
   if (tracking) return `${tracking[1]}/${tracking[2]!.slice(-22)}`;
   const match = PUBLIC_LINK_PATH.exec(path) ?? INBOUND_LINK_PATH.exec(path);

@@ -13,6 +13,10 @@ export const Env = BaseEnv.extend({
     .default('postline'),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
   PUBLIC_LINK_RATE_LIMIT_PER_SECOND: z.coerce.number().int().positive().default(10),
+  /** Hosted signup form submits one client address may make per minute, across forms. */
+  FORM_SUBMITS_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(10),
+  /** Submits one signup form may take per minute, from all addresses. */
+  FORM_SUBMITS_PER_FORM_PER_MINUTE: z.coerce.number().int().positive().default(60),
   PUBLIC_BASE_URL: Url.default('http://localhost:3000'),
   /** A dashboard session ends after this long unused… */
   SESSION_IDLE_MINUTES: z.coerce.number().int().positive().default(720),

@@ -19,6 +19,7 @@ import { createGatewayMetrics } from './metrics.ts';
 import { createDashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
 import { announceSetup } from './accounts/setup.ts';
+import { createFormSubmitLimit } from './redis/form-submit-limit.ts';
 import { createSignInLimit } from './redis/sign-in-limit.ts';
 
 /** What the gateway talks to that its caller makes (a test gives a Redis client of its own). */
@@ -99,6 +100,13 @@ export function createGateway(
     domainExists: createDomainExists(owners),
     rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
     publicLinkPerSecond: config.PUBLIC_LINK_RATE_LIMIT_PER_SECOND,
+    formSubmitLimit: createFormSubmitLimit({
+      redis,
+      prefix: config.REDIS_PREFIX,
+      logger,
+      perAddressPerMinute: config.FORM_SUBMITS_PER_ADDRESS_PER_MINUTE,
+      perFormPerMinute: config.FORM_SUBMITS_PER_FORM_PER_MINUTE,
+    }),
     requestLogs,
     markKeyUsed: keyUsage.markUsed,
     keys,

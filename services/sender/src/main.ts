@@ -34,6 +34,7 @@ import {
   createEngagementRecorder,
 } from './engagement/index.ts';
 import { createExpireSuppressionConsumer } from './suppressions/index.ts';
+import { createFormTokens } from './forms/index.ts';
 import { createImportContactsConsumer } from './audience/index.ts';
 import {
   createDmarcLookup,
@@ -158,6 +159,8 @@ await runtime.start({
         recorder: engagements,
         dmarc: createDmarcLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT_MS }),
         devInbox: config.DEV_INBOX,
+        formTokens: createFormTokens(config.POSTLINE_SECRET_KEY),
+        logger,
       }),
     ),
   largeBodies: [SEND_EMAIL_BODY],

@@ -23,6 +23,7 @@ export const FAMILIES = [
   'Development Inbox',
   'Webhooks',
   'Public Links',
+  'Signup Forms',
   'SMTP Relay',
   'Dashboard',
 ] as const;

@@ -2,6 +2,7 @@ import * as rq from './requests.ts';
 import * as ds from './dashboard-shapes.ts';
 import * as rs from './shapes.ts';
 import { AUDIENCE_OPERATIONS } from './audience-operations.ts';
+import { FORM_OPERATIONS } from './form-operations.ts';
 import { dashboardOperations } from './dashboard-operations.ts';
 import { publicLinks } from './public-link-operations.ts';
 import { TEMPLATE_VERSION_OPERATIONS } from './template-operations.ts';
@@ -443,6 +444,9 @@ export const OPERATIONS: readonly Operation[] = [
 
   // ---- Public links (no API key: the signed token is the credential) ----
   ...publicLinks(),
+
+  // ---- Signup forms (the resource, and its hosted pages without a key) ----
+  ...FORM_OPERATIONS,
 
   // ---- The dashboard's own routes (a session cookie, no API key) ----
   ...dashboardOperations(),

@@ -10,6 +10,7 @@ import { CONTACT_IMPORT_FIELDS } from '../import-headers.ts';
 // where a field is `nullish`, null means "not given", as the SDKs send both.
 
 export { PaginationQuery };
+export { CreateFormBody, FormConfirmation, FormSubmission, UpdateFormBody } from './form-requests.ts';
 
 const Addresses = z.union([z.string(), z.array(z.string())]);
 

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { DomainCapabilities, DomainRecordStatus, DomainStatus, SuppressionOrigin } from '../events.ts';
 import { ListEnvelope } from '../pagination.ts';
 
+export { Form, FormList } from './form-shapes.ts';
+
 // The response bodies of the public API, as the owners write them. Objects are strict: a field an owner adds
 // without documenting it fails the integration tests' validation of every response.
 

@@ -1,4 +1,11 @@
-import { INBOUND_LINK_PATH, PUBLIC_LINK_PATH, TRACKING_LINK_PATH, UNSUBSCRIBE_LINK_PATH } from '@postline/contracts';
+import {
+  INBOUND_LINK_PATH,
+  PUBLIC_LINK_PATH,
+  SIGNUP_CONFIRM_PATH,
+  SIGNUP_FORM_PATH,
+  TRACKING_LINK_PATH,
+  UNSUBSCRIBE_LINK_PATH,
+} from '@postline/contracts';
 
 /** The services a gateway route family is forwarded to. */
 export type Owner = 'sender' | 'inbound-smtp' | 'webhook-dispatcher' | 'domain-verifier';
@@ -10,7 +17,7 @@ const FAMILIES: [RegExp, Owner][] = [
   [/^\/emails\/receiving(\/|$)/, 'inbound-smtp'],
   [/^\/emails(\/|$)/, 'sender'],
   [
-    /^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|contact-properties|dev-inbox)(\/|$)/,
+    /^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|contact-properties|dev-inbox|forms)(\/|$)/,
     'sender',
   ],
   [/^\/domains(\/|$)/, 'domain-verifier'],
@@ -22,20 +29,29 @@ export function ownerOf(path: string): Owner | undefined {
 }
 
 /** A route served without an API key, and the methods it takes. */
-export type PublicRoute = { path: RegExp; owner: Owner; methods: readonly string[] };
+export type PublicRoute = {
+  path: RegExp;
+  owner: Owner;
+  methods: readonly string[];
+  /** Pages for people (a signup form's): the gateway's refusals are pages too. */
+  pages?: boolean;
+};
 
 /**
  * Routes served without an API key, named by a signed token the owner checks (`<payload>.<tag>`,
  * base64url): a share page or an attachment download (read only), a received email's raw MIME or attachment download (read only), and a broadcast recipient's unsubscribe
  * link (the preference page, its form and the RFC 8058 one-click POST), and an email's open pixel and
  * tracking redirects (`/o/{token}`, `/c/{token}`, on any host: each domain's tracking host is a CNAME to
- * ours). Only that shape passes, so no dot segment can reach another of the owner's routes.
+ * ours), and a signup form's hosted page and confirmation links (`/f/{public_id}`, named by the form's
+ * unguessable public id). Only that shape passes, so no dot segment can reach another of the owner's routes.
  */
 const PUBLIC_ROUTES: PublicRoute[] = [
   { path: PUBLIC_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD'] },
   { path: INBOUND_LINK_PATH, owner: 'inbound-smtp', methods: ['GET', 'HEAD'] },
   { path: UNSUBSCRIBE_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD', 'POST'] },
   { path: TRACKING_LINK_PATH, owner: 'sender', methods: ['GET', 'HEAD'] },
+  { path: SIGNUP_FORM_PATH, owner: 'sender', methods: ['GET', 'HEAD', 'POST'], pages: true },
+  { path: SIGNUP_CONFIRM_PATH, owner: 'sender', methods: ['GET', 'HEAD', 'POST'], pages: true },
 ];
 
 export function publicRouteOf(path: string): PublicRoute | undefined {

@@ -11,6 +11,7 @@ import type { GatewayMetrics } from '../metrics.ts';
 import { DASHBOARD_PREFIX } from '../domain/session.ts';
 import type { DashboardMail } from '../owners/dashboard-mail.ts';
 import type { SignInLimit } from '../redis/sign-in-limit.ts';
+import type { FormSubmitLimit } from '../redis/form-submit-limit.ts';
 import { createWindowCounter } from '../redis/window-counter.ts';
 import { auditLog } from './audit.ts';
 import { authenticate } from './auth.ts';
@@ -35,6 +36,8 @@ export type GatewayDeps = {
   rateLimitPerSecond: number;
   /** Requests per second one public link (share page, download) may take. */
   publicLinkPerSecond: number;
+  /** Counts a hosted signup form's submits per client address and per form. */
+  formSubmitLimit?: FormSubmitLimit;
   requestLogs: RequestLogWriter;
   markKeyUsed: (keyId: string, at: Date) => void;
   keys: KeyCache;
@@ -89,6 +92,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
           redisPrefix: deps.redisPrefix,
           perLinkPerSecond: deps.publicLinkPerSecond,
           teamActive: async (teamId) => (await deps.teamAccess.find(teamId)) === true,
+          formSubmitLimit: deps.formSubmitLimit,
         }),
       );
       const sessionDeps = { db: deps.db, now: deps.now, ...deps.sessions };

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Agent, request } from 'undici';
 import {
   CONTACT_IMPORT_BODY_LIMIT_BYTES,
@@ -9,6 +9,9 @@ import {
   PUBLIC_LINK_GONE,
   publicLinkIdentity,
   RAW_EMAIL_BODY,
+  SIGNUP_FORM_PATH,
+  signupFormPublicId,
+  signupFormTeam,
   UNSUBSCRIBE_BODY_LIMIT_BYTES,
   unsubscribeLinkTeam,
 } from '@postline/contracts';
@@ -27,9 +30,19 @@ import {
   USER_ROLE_HEADER,
   type Logger,
 } from '@postline/platform';
-import { isSendingRoute, normalizePath, ownerOf, publicOwnerOf, publicRouteOf, type Owners } from '../domain/routes.ts';
+import {
+  isSendingRoute,
+  normalizePath,
+  ownerOf,
+  publicOwnerOf,
+  publicRouteOf,
+  type Owners,
+  type PublicRoute,
+} from '../domain/routes.ts';
+import type { FormSubmitLimit } from '../redis/form-submit-limit.ts';
 import type { WindowCount } from '../redis/window-counter.ts';
 import { authOf, heldOf, requestLogIdOf, setLoggedResponseBody } from './context.ts';
+import { isPageRefusal, sendRefusalPage } from './form-pages.ts';
 import { rateLimited } from './rate-limit.ts';
 import { rawEmailOf } from './raw-email.ts';
 import { FORWARD_TIMEOUT_MS } from '../domain/idempotency.ts';
@@ -283,6 +296,8 @@ export type PublicForwardDeps = {
   perLinkPerSecond: number;
   /** Whether the team a link belongs to still has access. */
   teamActive: (teamId: string) => Promise<boolean>;
+  /** Counts a hosted signup form's submit per client address and per form (redis/form-submit-limit.ts). */
+  formSubmitLimit?: FormSubmitLimit;
 };
 
 /** The bodies a public POST may carry (an unsubscribe link's one-click POST or its page's form). */
@@ -295,22 +310,36 @@ const PUBLIC_FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-
  * checks the signed token in the path and names the link's team in its answer (never passed on): a team
  * whose access is disabled has its links answer 404 like an expired one. Each link takes
  * at most `perLinkPerSecond` requests a second, so a link posted where crowds or crawlers find it cannot
- * turn into a load on the owner. A POST (an unsubscribe link's) carries a small form body, and is not
- * forwarded at all when the team its token names is disabled, so that it changes nothing.
+ * turn into a load on the owner. A POST (an unsubscribe link's, a signup form's submit or confirmation)
+ * carries a small form body, and is not forwarded at all when the team its token or form id names is
+ * disabled, so that it changes nothing. A signup form's submits are also limited per client address and per
+ * form (formSubmitLimit), and on its pages the gateway's refusals (404, 429, 503) are pages, not JSON.
  */
 export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
   const agent = ownerAgent(64);
   return async (req, res, next) => {
     const route = publicRouteOf(req.path);
     if (!route) return next();
-    const { owner } = route;
     if (!route.methods.includes(req.method)) {
       const allow = route.methods.join(', ');
       res.setHeader('allow', allow);
       throw new ApiError(405, 'method_not_allowed', `Method not allowed. Allowed: ${allow}`);
     }
+    // A signup form's pages are for people: the gateway's own refusals there are pages too.
+    if (!route.pages) return forwardLink(route, req, res, next);
+    try {
+      await forwardLink(route, req, res, next);
+    } catch (err) {
+      if (!(err instanceof ApiError) || !isPageRefusal(err) || res.headersSent) throw err;
+      sendRefusalPage(res, err);
+    }
+  };
+
+  async function forwardLink(route: PublicRoute, req: Request, res: Response, next: NextFunction): Promise<void> {
+    const { owner } = route;
     const target = new URL(req.path, deps.owners[owner]);
     if (publicOwnerOf(target.pathname) !== owner) return next();
+    if (req.method === 'POST' && SIGNUP_FORM_PATH.test(target.pathname)) await limitFormSubmit(deps, req, target);
     // The query goes on as it came (a share page's `images=blocked`); the token in the path names what is read.
     target.search = new URL(req.originalUrl, 'http://gateway').search;
     // Counted per email or attachment, not per token: every share or listing issues a new token for it.
@@ -336,7 +365,7 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
     if (req.method === 'POST') {
       body = await readPublicForm(req);
       headers['content-type'] = req.header('content-type') ?? '';
-      const team = unsubscribeLinkTeam(target.pathname);
+      const team = unsubscribeLinkTeam(target.pathname) ?? signupFormTeam(target.pathname);
       if (!(await linkTeamActive(deps, team, req.log))) throw notFound(PUBLIC_LINK_GONE);
     }
     let response: Awaited<ReturnType<typeof request>>;
@@ -363,7 +392,23 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
       if (value !== undefined) res.setHeader(name, value);
     }
     await pipeline(response.body, res).catch((err: unknown) => req.log.warn({ err, owner }, 'public answer cut short'));
-  };
+  }
+}
+
+/**
+ * A hosted form's submit past its limits (per client address, then per form) is refused with 429 before the
+ * owner sees it. The address is the peer's (x-forwarded-for is whatever the client says).
+ */
+async function limitFormSubmit(deps: PublicForwardDeps, req: Request, target: URL): Promise<void> {
+  const publicId = signupFormPublicId(target.pathname);
+  if (!deps.formSubmitLimit || publicId === undefined) return;
+  const refused = await deps.formSubmitLimit(req.socket.remoteAddress ?? 'unknown', publicId);
+  if (!refused) return;
+  const message =
+    refused.limit === 'address'
+      ? 'Too many signups were sent from your network in the last minute. Please wait a minute and try again.'
+      : 'This form is taking too many signups right now. Please wait a minute and try again.';
+  throw rateLimited({ count: 0, resetMs: refused.retryAfterMs }, message);
 }
 
 /** The x-forwarded-for the owner gets: the one that came in (from the proxy in front), then the peer. */

@@ -9,9 +9,15 @@ export {
   type TopicSubscriptions,
   type TopicSuppressedRecipient,
 } from './db/topic-recipients.ts';
-export { type ContactTopicRow, findTopic, listTopicsOfContact } from './db/topics.ts';
-export { effectiveSubscription, type PropertyDefinition, type SubscriptionChoice } from './domain/contacts.ts';
+export { findSegmentIds } from './db/segments.ts';
+export { type ContactTopicRow, findTopic, findTopicIds, listTopicsOfContact } from './db/topics.ts';
+export {
+  contactEmail,
+  effectiveSubscription,
+  type PropertyDefinition,
+  type SubscriptionChoice,
+} from './domain/contacts.ts';
 export { contactForms, type TopicOptOut, topicOptOuts, withoutOptOuts } from './domain/topic-sends.ts';
 export { audienceRoutes } from './http/routes.ts';
-export { applySubscriptionChoices } from './use-cases/contacts.ts';
+export { addSignedUpContact, applySubscriptionChoices } from './use-cases/contacts.ts';
 export { requireSegment } from './use-cases/segments.ts';

@@ -413,6 +413,47 @@ export type SenderDb = MessagingTables & {
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
   email_engagements: EmailEngagementsTable;
+  signup_forms: SignupFormsTable;
+  form_signups: FormSignupsTable;
+};
+
+/** A hosted signup form (`/f/{public_id}`): what it asks, where it adds a contact, its confirmation email. */
+export type SignupFormsTable = {
+  id: string;
+  team_id: string;
+  /** The unguessable id in the form's public URL: the team's id and 16 random bytes, base64url. */
+  public_id: string;
+  name: string;
+  segment_ids: string[];
+  topic_ids: string[];
+  /** The optional fields asked besides the email: `first_name`, `last_name`. */
+  fields: string[];
+  double_opt_in: boolean;
+  /** The confirmation email's From; null without double opt-in. */
+  from_header: string | null;
+  subject: string | null;
+  redirect_url: string | null;
+  thank_you_message: string | null;
+  enabled: boolean;
+  /** Submits taken (not those the bot trap caught), a bigint read as a string. */
+  submissions: ColumnType<string, string | undefined, string>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+};
+
+/** One address signed up through one form: pending until confirmed (double opt-in). */
+export type FormSignupsTable = {
+  id: string;
+  team_id: string;
+  form_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  status: 'pending' | 'confirmed';
+  confirmation_sent_at: Date | null;
+  confirmed_at: Date | null;
+  contact_id: string | null;
+  created_at: CreatedAt;
 };
 
 export type EngagementKind = 'open' | 'click';
@@ -439,6 +480,8 @@ export type ContactRow = Selectable<ContactsTable>;
 export type ContactPropertyRow = Selectable<ContactPropertiesTable>;
 export type SegmentRow = Selectable<SegmentsTable>;
 export type TopicRow = Selectable<TopicsTable>;
+export type SignupFormRow = Selectable<SignupFormsTable>;
+export type FormSignupRow = Selectable<FormSignupsTable>;
 export type ContactImportRow = Selectable<ContactImportsTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type TemplateVersionRow = Selectable<TemplateVersionsTable>;

@@ -6,11 +6,14 @@ import { deliveryRoutes } from '../delivery/index.ts';
 import { devInboxRoutes } from '../dev-inbox/index.ts';
 import { emailsRoutes, publicLinkRoutes, type EmailLinkDeps, type EmailRouteDeps } from '../emails/index.ts';
 import { engagementRoutes, type TrackingDeps, type UnsubscribeDeps } from '../engagement/index.ts';
+import { formRoutes, hostedFormRoutes, type FormRouteDeps, type SignupDeps } from '../forms/index.ts';
 import { suppressionRoutes } from '../suppressions/index.ts';
 import { templateRoutes } from '../templates/index.ts';
 
 /** The sender's internal HTTP API: each module's routes, reached through the gateway. */
-export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps & TrackingDeps): Router {
+export function internalRoutes(
+  deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps & TrackingDeps & FormRouteDeps & SignupDeps,
+): Router {
   const router = Router();
   // Every family this service owns is reachable only through the gateway, which sets the team header.
   router.use(
@@ -25,6 +28,7 @@ export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & Unsubscrib
       '/suppressions',
       '/contact-properties',
       '/dev-inbox',
+      '/forms',
     ],
     requireTeam(),
   );
@@ -35,8 +39,10 @@ export function internalRoutes(deps: EmailRouteDeps & EmailLinkDeps & Unsubscrib
   router.use(audienceRoutes(deps));
   router.use(templateRoutes(deps));
   router.use(broadcastRoutes(deps));
+  router.use(formRoutes(deps));
   // Reached through the gateway's public routes, without a team: a signed token names what they serve.
   router.use(publicLinkRoutes(deps));
   router.use(engagementRoutes(deps));
+  router.use(hostedFormRoutes(deps));
   return router;
 }

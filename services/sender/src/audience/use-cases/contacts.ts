@@ -317,6 +317,77 @@ export async function applySubscriptionChoices(
   return updated;
 }
 
+/** What a signup form's confirmed signup asks of the audience. */
+export type SignedUpContact = {
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  segmentIds: readonly string[];
+  topicIds: readonly string[];
+  formId: string;
+};
+
+/**
+ * A signup form's confirmed signup, inside the caller's transaction. No contact of that address: one is
+ * created, subscribed, in the form's segments and opted in to its topics, with contact.created naming the
+ * form as its `source`. Else the existing contact is added to them and subscribed again (the person asked and
+ * confirmed), its names filled only where it has none, with one contact.updated when anything changed; no
+ * second contact.created. Segments and topics deleted since the form was saved are skipped.
+ */
+export async function addSignedUpContact(
+  trx: Trx,
+  now: Date,
+  teamId: string,
+  signup: SignedUpContact,
+): Promise<{ contact: ContactRow; created: boolean }> {
+  const segmentIds = (await findSegmentIds(trx, teamId, distinctIds(signup.segmentIds))).toSorted();
+  const topics = (await findTopicIds(trx, teamId, distinctIds(signup.topicIds))).map(
+    (id): SubscriptionChoice => ({ id, subscription: 'opt_in' }),
+  );
+  let existing = await findContact(trx, teamId, { email: signup.email }, { forUpdate: true });
+  if (!existing) {
+    const contact = await insertContact(trx, {
+      ...EMPTY_CONTACT,
+      email: signup.email,
+      first_name: signup.first_name,
+      last_name: signup.last_name,
+      id: newId(),
+      teamId,
+      now,
+    });
+    if (contact) {
+      await insertMemberships(trx, teamId, contact.id, segmentIds, now);
+      await upsertTopicChoices(trx, teamId, contact.id, topics, now);
+      await enqueueEvent(trx, 'contact.created', teamId, {
+        ...contactData(contact, segmentIds),
+        source: { type: 'form', form_id: signup.formId },
+      });
+      return { contact, created: true };
+    }
+    // Created meanwhile (the API, an import): updated as the existing contact it now is.
+    existing = await findContact(trx, teamId, { email: signup.email }, { forUpdate: true });
+    if (!existing) throw new Error('A contact that conflicted on insert is gone.');
+  }
+  const joined = await insertMemberships(trx, teamId, existing.id, segmentIds, now);
+  const topicsChanged = await upsertTopicChoices(trx, teamId, existing.id, topics, now);
+  const fields = applyContactChange(existing, {
+    unsubscribed: false,
+    first_name: existing.first_name ?? signup.first_name,
+    last_name: existing.last_name ?? signup.last_name,
+  });
+  if (!fields.changed && topicsChanged === 0 && joined.length === 0) return { contact: existing, created: false };
+  const updated = fields.changed
+    ? await updateContactFields(trx, teamId, existing.id, fields.next, now)
+    : await touchContact(trx, teamId, existing.id, now);
+  await enqueueEvent(
+    trx,
+    'contact.updated',
+    teamId,
+    contactData(updated, await segmentIdsOfContact(trx, teamId, existing.id)),
+  );
+  return { contact: updated, created: false };
+}
+
 const EMPTY_CONTACT: ContactFields = {
   email: '',
   first_name: null,

@@ -1,9 +1,11 @@
-// The Audience pages: contacts (/audience, one at /audience/contacts/:id), segments, topics and contact
-// properties, under one heading with a navigation between them.
+// The Audience pages: contacts (/audience, one at /audience/contacts/:id), segments, topics, contact
+// properties, imports and signup forms, under one heading with a navigation between them.
 import { Link, NavLink, Route, Routes, useLocation } from 'react-router';
 import { ContactPage } from './contact.tsx';
 import { ImportPage, Imports, NewImport } from './imports.tsx';
 import { Contacts } from './contacts.tsx';
+import { FormPage, NewForm } from './forms-detail.tsx';
+import { Forms } from './forms.tsx';
 import { Properties } from './properties.tsx';
 import { Segments } from './segments.tsx';
 import { Topics } from './topics.tsx';
@@ -14,6 +16,7 @@ const SECTIONS = [
   { to: '/audience/topics', label: 'Topics', end: false },
   { to: '/audience/properties', label: 'Properties', end: false },
   { to: '/audience/imports', label: 'Imports', end: false },
+  { to: '/audience/forms', label: 'Forms', end: false },
 ];
 
 export default function Audience() {
@@ -49,6 +52,9 @@ export default function Audience() {
         <Route path="imports" element={<Imports />} />
         <Route path="imports/new" element={<NewImport />} />
         <Route path="imports/:id" element={<ImportPage />} />
+        <Route path="forms" element={<Forms />} />
+        <Route path="forms/new" element={<NewForm />} />
+        <Route path="forms/:id" element={<FormPage />} />
       </Routes>
     </>
   );
