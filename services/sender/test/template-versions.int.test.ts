@@ -57,11 +57,7 @@ async function signIn(email: string, password: string): Promise<{ cookie: string
 }
 
 /** A request with the team's API key (or another key), or as the signed-in dashboard user (`'session'`). */
-async function call(
-  method: string,
-  path: string,
-  opts: { as?: string; body?: unknown } = {},
-): Promise<Answer> {
+async function call(method: string, path: string, opts: { as?: string; body?: unknown } = {}): Promise<Answer> {
   const auth: Record<string, string> =
     opts.as === 'session'
       ? { cookie: user.cookie, 'x-csrf-token': user.csrf, origin: new URL(system.apiUrl).origin }

@@ -32,7 +32,9 @@ export const IDEMPOTENCY_HEADER = 'x-postline-idempotency-key';
 export const IDEMPOTENCY_HASH_HEADER = 'x-postline-idempotency-hash';
 
 /** The dashboard user behind a forwarded request, from the gateway's headers; undefined for an API key. */
-export function userOf(req: { header(name: string): string | undefined }): { id: string; role: 'admin' | 'member' } | undefined {
+export function userOf(req: {
+  header(name: string): string | undefined;
+}): { id: string; role: 'admin' | 'member' } | undefined {
   const id = req.header(USER_HEADER);
   const role = req.header(USER_ROLE_HEADER);
   if (!id || !isUuid(id) || (role !== 'admin' && role !== 'member')) return undefined;
