@@ -343,8 +343,14 @@ describe('a hosted form’s guards', () => {
     expect(refused.contentType).toContain('text/html');
     expect(Number(refused.retryAfter)).toBeGreaterThan(0);
     expect(refused.text).toContain('Too many signups were sent from your network in the last minute.');
-    // Another address is not refused.
-    expect((await submit(form, { email: address('other') }, null)).status).toBe(200);
+    // Another address is not refused by the address's limit: accepted as soon as the link's own limit (10
+    // requests a second, which the 11 submits may have reached) lets it through.
+    const other = address('other');
+    await waitFor(
+      'another address accepted',
+      async () => (await submit(form, { email: other }, null)).status === 200,
+      10_000,
+    );
   });
 });
 

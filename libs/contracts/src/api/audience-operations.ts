@@ -100,7 +100,7 @@ export const AUDIENCE_OPERATIONS: Operation[] = [
         success: created(rs.createdSegment(object)),
         errors: ['validation_error', 'missing_required_field'],
       }),
-      list(base, tag, `List ${tag.toLowerCase()}`, rs.SegmentList, {
+      list(base, tag, `List ${tag.toLowerCase()}`, rs.CountedSegmentList, {
         deprecated,
         query: rq.PaginationQuery.safeExtend(rq.AudienceCountsQuery.shape),
       }),

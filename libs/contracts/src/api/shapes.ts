@@ -407,7 +407,9 @@ export const DeletedContact = z.strictObject({
   deleted: z.literal(true),
 });
 const SegmentItem = z.strictObject({ id: Id, name: z.string(), created_at: Timestamp });
-export const SegmentList = ListEnvelope(
+export const SegmentList = ListEnvelope(SegmentItem);
+/** GET /segments (and /audiences): with `counts=true`, each segment's contacts. */
+export const CountedSegmentList = ListEnvelope(
   SegmentItem.safeExtend({
     contacts_count: z.number().int().optional().describe('Postline extension, with `counts=true`: its contacts.'),
   }),
