@@ -19,6 +19,7 @@ const Emails = lazy(() => import('./pages/emails/index.tsx'));
 const Received = lazy(() => import('./pages/received/index.tsx'));
 const DevInbox = lazy(() => import('./pages/dev-inbox.tsx'));
 const Audience = lazy(() => import('./pages/audience/index.tsx'));
+const Broadcasts = lazy(() => import('./pages/broadcasts/index.tsx'));
 const Metrics = lazy(() => import('./pages/metrics.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
@@ -45,6 +46,7 @@ export function App() {
         <Route path="/dev-inbox/:id" element={<SignedIn page={<DevInbox />} />} />
         <Route path="/metrics" element={<SignedIn page={<Metrics />} />} />
         <Route path="/audience/*" element={<SignedIn page={<Audience />} />} />
+        <Route path="/broadcasts/*" element={<SignedIn page={<Broadcasts />} />} />
         <Route path="/webhooks/*" element={<SignedIn page={<Webhooks />} />} />
         <Route path="/logs/*" element={<SignedIn page={<Logs />} />} />
         <Route path="/suppressions" element={<SignedIn page={<Suppressions />} />} />

@@ -15,6 +15,7 @@ export const NAV: NavItem[] = [
   { to: '/dev-inbox', label: 'Dev inbox' },
   { to: '/metrics', label: 'Metrics' },
   { to: '/audience', label: 'Audience' },
+  { to: '/broadcasts', label: 'Broadcasts' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },
