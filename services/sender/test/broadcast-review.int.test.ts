@@ -150,7 +150,11 @@ describe('the review before sending', () => {
     const atOnce = await call('POST', '/broadcasts', { ...draftBody(segment, '<p>No link</p>'), send: true });
     expect(atOnce).toMatchObject({ status: 422, body: { name: 'broadcast_review_failed' } });
 
-    dataOf(await resend.broadcasts.update(id, { html: `<p>Hi {{{contact.first_name|you}}}, {{{contact.${plan}}}} ${UNSUBSCRIBE}</p>` }));
+    dataOf(
+      await resend.broadcasts.update(id, {
+        html: `<p>Hi {{{contact.first_name|you}}}, {{{contact.${plan}}}} ${UNSUBSCRIBE}</p>`,
+      }),
+    );
     const fixed = await call('GET', `/broadcasts/${id}/review`);
     expect(fixed.body).toMatchObject({ can_send: true, recipients: 2 });
     expect(levelOf(fixed, 'placeholders')?.level).toBe('ok');
@@ -185,8 +189,13 @@ describe('the preview and test copies', () => {
     const { segment, ids } = await segmentOf([grace], { [grace]: { firstName: 'Grace', lastName: 'Hopper' } });
     const call = byKey();
     const id = String(
-      (await call('POST', '/broadcasts', draftBody(segment, `<p>Dear {{{contact.last_name|friend}}} ${UNSUBSCRIBE}</p>`)))
-        .body.id,
+      (
+        await call(
+          'POST',
+          '/broadcasts',
+          draftBody(segment, `<p>Dear {{{contact.last_name|friend}}} ${UNSUBSCRIBE}</p>`),
+        )
+      ).body.id,
     );
     const preview = await call('GET', `/broadcasts/${id}/preview?contact_id=${ids[grace]}`);
     expect(preview.body).toMatchObject({
@@ -274,7 +283,10 @@ describe('approval before send', () => {
       expect(dataOf(await resend.broadcasts.get(id))).toMatchObject({ status: 'sent', rejection: null });
 
       // An admin's own broadcast, and an API key's, go without approval.
-      const own = await admin.call('POST', '/broadcasts', { ...draftBody(segment, `<p>Own ${UNSUBSCRIBE}</p>`), send: true });
+      const own = await admin.call('POST', '/broadcasts', {
+        ...draftBody(segment, `<p>Own ${UNSUBSCRIBE}</p>`),
+        send: true,
+      });
       expect(dataOf(await resend.broadcasts.get(String(own.body.id))).status).not.toBe('awaiting_approval');
 
       const log = await byKey()('GET', `/audit-log?target_id=${id}`);

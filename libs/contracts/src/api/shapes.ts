@@ -481,7 +481,9 @@ export const BroadcastReview = z.strictObject({
   recipients: z
     .number()
     .int()
-    .describe('The contacts it would be sent to now: the segment’s, less the unsubscribed, the topic’s opt-outs and the suppressed.'),
+    .describe(
+      'The contacts it would be sent to now: the segment’s, less the unsubscribed, the topic’s opt-outs and the suppressed.',
+    ),
   suppressed: z.number().int().describe('The segment’s subscribed contacts on the suppression list (sent nothing).'),
   checks: z.array(
     z.strictObject({

@@ -87,6 +87,8 @@ export async function upsertBroadcastSettings(
   await db
     .insertInto('broadcast_settings')
     .values({ team_id: teamId, require_approval: settings.require_approval, updated_at: now })
-    .onConflict((oc) => oc.column('team_id').doUpdateSet({ require_approval: settings.require_approval, updated_at: now }))
+    .onConflict((oc) =>
+      oc.column('team_id').doUpdateSet({ require_approval: settings.require_approval, updated_at: now }),
+    )
     .execute();
 }

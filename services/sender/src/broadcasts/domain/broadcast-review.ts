@@ -43,7 +43,8 @@ export function reviewBroadcast(input: ReviewInput): ReviewCheck[] {
 
   const from = message.fromHeader?.trim() ?? '';
   if (from === '') add('from_domain', 'error', 'Add a From address on one of your verified domains.');
-  else if (input.sender === null) add('from_domain', 'error', input.refusal ?? `“${from}” is not a valid From address.`);
+  else if (input.sender === null)
+    add('from_domain', 'error', input.refusal ?? `“${from}” is not a valid From address.`);
   else if (!input.sender.ok) add('from_domain', 'error', input.sender.message);
   else add('from_domain', 'ok', `It is sent from ${input.sender.domain}, which you may send from.`);
 
@@ -79,7 +80,9 @@ export function reviewBroadcast(input: ReviewInput): ReviewCheck[] {
   }
 
   // The unsubscribe link is known to every contact; anything else still empty has no property behind it.
-  const unfilled = probe.missing.filter((key) => key !== 'RESEND_UNSUBSCRIBE_URL' && key !== 'POSTLINE_UNSUBSCRIBE_URL');
+  const unfilled = probe.missing.filter(
+    (key) => key !== 'RESEND_UNSUBSCRIBE_URL' && key !== 'POSTLINE_UNSUBSCRIBE_URL',
+  );
   if (unfilled.length === 0) add('placeholders', 'ok', 'Every placeholder can be filled.');
   else {
     const named = unfilled.map((key) => `{{{${key}}}}`).join(', ');
@@ -92,7 +95,10 @@ export function reviewBroadcast(input: ReviewInput): ReviewCheck[] {
 
   if (input.audience) {
     const { recipients, suppressed } = input.audience;
-    const also = suppressed === 0 ? '' : ` ${plural(suppressed, 'more is', 'more are')} on your suppression list and will not be sent it.`;
+    const also =
+      suppressed === 0
+        ? ''
+        : ` ${plural(suppressed, 'more is', 'more are')} on your suppression list and will not be sent it.`;
     if (recipients === 0)
       add('recipients', 'warning', `No contact will receive it: the segment has no contact who is subscribed.${also}`);
     else

@@ -60,7 +60,9 @@ export async function reviewOf(deps: ReviewDeps, teamId: string, id: string): Pr
         tracking: {
           on: Boolean(domain?.open_tracking || domain?.click_tracking),
           host:
-            domain?.tracking_subdomain && domain.tracking_verified ? `${domain.tracking_subdomain}.${domain.name}` : null,
+            domain?.tracking_subdomain && domain.tracking_verified
+              ? `${domain.tracking_subdomain}.${domain.name}`
+              : null,
         },
         dmarc: await deps.dmarc(fromDomain),
       })

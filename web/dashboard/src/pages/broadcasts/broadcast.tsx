@@ -43,9 +43,7 @@ function Body({ broadcast: b }: { broadcast: Broadcast }) {
       return (
         <>
           {b.rejection ? (
-            <Notice tone="warning">
-              An admin sent it back{b.rejection.reason ? `: ${b.rejection.reason}` : '.'}
-            </Notice>
+            <Notice tone="warning">An admin sent it back{b.rejection.reason ? `: ${b.rejection.reason}` : '.'}</Notice>
           ) : null}
           <Composer broadcast={b} />
           <Preview broadcast={b} />
@@ -101,14 +99,18 @@ function Preview({ broadcast: b }: { broadcast: Broadcast }) {
       <h2 id="preview-heading">Preview</h2>
       {b.segment_id === null ? <p className="muted">Choose a segment to preview it as one of its contacts.</p> : null}
       <ErrorMessage error={contacts.error} />
-      {contacts.data && contacts.data.data.length === 0 ? <p className="muted">The segment has no contacts yet.</p> : null}
+      {contacts.data && contacts.data.data.length === 0 ? (
+        <p className="muted">The segment has no contacts yet.</p>
+      ) : null}
       {contacts.data && contacts.data.data.length > 0 ? (
         <div className="field">
           <label htmlFor="preview-contact">Preview as</label>
           <select id="preview-contact" value={chosen} onChange={(e) => setContactId(e.target.value)}>
             {contacts.data.data.map((c: Contact) => (
               <option key={c.id} value={c.id}>
-                {c.first_name || c.last_name ? `${c.first_name ?? ''} ${c.last_name ?? ''}`.trim() + ` <${c.email}>` : c.email}
+                {c.first_name || c.last_name
+                  ? `${c.first_name ?? ''} ${c.last_name ?? ''}`.trim() + ` <${c.email}>`
+                  : c.email}
               </option>
             ))}
           </select>
@@ -192,8 +194,8 @@ function ReviewAndSend({ broadcast: b }: { broadcast: Broadcast }) {
       {review.data ? (
         <>
           <p>
-            <strong>{review.data.recipients}</strong> {review.data.recipients === 1 ? 'contact' : 'contacts'} will receive
-            it (after unsubscribes and topic opt-outs).
+            <strong>{review.data.recipients}</strong> {review.data.recipients === 1 ? 'contact' : 'contacts'} will
+            receive it (after unsubscribes and topic opt-outs).
           </p>
           {errors > 0 ? (
             <Notice tone="warning">
@@ -201,19 +203,14 @@ function ReviewAndSend({ broadcast: b }: { broadcast: Broadcast }) {
               and save the draft.
             </Notice>
           ) : null}
-          <ul className="checks" aria-label="Review checks">
+          <ul className="review-checks" aria-label="Review checks">
             {checks.map((c) => (
               <li key={c.check}>
                 <Badge tone={LEVEL_TONES[c.level]}>{LEVEL_LABELS[c.level]}</Badge> {c.message}
               </li>
             ))}
           </ul>
-          <SendForms
-            disabled={!review.data.can_send || review.isFetching}
-            when={when}
-            setWhen={setWhen}
-            send={send}
-          />
+          <SendForms disabled={!review.data.can_send || review.isFetching} when={when} setWhen={setWhen} send={send} />
           {outcome ? <Notice tone="success">{outcome}</Notice> : null}
         </>
       ) : null}
@@ -275,7 +272,9 @@ function Approval({ broadcast: b }: { broadcast: Broadcast }) {
   const client = useQueryClient();
   const [error, setError] = useState<unknown>(null);
   const [rejecting, setRejecting] = useState(false);
-  const when = b.approval?.scheduled_at ? `for ${formatTime(b.approval.scheduled_at)}` : 'to go as soon as it is approved';
+  const when = b.approval?.scheduled_at
+    ? `for ${formatTime(b.approval.scheduled_at)}`
+    : 'to go as soon as it is approved';
   const done = () => client.invalidateQueries({ queryKey: [BROADCASTS] });
   if (!isAdmin) {
     return (
@@ -311,9 +310,9 @@ function Approval({ broadcast: b }: { broadcast: Broadcast }) {
           submitLabel="Reject"
           onCancel={() => setRejecting(false)}
           action={async (data) => {
-            await post(`/broadcasts/${b.id}/reject`, { reason: text(data, 'reason') || null } satisfies ApiRequest<
-              'RejectBroadcastBody'
-            >);
+            await post(`/broadcasts/${b.id}/reject`, {
+              reason: text(data, 'reason') || null,
+            } satisfies ApiRequest<'RejectBroadcastBody'>);
             setRejecting(false);
             await done();
           }}
@@ -334,10 +333,11 @@ function ReviewSummary({ id }: { id: string }) {
   return (
     <>
       <p>
-        <strong>{review.data.recipients}</strong> {review.data.recipients === 1 ? 'contact' : 'contacts'} will receive it.
+        <strong>{review.data.recipients}</strong> {review.data.recipients === 1 ? 'contact' : 'contacts'} will receive
+        it.
       </p>
       {problems.length > 0 ? (
-        <ul className="checks" aria-label="Review checks">
+        <ul className="review-checks" aria-label="Review checks">
           {problems.map((c) => (
             <li key={c.check}>
               <Badge tone={LEVEL_TONES[c.level]}>{LEVEL_LABELS[c.level]}</Badge> {c.message}

@@ -106,13 +106,20 @@ export function Composer({ broadcast }: { broadcast?: Broadcast }) {
           hint={
             <>
               Personalise with <code>{'{{{contact.first_name|there}}}'}</code> or any property (
-              <code>{'{{{contact.plan}}}'}</code>); <code>{'{{{RESEND_UNSUBSCRIBE_URL}}}'}</code> is each
-              contact&apos;s unsubscribe link.
+              <code>{'{{{contact.plan}}}'}</code>); <code>{'{{{RESEND_UNSUBSCRIBE_URL}}}'}</code> is each contact&apos;s
+              unsubscribe link.
             </>
           }
         >
           {(p) => (
-            <textarea {...p} name="html" rows={12} className="code" value={html} onChange={(e) => setHtml(e.target.value)} />
+            <textarea
+              {...p}
+              name="html"
+              rows={12}
+              className="code"
+              value={html}
+              onChange={(e) => setHtml(e.target.value)}
+            />
           )}
         </Field>
       </ActionForm>

@@ -8,13 +8,29 @@ import { get, patch } from '../../api/client.ts';
 import { useIsAdmin } from '../../session.tsx';
 import { EmptyState, ErrorMessage, Loading, StatusBadge } from '../../ui/feedback.tsx';
 import { Time } from '../../ui/time.tsx';
-import { BROADCASTS, STATUS_LABELS, useBroadcastSettings, type BroadcastItem, type BroadcastStatus } from './queries.ts';
+import {
+  BROADCASTS,
+  STATUS_LABELS,
+  useBroadcastSettings,
+  type BroadcastItem,
+  type BroadcastStatus,
+} from './queries.ts';
 
-const TABS: ('all' | BroadcastStatus)[] = ['all', 'draft', 'awaiting_approval', 'scheduled', 'queued', 'sent', 'canceled'];
+const TABS: ('all' | BroadcastStatus)[] = [
+  'all',
+  'draft',
+  'awaiting_approval',
+  'scheduled',
+  'queued',
+  'sent',
+  'canceled',
+];
 
 export function BroadcastList() {
   const [params, setParams] = useSearchParams();
-  const tab = (TABS as string[]).includes(params.get('status') ?? '') ? (params.get('status') as BroadcastStatus) : 'all';
+  const tab = (TABS as string[]).includes(params.get('status') ?? '')
+    ? (params.get('status') as BroadcastStatus)
+    : 'all';
   // The API lists every broadcast; a team has few enough to take the newest 100 and split them here.
   const list = useQuery({
     queryKey: [BROADCASTS, 'list'],
@@ -26,7 +42,9 @@ export function BroadcastList() {
       <div className="page-header">
         <div>
           <h1>Broadcasts</h1>
-          <p className="muted">One message to a segment&apos;s contacts, each personalised, with their own unsubscribe link.</p>
+          <p className="muted">
+            One message to a segment&apos;s contacts, each personalised, with their own unsubscribe link.
+          </p>
         </div>
         <Link to="/broadcasts/new" className="button primary">
           New broadcast
@@ -72,7 +90,11 @@ export function BroadcastList() {
                 <th scope="col">Created</th>
               </tr>
             </thead>
-            <tbody>{shown.map((b) => <Row key={b.id} broadcast={b} />)}</tbody>
+            <tbody>
+              {shown.map((b) => (
+                <Row key={b.id} broadcast={b} />
+              ))}
+            </tbody>
           </table>
         </div>
       ) : null}

@@ -40,15 +40,25 @@ export function Results({ broadcast: b }: { broadcast: Broadcast }) {
       <section aria-labelledby="results-heading" className="card">
         <h2 id="results-heading">Results</h2>
         {b.status === 'queued' ? <p role="status">It is being sent: the counts update as it goes.</p> : null}
-        {b.status === 'canceled' ? <p className="muted">It was canceled: these are the emails it made before.</p> : null}
+        {b.status === 'canceled' ? (
+          <p className="muted">It was canceled: these are the emails it made before.</p>
+        ) : null}
         <ErrorMessage error={results.error} />
         {results.isPending ? <Loading /> : null}
         {r ? (
           <dl className="stats" aria-label="Results">
             <Stat label="Sent" value={String(r.sent)} />
             <Stat label="Delivered" value={String(r.delivered)} />
-            <Stat label="Opened" value={`${r.opened.people} by people, ${r.opened.machines} by machines`} />
-            <Stat label="Clicked" value={`${r.clicked.people} by people, ${r.clicked.scanners} by scanners`} />
+            <Stat
+              label="Opened by people"
+              value={String(r.opened.people)}
+              detail={`${r.opened.machines} more by machines (privacy proxies, prefetchers)`}
+            />
+            <Stat
+              label="Clicked by people"
+              value={String(r.clicked.people)}
+              detail={`${r.clicked.scanners} more by link scanners`}
+            />
             <Stat label="Unsubscribed" value={String(r.unsubscribed)} />
             <Stat label="Bounced" value={String(r.bounced)} />
             <Stat label="Complained" value={String(r.complained)} />
@@ -91,11 +101,14 @@ export function Results({ broadcast: b }: { broadcast: Broadcast }) {
   );
 }
 
-function Stat({ label, value }: { label: string; value: string }) {
+function Stat({ label, value, detail }: { label: string; value: string; detail?: string }) {
   return (
-    <div>
+    <div className="stat card">
       <dt>{label}</dt>
-      <dd>{value}</dd>
+      <dd>
+        <strong>{value}</strong>
+        {detail ? <span className="muted small-text">{detail}</span> : null}
+      </dd>
     </div>
   );
 }
@@ -106,7 +119,12 @@ function Recipients({ broadcast: b }: { broadcast: Broadcast }) {
   const [params, setParams] = useSearchParams();
   const asked = params.get('outcome') as Outcome | null;
   const outcome: Outcome = asked && asked in OUTCOMES ? asked : 'sent';
-  const page = useListPage<Recipient>(`${BROADCASTS}-recipients`, `/broadcasts/${b.id}/recipients`, { type: outcome }, 25);
+  const page = useListPage<Recipient>(
+    `${BROADCASTS}-recipients`,
+    `/broadcasts/${b.id}/recipients`,
+    { type: outcome },
+    25,
+  );
   return (
     <section aria-labelledby="recipients-heading" className="card">
       <h2 id="recipients-heading">Recipients</h2>
