@@ -34,6 +34,8 @@ export const ErrorName = z.enum([
   'invalid_session',
   'invalid_csrf_token',
   'team_access_disabled',
+  // Postline's: sending a broadcast whose review has errors (GET /broadcasts/{id}/review lists them).
+  'broadcast_review_failed',
 ]);
 export type ErrorName = z.infer<typeof ErrorName>;
 

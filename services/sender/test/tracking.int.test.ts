@@ -319,7 +319,7 @@ describe("a broadcast's opens and clicks", () => {
         segmentId: segment,
         from: `Acme <news@${domain}>`,
         subject: 'News',
-        html: '<p><a href="https://example.org/news">News</a></p>',
+        html: '<p><a href="https://example.org/news">News</a> <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
         send: true,
       }),
     );
@@ -411,7 +411,7 @@ describe("a broadcast's clicked links", () => {
         segmentId: segment,
         from: `Acme <news@${domain}>`,
         subject: 'Links',
-        html: '<p><a href="https://example.org/">Home</a></p>',
+        html: '<p><a href="https://example.org/">Home</a> <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
         send: true,
       }),
     );

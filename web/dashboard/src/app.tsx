@@ -20,6 +20,7 @@ const Received = lazy(() => import('./pages/received/index.tsx'));
 const DevInbox = lazy(() => import('./pages/dev-inbox.tsx'));
 const Audience = lazy(() => import('./pages/audience/index.tsx'));
 const Templates = lazy(() => import('./pages/templates/index.tsx'));
+const Broadcasts = lazy(() => import('./pages/broadcasts/index.tsx'));
 const Metrics = lazy(() => import('./pages/metrics.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
@@ -47,6 +48,7 @@ export function App() {
         <Route path="/metrics" element={<SignedIn page={<Metrics />} />} />
         <Route path="/audience/*" element={<SignedIn page={<Audience />} />} />
         <Route path="/templates/*" element={<SignedIn page={<Templates />} />} />
+        <Route path="/broadcasts/*" element={<SignedIn page={<Broadcasts />} />} />
         <Route path="/webhooks/*" element={<SignedIn page={<Webhooks />} />} />
         <Route path="/logs/*" element={<SignedIn page={<Logs />} />} />
         <Route path="/suppressions" element={<SignedIn page={<Suppressions />} />} />

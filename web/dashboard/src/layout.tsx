@@ -16,6 +16,7 @@ export const NAV: NavItem[] = [
   { to: '/metrics', label: 'Metrics' },
   { to: '/audience', label: 'Audience' },
   { to: '/templates', label: 'Templates' },
+  { to: '/broadcasts', label: 'Broadcasts' },
   { to: '/api-keys', label: 'API keys', adminOnly: true },
   { to: '/domains', label: 'Domains' },
   { to: '/webhooks', label: 'Webhooks' },

@@ -108,6 +108,7 @@ export const ERROR_STATUS: Record<ErrorName, number> = {
   invalid_session: 401,
   invalid_csrf_token: 403,
   team_access_disabled: 403,
+  broadcast_review_failed: 422,
 };
 
 /**

@@ -263,7 +263,25 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts', 'Broadcasts', 'Create a broadcast', {
     body: { schema: rq.CreateBroadcastBody, required: true },
     success: created(rs.ref('broadcast')),
-    errors: ['validation_error', 'missing_required_field', 'not_found', 'invalid_parameter', 'validation_error@403'],
+    errors: [
+      'validation_error',
+      'missing_required_field',
+      'not_found',
+      'invalid_parameter',
+      'validation_error@403',
+      'broadcast_review_failed',
+    ],
+  }),
+  get('/broadcasts/settings', 'Broadcasts', 'The team’s broadcast settings', {
+    extension: 'Whether a member’s broadcast waits for an admin’s approval before it goes (`require_approval`).',
+    success: ok(rs.BroadcastSettings),
+    errors: [],
+  }),
+  patch('/broadcasts/settings', 'Broadcasts', 'Change the team’s broadcast settings', {
+    extension: 'Admins (and API keys) only; recorded in the audit log.',
+    body: json(rq.UpdateBroadcastSettingsBody),
+    success: ok(rs.BroadcastSettings),
+    errors: ['validation_error'],
   }),
   list('/broadcasts', 'Broadcasts', 'List broadcasts', rs.BroadcastList),
   get('/broadcasts/{id}', 'Broadcasts', 'Retrieve a broadcast', { success: ok(rs.Broadcast), errors: ['not_found'] }),
@@ -279,11 +297,61 @@ export const OPERATIONS: readonly Operation[] = [
   post('/broadcasts/{id}/send', 'Broadcasts', 'Send or schedule a broadcast', {
     body: json(rq.SendBroadcastBody),
     success: ok(rs.SentBroadcast),
-    errors: ['not_found', 'validation_error', 'missing_required_field', 'invalid_parameter', 'validation_error@403'],
+    errors: [
+      'not_found',
+      'validation_error',
+      'missing_required_field',
+      'invalid_parameter',
+      'validation_error@403',
+      'broadcast_review_failed',
+    ],
   }),
   post('/broadcasts/{id}/cancel', 'Broadcasts', 'Cancel a scheduled broadcast', {
     success: ok(rs.ref('broadcast')),
     errors: ['not_found', 'validation_error', 'validation_error@403'],
+  }),
+  get('/broadcasts/{id}/review', 'Broadcasts', 'Review a broadcast before sending it', {
+    extension:
+      'The checks sending makes (errors block it: from domain, subject, content, segment, topic, unsubscribe link) and the warnings it does not (placeholders no contact can fill, the email insights), with how many contacts it would reach.',
+    success: ok(rs.BroadcastReview),
+    errors: ['not_found'],
+  }),
+  get('/broadcasts/{id}/preview', 'Broadcasts', 'A broadcast as one contact would receive it', {
+    extension: 'Subject, html and text personalised for the contact, with its own unsubscribe link.',
+    query: rq.BroadcastPreviewQuery,
+    success: ok(rs.BroadcastPreview),
+    errors: ['not_found', 'validation_error'],
+  }),
+  post('/broadcasts/{id}/test', 'Broadcasts', 'Send test copies of a broadcast', {
+    extension:
+      'One personalised copy per address through the normal send pipeline, subject marked [Test], tagged broadcast_test; not counted in the broadcast’s results.',
+    body: { schema: rq.BroadcastTestBody, required: true },
+    success: ok(rs.BroadcastTestSent),
+    errors: ['not_found', 'validation_error', 'missing_required_field', 'invalid_parameter', 'validation_error@403'],
+  }),
+  post('/broadcasts/{id}/approve', 'Broadcasts', 'Approve a broadcast awaiting approval', {
+    extension: 'Admins (and API keys) only: it is then sent, or scheduled for the time asked.',
+    success: ok(rs.BroadcastSent),
+    errors: [
+      'not_found',
+      'validation_error',
+      'missing_required_field',
+      'invalid_parameter',
+      'validation_error@403',
+      'broadcast_review_failed',
+    ],
+  }),
+  post('/broadcasts/{id}/reject', 'Broadcasts', 'Reject a broadcast awaiting approval', {
+    extension: 'Admins (and API keys) only: it goes back to draft with the reason.',
+    body: json(rq.RejectBroadcastBody),
+    success: ok(rs.BroadcastSent),
+    errors: ['not_found', 'validation_error', 'validation_error@403'],
+  }),
+  get('/broadcasts/{id}/results', 'Broadcasts', 'A broadcast’s results', {
+    extension:
+      'Its recipients counted by outcome: delivered, opened (people apart from machines), clicked (people apart from scanners), unsubscribed, bounced, complained, suppressed.',
+    success: ok(rs.BroadcastResults),
+    errors: ['not_found'],
   }),
   get('/broadcasts/{id}/recipients', 'Broadcasts', "List a broadcast's recipients by outcome", {
     query: rq.PaginationQuery.safeExtend(rq.BroadcastRecipientsQuery.shape),

@@ -581,6 +581,34 @@ export const BroadcastRecipientsQuery = z.object({
   bounce_type: z.enum(['permanent', 'transient', 'undetermined']).optional(),
 });
 
+/** GET /broadcasts/{id}/preview: the contact the broadcast is shown as, by id or by email address. */
+export const BroadcastPreviewQuery = z
+  .object({
+    contact_id: z.string().optional().describe('The contact to show it as.'),
+    email: z.string().optional().describe('The contact to show it as, by email address (instead of `contact_id`).'),
+  })
+  .refine((q) => q.contact_id !== undefined || q.email !== undefined, {
+    message: 'Give `contact_id` or `email`: the contact to show the broadcast as.',
+  });
+export const BroadcastTestBody = z.object({
+  to: z
+    .union([z.string(), z.array(z.string()).min(1, 'must name an address').max(10, 'must have at most 10 addresses')])
+    .describe('Where the test copies go (up to 10 addresses), one copy each.'),
+  contact_id: z
+    .string()
+    .nullish()
+    .describe('The contact whose properties and unsubscribe link fill the copies; without it, the fallbacks.'),
+});
+export const RejectBroadcastBody = z.object({
+  reason: z.string().max(1000, 'must be at most 1000 characters').nullish().describe('Why, for the member who asked.'),
+});
+export const UpdateBroadcastSettingsBody = z.object({
+  require_approval: z
+    .boolean()
+    .optional()
+    .describe('Whether a member’s broadcast waits for an admin’s approval before it is sent or scheduled.'),
+});
+
 // ---- Suppressions --------------------------------------------------------------------------------------
 const SuppressedEmail = z
   .string()

@@ -486,7 +486,9 @@ export const ContactImport = ContactImportItem.extend({
 });
 
 // ---- Broadcasts ----------------------------------------------------------------------------------------
-const BroadcastStatus = z.enum(['draft', 'scheduled', 'queued', 'sent', 'canceled']);
+const BroadcastStatus = z
+  .enum(['draft', 'scheduled', 'queued', 'sent', 'canceled', 'awaiting_approval'])
+  .describe('`awaiting_approval` is Postline’s: a member’s send waiting for an admin (the team’s approval setting).');
 const BroadcastItem = z.strictObject({
   id: Id,
   name: NullableString,
@@ -506,8 +508,87 @@ export const Broadcast = single('broadcast', BroadcastItem, {
   preview_text: NullableString,
   html: NullableString,
   text: NullableString,
+  approval: z
+    .strictObject({
+      requested_by: NullableString.describe('The dashboard user who asked to send it.'),
+      requested_at: Timestamp,
+      scheduled_at: Timestamp.nullable().describe('The time asked for; null: as soon as it is approved.'),
+    })
+    .nullable()
+    .describe('Postline extension: while `awaiting_approval`, who asked to send it, when, and for when.'),
+  rejection: z
+    .strictObject({
+      rejected_by: NullableString.describe('The admin who rejected it (null: an API key).'),
+      rejected_at: Timestamp,
+      reason: NullableString,
+    })
+    .nullable()
+    .describe('Postline extension: its last rejection, until it is sent again.'),
 });
 export const SentBroadcast = z.strictObject({ id: Id });
+const ReviewLevel = z.enum(['error', 'warning', 'ok']);
+export const BroadcastReview = z.strictObject({
+  object: z.literal('broadcast_review'),
+  id: Id,
+  status: BroadcastStatus,
+  can_send: z.boolean().describe('No check is an error: sending is not refused for the review.'),
+  recipients: z
+    .number()
+    .int()
+    .describe(
+      'The contacts it would be sent to now: the segment’s, less the unsubscribed, the topic’s opt-outs and the suppressed.',
+    ),
+  suppressed: z.number().int().describe('The segment’s subscribed contacts on the suppression list (sent nothing).'),
+  checks: z.array(
+    z.strictObject({
+      check: z
+        .string()
+        .describe(
+          'from_domain, subject, content, segment, topic, unsubscribe_link, placeholders, recipients, then the email insights (dmarc_record, html_size, list_unsubscribe, text_part, link_domains, tracking_domain, image_alt).',
+        ),
+      level: ReviewLevel.describe('`error` blocks sending; `warning` does not.'),
+      message: z.string(),
+    }),
+  ),
+});
+export const BroadcastPreview = z.strictObject({
+  object: z.literal('broadcast_preview'),
+  id: Id,
+  contact_id: Id,
+  email: z.string(),
+  subject: z.string(),
+  html: NullableString,
+  text: NullableString.describe('null: made from the html when sent; "": no text part.'),
+});
+export const BroadcastTestSent = z.strictObject({
+  data: z.array(z.strictObject({ id: Id.describe('The test email’s id (GET /emails/{id}).'), to: z.string() })),
+});
+export const BroadcastSent = z.strictObject({ object: z.literal('broadcast'), id: Id, status: BroadcastStatus });
+const ResultCount = z.number().int();
+export const BroadcastResults = z.strictObject({
+  object: z.literal('broadcast_results'),
+  id: Id,
+  status: BroadcastStatus,
+  sent_at: Timestamp.nullable(),
+  sent: ResultCount.describe('Contacts sent an email.'),
+  delivered: ResultCount,
+  opened: z.strictObject({
+    people: ResultCount.describe('Emails opened by a person at least once.'),
+    machines: ResultCount.describe('Emails opened only by machines (privacy proxies, prefetchers).'),
+  }),
+  clicked: z.strictObject({
+    people: ResultCount.describe('Emails with a link followed by a person.'),
+    scanners: ResultCount.describe('Emails whose links only scanners followed.'),
+  }),
+  unsubscribed: ResultCount.describe('Recipients since unsubscribed, from every broadcast or from its topic.'),
+  bounced: ResultCount,
+  complained: ResultCount,
+  suppressed: ResultCount.describe('Recipients not sent to: on the suppression list.'),
+});
+export const BroadcastSettings = z.strictObject({
+  object: z.literal('broadcast_settings'),
+  require_approval: z.boolean(),
+});
 export const BroadcastRecipientList = ListEnvelope(
   z.strictObject({
     id: Id,

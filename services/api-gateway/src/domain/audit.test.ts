@@ -20,6 +20,20 @@ describe('auditActionOf', () => {
     expect(auditActionOf('DELETE', '/contacts/c1/segments/s1', undefined)?.action).toBe('contacts.updated');
   });
 
+  it("names a broadcast's approval and rejection, and a change of the broadcast settings", () => {
+    expect(auditActionOf('POST', '/broadcasts/b1/approve', { id: 'b1' })).toEqual({
+      action: 'broadcasts.approve',
+      target_type: 'broadcasts',
+      target_id: 'b1',
+    });
+    expect(auditActionOf('POST', '/broadcasts/b1/reject', undefined)?.action).toBe('broadcasts.reject');
+    expect(auditActionOf('PATCH', '/broadcasts/settings', undefined)).toEqual({
+      action: 'broadcasts.settings_updated',
+      target_type: 'broadcasts',
+      target_id: null,
+    });
+  });
+
   it('leaves reads, sending and unknown families out', () => {
     expect(auditActionOf('GET', '/api-keys', undefined)).toBeUndefined();
     expect(auditActionOf('POST', '/emails', 'e1')).toBeUndefined();

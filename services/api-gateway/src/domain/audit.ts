@@ -30,6 +30,10 @@ export function auditActionOf(method: string, path: string, responseId: unknown)
   const family = segments[0];
   if (!family || !AUDITED.has(family)) return undefined;
   const last = segments[segments.length - 1] ?? '';
+  // A family's settings (`PATCH /broadcasts/settings`) are the team's, not a resource of that id.
+  if (segments.length === 2 && segments[1] === 'settings') {
+    return { action: `${family}.settings_updated`, target_type: family, target_id: null };
+  }
   let verb: string;
   if (method === 'POST' && segments.length === 1) verb = 'created';
   else if (method === 'DELETE' && segments.length === 2) verb = 'deleted';

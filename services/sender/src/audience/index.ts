@@ -1,6 +1,7 @@
 export { createImportContactsConsumer } from './consumers/import-contacts.ts';
 export { findPropertyDefinitions } from './db/contact-properties.ts';
 export { findContact } from './db/contacts.ts';
+export { findSegment } from './db/segments.ts';
 export {
   findTopicSubscriptions,
   markTopicSuppressed,

@@ -283,7 +283,8 @@ export type TemplateVersionsTable = {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 };
 
-export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sent' | 'canceled';
+/** `awaiting_approval` (Postline's): a member's send waiting for an admin, under the team's approval setting. */
+export type BroadcastStatus = 'draft' | 'scheduled' | 'queued' | 'sent' | 'canceled' | 'awaiting_approval';
 
 /** A broadcast: its message, its segment and topic, and how far its fan-out has got. */
 export type BroadcastsTable = {
@@ -305,6 +306,21 @@ export type BroadcastsTable = {
   /** The last contact id of the fan-out's committed pages (null: none yet): where it resumes. */
   fan_out_after: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
+  /** While awaiting approval: the member who asked to send, when, and the time asked for (null: now). */
+  approval_requested_by: ColumnType<string | null, string | null | undefined, string | null>;
+  approval_requested_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  approval_scheduled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The last rejection (null: none since it was last asked to send). rejected_by null: an API key. */
+  rejected_by: ColumnType<string | null, string | null | undefined, string | null>;
+  rejected_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  rejection_reason: ColumnType<string | null, string | null | undefined, string | null>;
+};
+
+/** A team's broadcast settings (no row: the defaults). */
+export type BroadcastSettingsTable = {
+  team_id: string;
+  require_approval: boolean;
+  updated_at: Date;
 };
 
 /** A contact a broadcast reached: its email, or none (email_id null) when the address was suppressed. */
@@ -410,6 +426,7 @@ export type SenderDb = MessagingTables & {
   contact_import_failures: ContactImportFailuresTable;
   broadcasts: BroadcastsTable;
   broadcast_recipients: BroadcastRecipientsTable;
+  broadcast_settings: BroadcastSettingsTable;
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
   email_engagements: EmailEngagementsTable;

@@ -9,7 +9,8 @@ export {
   setLastEvent,
   setRecipientFeedback,
 } from './db/emails.ts';
-export { createDmarcLookup } from './dns/dmarc.ts';
+export { createDmarcLookup, type DmarcLookup } from './dns/dmarc.ts';
+export { emailInsights, type Insight } from './domain/insights.ts';
 export { publicLinkRoutes } from './http/email-links.ts';
 export type { EmailRouteDeps } from './http/emails.ts';
 export { emailsRoutes } from './http/routes.ts';

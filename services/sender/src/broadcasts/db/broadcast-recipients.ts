@@ -40,21 +40,47 @@ export async function findFanOutPage(
     now: Date;
   },
 ): Promise<FanOutContact[]> {
-  const { topic } = page;
+  const { rows } = await sql<FanOutContact>`select c.id, c.email, c.first_name, c.last_name, c.properties,
+      s.origin is not null as suppressed, s.origin as suppressed_origin
+    from ${audienceOf(page)}
+      and m.contact_id > ${page.after ?? NO_CONTACT}::uuid
+    order by m.contact_id
+    limit ${page.limit}`.execute(trx);
+  return rows;
+}
+
+/**
+ * How many contacts a fan-out would reach now (the same contacts as findFanOutPage's pages together), and
+ * how many of them are on the suppression list (they get no email).
+ */
+export async function countAudience(
+  db: Db,
+  audience: { teamId: string; segmentId: string; topic: BroadcastTopic | null; now: Date },
+): Promise<{ recipients: number; suppressed: number }> {
+  const { rows } = await sql<{ total: string; suppressed: string }>`select count(*) as total,
+      count(*) filter (where s.origin is not null) as suppressed
+    from ${audienceOf(audience)}`.execute(db);
+  const total = Number(rows[0]?.total ?? 0);
+  const suppressed = Number(rows[0]?.suppressed ?? 0);
+  return { recipients: total - suppressed, suppressed };
+}
+
+/**
+ * The segment's contacts a broadcast goes to, each with its suppression (`s.origin`, null when not listed):
+ * the unsubscribed left out and, under a topic, those whose effective subscription is `opt_out`. The `from`
+ * of a statement, ending in its `where`, which the caller may extend with `and`.
+ */
+function audienceOf(audience: { teamId: string; segmentId: string; topic: BroadcastTopic | null; now: Date }) {
+  const { topic } = audience;
   const topicFilter = topic
     ? sql`and coalesce((select ct.subscription from contact_topics ct where ct.contact_id = c.id and ct.topic_id = ${topic.id}::uuid),
         ${topic.defaultSubscription}) = 'opt_in'`
     : sql``;
-  const { rows } = await sql<FanOutContact>`select c.id, c.email, c.first_name, c.last_name, c.properties,
-      s.origin is not null as suppressed, s.origin as suppressed_origin
-    from contact_segments m join contacts c on c.id = m.contact_id
+  return sql`contact_segments m join contacts c on c.id = m.contact_id
       left join lateral (select s.origin from suppressions s where s.team_id = c.team_id and s.email = c.email_key
-        and (s.expires_at is null or s.expires_at > ${page.now}) limit 1) s on true
-    where m.segment_id = ${page.segmentId}::uuid and m.contact_id > ${page.after ?? NO_CONTACT}::uuid
-      and c.team_id = ${page.teamId}::uuid and not c.unsubscribed ${topicFilter}
-    order by m.contact_id
-    limit ${page.limit}`.execute(trx);
-  return rows;
+        and (s.expires_at is null or s.expires_at > ${audience.now}) limit 1) s on true
+    where m.segment_id = ${audience.segmentId}::uuid and c.team_id = ${audience.teamId}::uuid
+      and not c.unsubscribed ${topicFilter}`;
 }
 
 export type BroadcastRecipientRow = {
@@ -219,4 +245,69 @@ export async function findEngagementSummaries(
       { count: Number(row.count), links: row.links.filter((link): link is string => link !== null) },
     ]),
   );
+}
+
+/** A broadcast's outcome so far, each a number of its recipients (see broadcastResults). */
+export type BroadcastResultCounts = {
+  sent: number;
+  delivered: number;
+  opened_by_people: number;
+  opened_by_machines: number;
+  clicked_by_people: number;
+  clicked_by_scanners: number;
+  unsubscribed: number;
+  bounced: number;
+  complained: number;
+  suppressed: number;
+};
+
+/**
+ * Counts of a broadcast's recipients by outcome, read from its recipients as the recipients list reads them
+ * (so a count and its list agree): sent, delivered, bounced, complained, suppressed and unsubscribed as
+ * there. An email opened by a person counts once in opened_by_people; one opened only by machines (privacy
+ * proxies, prefetchers) in opened_by_machines; clicks likewise with scanners.
+ */
+export async function broadcastResults(
+  db: Db,
+  broadcast: { id: string; topicId: string | null },
+): Promise<BroadcastResultCounts> {
+  const topicOptOut = broadcast.topicId
+    ? sql`or exists (select 1 from contact_topics ct where ct.contact_id = c.id and ct.topic_id = ${broadcast.topicId}::uuid
+        and ct.subscription = 'opt_out')`
+    : sql``;
+  const { rows } = await sql<Record<keyof BroadcastResultCounts, string>>`select
+      count(br.email_id) as sent,
+      count(*) filter (where r.status = 'delivered') as delivered,
+      count(*) filter (where e.people_opens > 0) as opened_by_people,
+      count(*) filter (where e.people_opens = 0 and e.machine_opens > 0) as opened_by_machines,
+      count(*) filter (where e.people_clicks > 0) as clicked_by_people,
+      count(*) filter (where e.people_clicks = 0 and e.scanner_clicks > 0) as clicked_by_scanners,
+      count(*) filter (where c.unsubscribed ${topicOptOut}) as unsubscribed,
+      count(*) filter (where r.status = 'bounced') as bounced,
+      count(*) filter (where r.status = 'complained') as complained,
+      count(*) filter (where br.email_id is null or r.status = 'suppressed') as suppressed
+    from broadcast_recipients br
+      left join recipients r on r.email_id = br.email_id and r.position = 0
+      left join contacts c on c.id = br.contact_id
+      left join lateral (select
+          count(*) filter (where x.kind = 'open' and not x.machine) as people_opens,
+          count(*) filter (where x.kind = 'open' and x.machine) as machine_opens,
+          count(*) filter (where x.kind = 'click' and not x.machine) as people_clicks,
+          count(*) filter (where x.kind = 'click' and x.machine) as scanner_clicks
+        from email_engagements x where x.email_id = br.email_id) e on true
+    where br.broadcast_id = ${broadcast.id}::uuid`.execute(db);
+  const row = rows[0];
+  const n = (key: keyof BroadcastResultCounts) => Number(row?.[key] ?? 0);
+  return {
+    sent: n('sent'),
+    delivered: n('delivered'),
+    opened_by_people: n('opened_by_people'),
+    opened_by_machines: n('opened_by_machines'),
+    clicked_by_people: n('clicked_by_people'),
+    clicked_by_scanners: n('clicked_by_scanners'),
+    unsubscribed: n('unsubscribed'),
+    bounced: n('bounced'),
+    complained: n('complained'),
+    suppressed: n('suppressed'),
+  };
 }

@@ -1,5 +1,5 @@
 // Broadcasts: their rows, and the statements that move one through its states (draft, scheduled, queued,
-// sent, canceled). The fan-out's page statements are in broadcast-recipients.ts.
+// sent, canceled, and awaiting_approval). The fan-out's page statements are in broadcast-recipients.ts.
 import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
@@ -10,7 +10,19 @@ type Db = Kysely<SenderDb> | Transaction<SenderDb>;
 /** The fields a request may set on a draft (or, after sending, `name` alone). */
 export type BroadcastFields = Omit<
   Updateable<BroadcastsTable>,
-  'id' | 'team_id' | 'status' | 'scheduled_at' | 'sent_at' | 'fan_out_after' | 'created_at'
+  | 'id'
+  | 'team_id'
+  | 'status'
+  | 'scheduled_at'
+  | 'sent_at'
+  | 'fan_out_after'
+  | 'created_at'
+  | 'approval_requested_by'
+  | 'approval_requested_at'
+  | 'approval_scheduled_at'
+  | 'rejected_by'
+  | 'rejected_at'
+  | 'rejection_reason'
 >;
 
 export async function insertBroadcast(db: Db, row: Insertable<BroadcastsTable>): Promise<BroadcastRow> {
@@ -54,4 +66,29 @@ export async function updateBroadcast(
 
 export async function deleteBroadcast(trx: Transaction<SenderDb>, teamId: string, id: string): Promise<void> {
   await trx.deleteFrom('broadcasts').where('team_id', '=', teamId).where('id', '=', id).execute();
+}
+
+/** The team's broadcast settings (the defaults when it never changed them). */
+export async function findBroadcastSettings(db: Db, teamId: string): Promise<{ require_approval: boolean }> {
+  const row = await db
+    .selectFrom('broadcast_settings')
+    .select('require_approval')
+    .where('team_id', '=', teamId)
+    .executeTakeFirst();
+  return { require_approval: row?.require_approval ?? false };
+}
+
+export async function upsertBroadcastSettings(
+  db: Db,
+  teamId: string,
+  settings: { require_approval: boolean },
+  now: Date,
+): Promise<void> {
+  await db
+    .insertInto('broadcast_settings')
+    .values({ team_id: teamId, require_approval: settings.require_approval, updated_at: now })
+    .onConflict((oc) =>
+      oc.column('team_id').doUpdateSet({ require_approval: settings.require_approval, updated_at: now }),
+    )
+    .execute();
 }

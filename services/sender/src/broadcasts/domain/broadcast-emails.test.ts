@@ -33,6 +33,7 @@ describe('personaliseBroadcast', () => {
       subject: 'Hi Ada <A>',
       html: `<p>Ada &lt;A&gt; King pro 3 <a href="${URL}">x</a></p>`,
       text: `a&b@example.org a&b@example.org ${URL}`,
+      missing: [],
     });
   });
 
@@ -41,6 +42,7 @@ describe('personaliseBroadcast', () => {
     const result = personaliseBroadcast(message, contact, properties, URL);
     expect(result.subject).toBe('Hi there');
     expect(result.html).toBe(`<p>friend  free none <a href="${URL}">x</a></p>`);
+    expect(result.missing).toEqual(['contact.last_name']);
   });
 
   it('never lets a value break the subject header, and puts the preview text first, hidden', () => {

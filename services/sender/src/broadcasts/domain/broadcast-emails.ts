@@ -52,7 +52,8 @@ export type BroadcastContact = {
   properties: Record<string, string | number | null>;
 };
 
-export type PersonalisedMessage = { subject: string; html: string | null; text: string | null };
+/** `missing`: the placeholders that had neither a value nor a fallback (they rendered as nothing). */
+export type PersonalisedMessage = { subject: string; html: string | null; text: string | null; missing: string[] };
 
 /**
  * The broadcast's subject, html and text for one contact. `{{{contact.first_name}}}`, `last_name`,
@@ -89,13 +90,19 @@ export function personaliseBroadcast(
     if (!property) return undefined;
     return contact.properties[property.id] ?? property.fallback_value;
   };
-  const render = (text: string, html: boolean) => renderPlaceholders(text, valueOf, { html }).text;
+  const missing = new Set<string>();
+  const render = (text: string, html: boolean) => {
+    const rendered = renderPlaceholders(text, valueOf, { html });
+    for (const key of rendered.missing) missing.add(key);
+    return rendered.text;
+  };
   const html = message.html === null ? null : render(message.html, true);
   return {
     // A contact's value may hold a line break: never in a header.
     subject: render(message.subject ?? '', false).replace(HEADER_BREAKS, ' '),
     html: html !== null && message.previewText ? previewTextBlock(message.previewText) + html : html,
     text: message.text === null || message.text === '' ? message.text : render(message.text, false),
+    missing: [...missing],
   };
 }
 

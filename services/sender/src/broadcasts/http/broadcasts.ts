@@ -3,9 +3,10 @@ import { Router } from 'express';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import { ApiRequests, DEFAULT_PAGE_SIZE, PaginationQuery } from '@postline/contracts';
-import { ApiError, formatTimestamp, parseInput, route, teamOf } from '@postline/platform';
+import { ApiError, formatTimestamp, parseInput, route, teamOf, userOf } from '@postline/platform';
 import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
 import { pageOfList } from '../domain/list-page.ts';
+import { broadcastExtensionRoutes, type BroadcastExtensionDeps } from './broadcast-review.ts';
 import {
   broadcastClickedLinks,
   cancelBroadcast,
@@ -21,7 +22,7 @@ import {
 } from '../use-cases/broadcasts.ts';
 
 /** `devInbox`: DEV_INBOX is on (an added domain may broadcast before it is verified). */
-export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date; devInbox?: boolean };
+export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date; devInbox?: boolean } & BroadcastExtensionDeps;
 
 // `null` is accepted everywhere, as the SDKs send it: on a field that can be cleared it clears it,
 // elsewhere it means absent. Unknown keys are ignored.
@@ -37,14 +38,16 @@ const BounceTypes = { permanent: 'Permanent', transient: 'Transient', undetermin
 /** `/broadcasts` as in Resend's API reference. */
 export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   const router = Router();
+  router.use(broadcastExtensionRoutes(deps));
   route(router, '/broadcasts', {
     post: async (req, res) => {
       const body = parseInput(CreateBroadcastBody, req.body);
-      const id = await createBroadcast(deps, teamOf(res), {
-        ...inputOf(body),
-        send: body.send === true,
-        scheduledAt: body.scheduled_at ?? undefined,
-      });
+      const id = await createBroadcast(
+        deps,
+        teamOf(res),
+        { ...inputOf(body), send: body.send === true, scheduledAt: body.scheduled_at ?? undefined },
+        userOf(req),
+      );
       res.status(201).json({ object: 'broadcast', id });
     },
     get: async (req, res) => {
@@ -70,7 +73,8 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
   route(router, '/broadcasts/:id/send', {
     post: async (req, res) => {
       const id = req.params.id ?? '';
-      await sendBroadcast(deps, teamOf(res), id, parseInput(SendBroadcastBody, req.body).scheduled_at ?? undefined);
+      const scheduledAt = parseInput(SendBroadcastBody, req.body).scheduled_at ?? undefined;
+      await sendBroadcast(deps, teamOf(res), id, scheduledAt, userOf(req));
       res.json({ id });
     },
   });
@@ -170,6 +174,18 @@ function fullItem(row: BroadcastRow) {
     html: row.html,
     text: row.text,
     topic_id: row.topic_id,
+    approval:
+      row.status === 'awaiting_approval' && row.approval_requested_at !== null
+        ? {
+            requested_by: row.approval_requested_by,
+            requested_at: formatTimestamp(row.approval_requested_at),
+            scheduled_at: row.approval_scheduled_at === null ? null : formatTimestamp(row.approval_scheduled_at),
+          }
+        : null,
+    rejection:
+      row.rejected_at === null
+        ? null
+        : { rejected_by: row.rejected_by, rejected_at: formatTimestamp(row.rejected_at), reason: row.rejection_reason },
   };
 }
 

@@ -6,6 +6,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { BounceType, PaginationQuery } from '@postline/contracts';
 import {
+  ApiError,
   enqueue,
   isUuid,
   newId,
@@ -26,6 +27,7 @@ import { listClickedLinks, type ClickedLink } from '../../engagement/index.ts';
 import {
   deleteBroadcast,
   findBroadcast,
+  findBroadcastSettings,
   insertBroadcast,
   listBroadcasts,
   lockBroadcast,
@@ -34,13 +36,23 @@ import {
 } from '../db/broadcasts.ts';
 import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
 import { findSendingDomains } from '../../sending-domains/index.ts';
-import { findTopic, requireSegment } from '../../audience/index.ts';
+import { findPropertyDefinitions, findTopic, requireSegment } from '../../audience/index.ts';
 import { checkBroadcastMessage, type BroadcastMessage } from '../domain/broadcast-emails.ts';
+import { reviewBroadcast } from '../domain/broadcast-review.ts';
 import { parseScheduledAt, refusalError } from '../../message/index.ts';
 import { checkSender } from '../../emails/index.ts';
 
 /** `devInbox`: DEV_INBOX is on, so a domain the team has added may send before it is verified. */
 export type BroadcastDeps = { db: Kysely<SenderDb>; now: () => Date; devInbox?: boolean };
+
+/**
+ * Who asks: a dashboard user with their role in the team, or undefined for an API key (only full-access keys
+ * reach broadcasts; a key acts as an admin).
+ */
+export type Actor = { id: string; role: 'admin' | 'member' } | undefined;
+
+/** What a send request did: the broadcast went (or was scheduled), or waits for an admin's approval. */
+export type SendOutcome = 'queued' | 'scheduled' | 'awaiting_approval';
 
 /** The fields of a create or update request; absent: unchanged (update) or none (create). */
 export type BroadcastInput = {
@@ -62,6 +74,7 @@ export async function createBroadcast(
   deps: BroadcastDeps,
   teamId: string,
   input: BroadcastInput & { send: boolean; scheduledAt: string | undefined },
+  actor: Actor = undefined,
 ): Promise<string> {
   if (input.scheduledAt !== undefined && !input.send) {
     throw validationError('The `scheduled_at` field can only be used with `send: true`.');
@@ -86,7 +99,7 @@ export async function createBroadcast(
       ...fields,
       created_at: deps.now(),
     });
-    if (input.send) await startSending(deps, trx, row, input.scheduledAt);
+    if (input.send) await startSending(deps, trx, row, input.scheduledAt, actor);
   });
   return id;
 }
@@ -133,19 +146,21 @@ export async function sendBroadcast(
   teamId: string,
   id: string,
   scheduledAt: string | undefined,
-): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
+  actor: Actor = undefined,
+): Promise<SendOutcome> {
+  return deps.db.transaction().execute(async (trx) => {
     const broadcast = await lockTeamBroadcast(trx, teamId, id);
     if (broadcast.status !== 'draft' && broadcast.status !== 'scheduled') {
       throw validationError('Only draft or scheduled broadcasts can be sent.', 403);
     }
-    await startSending(deps, trx, broadcast, scheduledAt);
+    return startSending(deps, trx, broadcast, scheduledAt, actor);
   });
 }
 
 /**
- * Cancels a broadcast: a scheduled one goes back to draft (its timer canceled); a queued one is canceled
- * for good, its fan-out stops at its next page, and its emails not yet handed to the MTA are canceled.
+ * Cancels a broadcast: a scheduled one goes back to draft (its timer canceled), as does one awaiting
+ * approval (its request withdrawn); a queued one is canceled for good, its fan-out stops at its next page,
+ * and its emails not yet handed to the MTA are canceled.
  */
 export async function cancelBroadcast(deps: BroadcastDeps, teamId: string, id: string): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
@@ -153,6 +168,8 @@ export async function cancelBroadcast(deps: BroadcastDeps, teamId: string, id: s
     if (broadcast.status === 'scheduled') {
       await updateBroadcast(trx, broadcast.team_id, broadcast.id, { status: 'draft', scheduled_at: null });
       await enqueue(trx, [cancelTimer(broadcast)]);
+    } else if (broadcast.status === 'awaiting_approval') {
+      await updateBroadcast(trx, broadcast.team_id, broadcast.id, { status: 'draft', ...NO_APPROVAL_REQUEST });
     } else if (broadcast.status === 'queued') {
       await updateBroadcast(trx, broadcast.team_id, broadcast.id, { status: 'canceled' });
       await cancelPendingBroadcastEmails(trx, broadcast.id, deps.now());
@@ -239,47 +256,98 @@ export function fanOutCommand(broadcast: Pick<BroadcastRow, 'id' | 'team_id'>, a
 
 /**
  * Checks the locked broadcast can go (its message as POST /emails checks it, its segment and topic the
- * team's, its from domain verified), then marks it queued with the fan-out's first command, or scheduled
- * with its timer.
+ * team's, its from domain verified, then the review's other errors: domain/broadcast-review.ts), then marks
+ * it queued with the fan-out's first command, or scheduled with its timer; or, when the team requires
+ * approval and a member asks, awaiting approval with the time asked for.
  */
-async function startSending(
+export async function startSending(
   deps: BroadcastDeps,
   trx: Transaction<SenderDb>,
   broadcast: BroadcastRow,
   scheduledAt: string | undefined,
-): Promise<void> {
+  actor: Actor,
+): Promise<SendOutcome> {
   const now = deps.now();
   const checked = checkBroadcastMessage(messageOf(broadcast), now);
   if (!checked.ok) throw refusalError(checked.refusal);
   if (broadcast.segment_id === null) throw missingSegment();
-  await requireSegment(trx, broadcast.team_id, broadcast.segment_id);
-  if (broadcast.topic_id !== null && !(await findTopic(trx, broadcast.team_id, broadcast.topic_id))) {
-    throw notFound('Topic not found');
-  }
+  const segment = await requireSegment(trx, broadcast.team_id, broadcast.segment_id);
+  const topic = broadcast.topic_id === null ? undefined : await findTopic(trx, broadcast.team_id, broadcast.topic_id);
+  if (broadcast.topic_id !== null && !topic) throw notFound('Topic not found');
   const domains = await findSendingDomains(trx, [{ teamId: broadcast.team_id, name: checked.request.fromDomain }]);
   const sender = checkSender(domains(broadcast.team_id, checked.request.fromDomain), checked.request, {
     members: [],
     devInbox: deps.devInbox ?? false,
   });
   if (!sender.ok) throw validationError(sender.message, 403);
-
-  const messages: OutboxMessage[] = broadcast.status === 'scheduled' ? [cancelTimer(broadcast)] : [];
-  if (scheduledAt === undefined) {
-    await updateBroadcast(trx, broadcast.team_id, broadcast.id, { status: 'queued', scheduled_at: null });
-    messages.push(fanOutCommand(broadcast, null));
-  } else {
-    const parsed = parseScheduledAt(scheduledAt, now);
-    if (!parsed.ok) throw refusalError(parsed.refusal);
-    await updateBroadcast(trx, broadcast.team_id, broadcast.id, { status: 'scheduled', scheduled_at: parsed.date });
-    messages.push(
-      timerMessage(broadcast.team_id, sendTimerKey(broadcast.id), parsed.date, 'sender.send-broadcast', {
-        broadcast_id: broadcast.id,
-        scheduled_at: parsed.date.toISOString(),
-      }),
+  const errors = reviewBroadcast({
+    message: messageOf(broadcast),
+    refusal: null,
+    sender: { ok: true, domain: checked.request.fromDomain },
+    segment: { name: segment.name },
+    topic: topic ? { name: topic.name } : 'none',
+    properties: await findPropertyDefinitions(trx, broadcast.team_id),
+  }).filter((check) => check.level === 'error');
+  if (errors.length > 0) {
+    throw new ApiError(
+      422,
+      'broadcast_review_failed',
+      `The broadcast cannot be sent: ${errors.map((check) => check.message).join(' ')}`,
     );
   }
+
+  const parsed = scheduledAt === undefined ? undefined : parseScheduledAt(scheduledAt, now);
+  if (parsed && !parsed.ok) throw refusalError(parsed.refusal);
+  const at = parsed?.ok ? parsed.date : null;
+  const messages: OutboxMessage[] = broadcast.status === 'scheduled' ? [cancelTimer(broadcast)] : [];
+  let outcome: SendOutcome;
+  if (actor?.role === 'member' && (await findBroadcastSettings(trx, broadcast.team_id)).require_approval) {
+    await updateBroadcast(trx, broadcast.team_id, broadcast.id, {
+      status: 'awaiting_approval',
+      scheduled_at: null,
+      approval_requested_by: actor.id,
+      approval_requested_at: now,
+      approval_scheduled_at: at,
+      ...NO_REJECTION,
+    });
+    outcome = 'awaiting_approval';
+  } else if (at === null) {
+    await updateBroadcast(trx, broadcast.team_id, broadcast.id, {
+      status: 'queued',
+      scheduled_at: null,
+      ...NO_APPROVAL_REQUEST,
+      ...NO_REJECTION,
+    });
+    messages.push(fanOutCommand(broadcast, null));
+    outcome = 'queued';
+  } else {
+    await updateBroadcast(trx, broadcast.team_id, broadcast.id, {
+      status: 'scheduled',
+      scheduled_at: at,
+      ...NO_APPROVAL_REQUEST,
+      ...NO_REJECTION,
+    });
+    messages.push(
+      timerMessage(broadcast.team_id, sendTimerKey(broadcast.id), at, 'sender.send-broadcast', {
+        broadcast_id: broadcast.id,
+        scheduled_at: at.toISOString(),
+      }),
+    );
+    outcome = 'scheduled';
+  }
   await enqueue(trx, messages);
+  return outcome;
 }
+
+/** The columns of a pending approval request, cleared. */
+export const NO_APPROVAL_REQUEST = {
+  approval_requested_by: null,
+  approval_requested_at: null,
+  approval_scheduled_at: null,
+} as const;
+
+/** The columns of the last rejection, cleared (a broadcast sent again starts afresh). */
+const NO_REJECTION = { rejected_by: null, rejected_at: null, rejection_reason: null } as const;
 
 function missingSegment() {
   return refusalError({ name: 'missing_required_field', message: 'Missing `segment_id` field.' });
@@ -354,13 +422,13 @@ async function checkedFields(
   return fields;
 }
 
-async function requireBroadcast(db: Kysely<SenderDb>, teamId: string, id: string): Promise<BroadcastRow> {
+export async function requireBroadcast(db: Kysely<SenderDb>, teamId: string, id: string): Promise<BroadcastRow> {
   const row = isUuid(id) ? await findBroadcast(db, teamId, id.toLowerCase()) : undefined;
   if (!row) throw notFound(BROADCAST_NOT_FOUND);
   return row;
 }
 
-async function lockTeamBroadcast(trx: Transaction<SenderDb>, teamId: string, id: string): Promise<BroadcastRow> {
+export async function lockTeamBroadcast(trx: Transaction<SenderDb>, teamId: string, id: string): Promise<BroadcastRow> {
   const row = isUuid(id) ? await lockBroadcast(trx, teamId, id.toLowerCase()) : undefined;
   if (!row) throw notFound(BROADCAST_NOT_FOUND);
   return row;
