@@ -107,7 +107,7 @@ const levelOf = (review: Answer, check: string) =>
 const sinkFor = (to: string) => world.sink.messages.filter((m: SinkMessage) => m.to.includes(to));
 
 describe('the review before sending', () => {
-  it('blocks a broadcast without an unsubscribe link, counts who will get it, and lets it go once fixed', async () => {
+  it('reviews a broadcast without an unsubscribe link, counts its recipients, refuses a send from another domain, sends once fixed', async () => {
     const plan = unique('plan');
     dataOf(await resend.contactProperties.create({ key: plan, type: 'string', fallbackValue: 'free' }));
     const topic = dataOf(await resend.topics.create({ name: unique('Topic '), defaultSubscription: 'opt_in' })).id;
@@ -142,13 +142,12 @@ describe('the review before sending', () => {
     expect(levelOf(review, 'placeholders')?.message).toContain('{{{contact.nothing}}}');
     expect(levelOf(review, 'html_size')?.level).toBe('ok');
 
+    // Any other error refuses the API's send too: here a From on a domain the team does not have.
+    dataOf(await resend.broadcasts.update(id, { from: 'Acme <news@not-ours.example.com>' }));
     const refused = await resend.broadcasts.send(id);
-    expect(refused.error).toMatchObject({ statusCode: 422, name: 'broadcast_review_failed' });
-    expect(refused.error?.message).toContain('no unsubscribe link');
+    expect(refused.error).toMatchObject({ statusCode: 403 });
     expect(dataOf(await resend.broadcasts.get(id)).status).toBe('draft');
-    // Created and sent at once, the same review refuses it.
-    const atOnce = await call('POST', '/broadcasts', { ...draftBody(segment, '<p>No link</p>'), send: true });
-    expect(atOnce).toMatchObject({ status: 422, body: { name: 'broadcast_review_failed' } });
+    dataOf(await resend.broadcasts.update(id, { from: `Acme <news@${domain}>` }));
 
     dataOf(
       await resend.broadcasts.update(id, {
@@ -180,6 +179,22 @@ describe('the review before sending', () => {
       complained: 0,
       suppressed: 1,
     });
+  });
+});
+
+describe('an API client without the review', () => {
+  it('sends a broadcast without an unsubscribe link, as Resend does, each message with one-click headers', async () => {
+    const lin = address('lin');
+    const { segment } = await segmentOf([lin]);
+    const call = byKey();
+    const sent = await call('POST', '/broadcasts', { ...draftBody(segment, '<p>No link here</p>'), send: true });
+    expect(sent.status).toBe(201);
+    const review = await call('GET', `/broadcasts/${String(sent.body.id)}/review`);
+    expect(levelOf(review, 'unsubscribe_link')?.level).toBe('error');
+    await waitFor('the message at the sink', () => sinkFor(lin).length === 1, 30_000);
+    const raw = sinkFor(lin)[0]!.raw.toString('utf8');
+    expect(raw).toMatch(/^List-Unsubscribe:\s+<https?:\/\/[^>]+\/unsubscribe\/[^>]+>/m);
+    expect(raw).toContain('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
   });
 });
 

@@ -70,6 +70,13 @@ export type BroadcastInput = {
 const BROADCAST_NOT_FOUND = 'Broadcast not found';
 
 /** Creates a draft, or sends it at once (`send`), or schedules it (`send` with `scheduledAt`). */
+/**
+ * Review errors the dashboard blocks on but the API's send does not: Resend's API sends a broadcast without
+ * an unsubscribe link in its body, so an integration moved to Postline must be able to, and every broadcast
+ * email carries the one-click List-Unsubscribe headers (RFC 8058) whatever its body says.
+ */
+const DASHBOARD_ONLY_CHECKS = new Set(['unsubscribe_link']);
+
 export async function createBroadcast(
   deps: BroadcastDeps,
   teamId: string,
@@ -287,7 +294,7 @@ export async function startSending(
     segment: { name: segment.name },
     topic: topic ? { name: topic.name } : 'none',
     properties: await findPropertyDefinitions(trx, broadcast.team_id),
-  }).filter((check) => check.level === 'error');
+  }).filter((check) => check.level === 'error' && !DASHBOARD_ONLY_CHECKS.has(check.check));
   if (errors.length > 0) {
     throw new ApiError(
       422,

@@ -11,6 +11,7 @@ export const TOPICS = 'topics';
 export const PROPERTIES = 'contact-properties';
 
 export type Segment = ApiShape<'SegmentList'>['data'][number];
+export type CountedSegment = ApiShape<'CountedSegmentList'>['data'][number];
 export type Topic = ApiShape<'TopicList'>['data'][number];
 export type Property = ApiShape<'ContactPropertyList'>['data'][number];
 

@@ -9,11 +9,11 @@ import { Count, EmptyState } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
-import { SEGMENTS, useListCounts, type Segment } from './queries.ts';
+import { SEGMENTS, useListCounts, type CountedSegment, type Segment } from './queries.ts';
 
 export function Segments() {
   const page = useListPage<Segment>(SEGMENTS, '/segments');
-  const counted = useListCounts<Segment>(SEGMENTS, '/segments');
+  const counted = useListCounts<CountedSegment>(SEGMENTS, '/segments');
   return (
     <>
       <div className="page-header">
