@@ -1,9 +1,12 @@
-// The Broadcasts pages as people use them, in Chromium: an admin composes a broadcast from HTML to a segment
-// under a topic, its review blocks it once (no unsubscribe link), the fixed draft is previewed as a contact
-// (their property filled in), a test copy goes to the admin, and it is sent: each subscribed contact gets one
-// personalised message at the local sink MX, the unsubscribed and the opted-out none. A recipient follows a
-// tracked link and the unsubscribe link, and the results page counts both. Then, under the approval setting,
-// a member's broadcast waits until an admin approves it.
+// A marketer's whole flow in the dashboard, in Chromium: contacts imported from a CSV with a property into a
+// segment (the import watched to its end), a topic created, a template written with a variable and its
+// fallback, previewed with a sample value and published; a broadcast composed from the template to the
+// segment under the topic, its review blocking it once (no unsubscribe link), the fixed draft previewed as a
+// contact (their property filled in), a test copy sent to the admin, then the broadcast sent: each
+// subscribed contact gets one personalised message at the local sink MX, the unsubscribed and the opted-out
+// none. A recipient follows a tracked link and the unsubscribe link, and the results page counts both. Then,
+// under the approval setting, a member's broadcast waits until an admin approves it. (A template version's
+// revert is templates.test.ts'.)
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
@@ -38,7 +41,7 @@ let member: Person;
 let domain: string;
 let segmentName: string;
 let segmentId: string;
-let topicName: string;
+const topicName = `Product news ${Date.now().toString(36)}`;
 const stamp = Date.now().toString(36);
 const ada = `ada.${stamp}@${RCPT}`;
 const bob = `bob.${stamp}@${RCPT}`;
@@ -91,19 +94,8 @@ beforeAll(async () => {
   );
 
   dataOf(await resend.contactProperties.create({ key: 'plan', type: 'string', fallbackValue: 'free' }));
-  topicName = `Product news ${stamp}`;
-  const topic = dataOf(await resend.topics.create({ name: topicName, defaultSubscription: 'opt_in' })).id;
   segmentName = `Customers ${stamp}`;
   segmentId = dataOf(await resend.segments.create({ name: segmentName })).id;
-  const contacts: [string, Record<string, unknown>][] = [
-    [ada, { firstName: 'Ada', properties: { plan: 'pro' } }],
-    [bob, { firstName: 'Bob' }],
-    [carl, { unsubscribed: true }],
-    [dora, { topics: [{ id: topic, subscription: 'opt_out' }] }],
-  ];
-  for (const [email, extra] of contacts) {
-    dataOf(await resend.contacts.create({ email, segments: [{ id: segmentId }], ...extra }));
-  }
 }, 150_000);
 
 afterAll(async () => {
@@ -135,23 +127,86 @@ const sinkFor = (to: string) => world.sink.messages.filter((m: SinkMessage) => m
 const decoded = (m: SinkMessage) => m.raw.toString('utf8').replace(/=\r\n/g, '').replace(/=3D/g, '=');
 
 describe('the Broadcasts pages', () => {
-  it('composes, reviews, previews, tests and sends a broadcast, then shows its results', async () => {
+  it('imports contacts, writes a template, composes, reviews, tests and sends a broadcast, and shows its results', async () => {
     const s = await openBrowserSession(browser, system.apiUrl);
     const { page } = s;
+    const audience = page.getByRole('navigation', { name: 'Audience' });
+    const dialog = (title: string) => page.getByRole('dialog', { name: title });
+    const main = page.getByRole('navigation', { name: 'Main' });
     try {
       await signIn(page, admin);
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Broadcasts' }).click();
+
+      // A topic, then the contacts imported into the segment with their plan; Carl unsubscribed.
+      await main.getByRole('link', { name: 'Audience' }).click();
+      await audience.getByRole('link', { name: 'Topics' }).click();
+      await page.getByRole('button', { name: 'Create a topic' }).click();
+      await dialog('Create a topic').getByLabel('Name', { exact: true }).fill(topicName);
+      await dialog('Create a topic').getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('row', { name: new RegExp(topicName) }).waitFor();
+      const csv = [
+        'Email,First name,plan,Unsubscribed',
+        `${ada},Ada,pro,false`,
+        `${bob},Bob,,false`,
+        `${carl},Carl,,true`,
+        `${dora},Dora,,false`,
+      ].join('\r\n');
+      await audience.getByRole('link', { name: 'Imports' }).click();
+      await page.getByRole('link', { name: 'Import a CSV' }).click();
+      await page
+        .getByLabel('CSV file')
+        .setInputFiles({ name: 'customers.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await page.getByRole('region', { name: "The file's first rows" }).getByText(ada).waitFor();
+      expect(await page.getByLabel('Column plan imports into').inputValue()).toBe('property:plan');
+      await page.getByLabel(segmentName).check();
+      await page.getByRole('button', { name: 'Start the import' }).click();
+      await page.getByText('completed').waitFor({ timeout: 60_000 });
+      expect((await page.getByRole('region', { name: 'Progress' }).textContent())?.replace(/\s+/g, ' ')).toContain(
+        'Rows4Created4',
+      );
+      // Dora leaves the topic (as her preference page would record it).
+      const topic = dataOf(await resend.topics.list()).data.find((t) => t.name === topicName)!;
+      dataOf(await resend.contacts.topics.update({ email: dora, topics: [{ id: topic.id, subscription: 'opt_out' }] }));
+
+      // A template with a variable and its fallback, previewed with a sample value, then published.
+      await main.getByRole('link', { name: 'Templates' }).click();
+      await page.getByRole('button', { name: 'Create a template' }).click();
+      await dialog('Create a template').getByLabel('Name').fill(`Spring ${stamp}`);
+      await dialog('Create a template').getByRole('button', { name: 'Create' }).click();
+      await page.getByRole('heading', { name: `Spring ${stamp}`, level: 1 }).waitFor();
+      const templatePreview = page.getByTitle('Preview', { exact: true }).contentFrame();
+      // Its own variable (OFFER) takes a sample value, then its fallback; the contact's first name stays a
+      // contact placeholder, filled for each contact when the broadcast goes.
+      await page
+        .getByRole('textbox', { name: 'HTML' })
+        .fill('<p>Hi {{{contact.first_name|there}}}, {{{OFFER}}}. <a href="https://example.org/news">News</a></p>');
+      await page.getByLabel('Subject').fill('Hello {{{contact.first_name|there}}}');
+      await page.getByRole('button', { name: 'Add a variable' }).click();
+      await page.getByLabel('Key of variable 1').fill('OFFER');
+      await page.getByLabel('Fallback of OFFER').fill('our spring sale is on');
+      await page.getByLabel('Sample value of OFFER').fill('a free month');
+      await templatePreview.getByText('Hi there, a free month.').waitFor();
+      await page.getByLabel('Sample value of OFFER').fill('');
+      await templatePreview.getByText('Hi there, our spring sale is on.').waitFor();
+      await page.getByRole('button', { name: 'Save draft' }).click();
+      await page.getByText('The draft is saved.').waitFor();
+      await page.getByRole('button', { name: 'Publish' }).click();
+      await page.getByText('Published: sends with this template now use this version.').waitFor();
+
+      // The broadcast, from the template.
+      await main.getByRole('link', { name: 'Broadcasts' }).click();
       await page.getByRole('heading', { name: 'Broadcasts', level: 1 }).waitFor();
       await page.getByRole('link', { name: 'New broadcast' }).click();
-
+      await page.getByLabel('Start from a template').selectOption({ label: `Spring ${stamp}` });
+      await page.getByRole('button', { name: 'Use the template' }).click();
       const form = page.getByRole('form', { name: 'Broadcast' });
+      await waitFor('the template filled in', async () => (await form.getByLabel('Subject').inputValue()) !== '');
+      expect(await form.getByLabel('Subject').inputValue()).toBe('Hello {{{contact.first_name|there}}}');
+      expect(await form.getByLabel('HTML').inputValue()).toContain('our spring sale is on');
       await form.getByLabel('Name').fill('Spring news');
       await form.getByLabel('Segment').selectOption({ label: segmentName });
       await form.getByLabel('Topic').selectOption({ label: topicName });
       await form.getByLabel('From').fill(`Acme <news@${domain}>`);
-      await form.getByLabel('Subject').fill('Hello {{{contact.first_name|there}}}');
-      const html =
-        '<p>Hi {{{contact.first_name|there}}}, your plan is {{{contact.plan}}}. <a href="https://example.org/news">News</a></p>';
+      const html = `${await form.getByLabel('HTML').inputValue()}<p>Your plan is {{{contact.plan}}}.</p>`;
       await form.getByLabel('HTML').fill(html);
       await form.getByRole('button', { name: 'Create the draft' }).click();
       await page.getByRole('heading', { name: 'Spring news', level: 1 }).waitFor();
@@ -162,9 +217,7 @@ describe('the Broadcasts pages', () => {
       expect(await review.getByRole('button', { name: 'Send now' }).isDisabled()).toBe(true);
       await checkPage(s, 'broadcast-review');
 
-      await form
-        .getByLabel('HTML')
-        .fill(html.replace('</p>', ' <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>'));
+      await form.getByLabel('HTML').fill(`${html}<p><a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>`);
       await form.getByRole('button', { name: 'Save the draft' }).click();
       await page.getByText('The draft is saved.').waitFor();
       await review.getByRole('button', { name: 'Review again' }).click();
@@ -174,7 +227,7 @@ describe('the Broadcasts pages', () => {
       // The preview as Ada shows her plan.
       const preview = page.getByRole('region', { name: 'Preview' });
       await preview.getByLabel('Preview as').selectOption({ label: `Ada <${ada}>` });
-      await page.getByTitle(`The broadcast as ${ada} gets it`).contentFrame().getByText('your plan is pro').waitFor();
+      await page.getByTitle(`The broadcast as ${ada} gets it`).contentFrame().getByText('Your plan is pro').waitFor();
 
       await preview.getByRole('button', { name: 'Send a test to me' }).click();
       await page.getByText(`A test copy is on its way to ${admin.email}.`).waitFor();
@@ -188,8 +241,9 @@ describe('the Broadcasts pages', () => {
       expect(sinkFor(dora)).toHaveLength(0);
       const toAda = decoded(sinkFor(ada)[0]!);
       expect(toAda).toContain('Subject: Hello Ada');
-      expect(toAda).toContain('your plan is pro');
-      expect(decoded(sinkFor(bob)[0]!)).toContain('your plan is free');
+      expect(toAda).toContain('Hi Ada, our spring sale is on.');
+      expect(toAda).toContain('Your plan is pro');
+      expect(decoded(sinkFor(bob)[0]!)).toContain('Your plan is free');
 
       // Ada follows the tracked link (served by the gateway on any host) and unsubscribes in one click.
       const tracked = /href="(https?:\/\/links\.[^"]+\/c\/[^"]+)"/.exec(toAda)?.[1] ?? '';
@@ -213,6 +267,17 @@ describe('the Broadcasts pages', () => {
           return /Unsubscribed 1\b/.test(shown) && /Clicked by people (1 0|0 1) more/.test(shown);
         },
         30_000,
+      );
+      // The recipients by outcome, read again as the broadcast goes: both sent; Ada among the unsubscribed.
+      const recipients = page.getByRole('table', { name: 'Recipients: sent' });
+      await recipients.getByRole('rowheader', { name: ada }).waitFor();
+      await recipients.getByRole('rowheader', { name: bob }).waitFor();
+      await page.getByLabel('Outcome').selectOption({ label: 'Unsubscribed' });
+      const unsubscribed = page.getByRole('table', { name: 'Recipients: unsubscribed' });
+      // (The sent rows stay on screen, the table busy, until the unsubscribed are read.)
+      await waitFor(
+        'only Ada unsubscribed',
+        async () => (await unsubscribed.getByRole('rowheader').allTextContents()).join() === ada,
       );
       await checkPage(s, 'broadcast-results');
     } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { placeholdersOf, renderPlaceholders, renderTemplate } from './placeholders.ts';
+import { placeholdersOf, renderPlaceholders, renderTemplate, fillDeclaredVariables } from './placeholders.ts';
 
 describe('renderPlaceholders', () => {
   const values: Record<string, string | number> = { NAME: 'Ada <3', COUNT: 3, 'contact.first_name': 'Grace' };
@@ -53,5 +53,28 @@ describe('renderTemplate', () => {
       subject: null,
       missing: [],
     });
+  });
+});
+
+describe('fillDeclaredVariables', () => {
+  const declared = [
+    { key: 'PRODUCT', fallback_value: 'Tea & cake' },
+    { key: 'SEATS', fallback_value: 3 },
+    { key: 'NOTE', fallback_value: null },
+  ];
+
+  it("fills only the declared variables, with their fallbacks, and leaves the contact's placeholders", () => {
+    expect(
+      fillDeclaredVariables(
+        '{{{PRODUCT}}} x{{{SEATS}}} for {{{contact.first_name|you}}} {{{RESEND_UNSUBSCRIBE_URL}}}',
+        declared,
+        { html: false },
+      ),
+    ).toBe('Tea & cake x3 for {{{contact.first_name|you}}} {{{RESEND_UNSUBSCRIBE_URL}}}');
+  });
+
+  it("escapes a fallback in HTML, and takes the placeholder's own fallback, else nothing, without one", () => {
+    expect(fillDeclaredVariables('<b>{{{PRODUCT}}}</b>', declared, { html: true })).toBe('<b>Tea &amp; cake</b>');
+    expect(fillDeclaredVariables('[{{{NOTE|none}}}] [{{{NOTE}}}]', declared, { html: true })).toBe('[none] []');
   });
 });

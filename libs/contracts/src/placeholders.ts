@@ -85,3 +85,28 @@ export function renderTemplate(
   );
   return { html: html.text, text: text?.text ?? null, subject: subject?.text ?? null, missing };
 }
+
+/**
+ * `text` with only the declared variables' placeholders filled (each with its variable's `fallback_value`,
+ * else the placeholder's own fallback, else nothing), every other placeholder left as written: a template
+ * made a broadcast's message keeps its contact placeholders (`{{{contact.first_name}}}`, the unsubscribe
+ * link) for each contact, while its own variables, which no broadcast gives values for, take their
+ * fallbacks. Values are HTML-escaped when `html` is set.
+ *
+ * @example
+ * fillDeclaredVariables('{{{PRODUCT}}} for {{{contact.first_name|you}}}', [{ key: 'PRODUCT', fallback_value: 'Acme' }], { html: false });
+ * // 'Acme for {{{contact.first_name|you}}}'
+ */
+export function fillDeclaredVariables(
+  text: string,
+  declared: readonly DeclaredVariable[],
+  options: { html: boolean },
+): string {
+  return text.replace(PLACEHOLDER, (whole: string, key: string, fallback: string | undefined) => {
+    const variable = declared.find((candidate) => candidate.key === key);
+    if (!variable) return whole;
+    const value = variable.fallback_value;
+    if (value !== null && value !== '') return options.html ? escapeHtml(String(value)) : String(value);
+    return fallback ?? '';
+  });
+}

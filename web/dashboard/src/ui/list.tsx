@@ -60,8 +60,15 @@ export function FilterForm({
 /**
  * One page of a list route, at the cursor in the URL. `query` adds the route's filters; the page keeps the
  * previous data on screen while the next loads. `?limit=` in the URL (1 to 100) overrides the page size.
+ * `refetchInterval` reads the page again that often (ms), for a list that grows while it is shown.
  */
-export function useListPage<T extends { id: string }>(key: string, path: string, query: Query = {}, pageSize = 50) {
+export function useListPage<T extends { id: string }>(
+  key: string,
+  path: string,
+  query: Query = {},
+  pageSize = 50,
+  refetchInterval?: number,
+) {
   const [params] = useSearchParams();
   const after = params.get('after');
   const before = params.get('before');
@@ -71,6 +78,7 @@ export function useListPage<T extends { id: string }>(key: string, path: string,
     queryKey: [key, path, query, after, before, limit],
     queryFn: () => get<ListPage<T>>(path, { ...query, limit, after, before }),
     placeholderData: keepPreviousData,
+    refetchInterval,
   });
   return { ...result, after, before };
 }

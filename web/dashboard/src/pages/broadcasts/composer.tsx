@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
+import { fillDeclaredVariables } from '@postline/contracts/placeholders';
 import { get, patch, post } from '../../api/client.ts';
 import { ErrorMessage } from '../../ui/feedback.tsx';
 import { ActionForm, Field, LateSelect, text } from '../../ui/form.tsx';
@@ -62,8 +63,10 @@ export function Composer({ broadcast }: { broadcast?: Broadcast }) {
       <h2 id="composer-heading">Message</h2>
       <TemplatePicker
         onPick={(template) => {
-          setSubject(template.subject ?? '');
-          setHtml(template.html);
+          // Its own variables take their fallbacks (a broadcast gives them no values); the contact's
+          // placeholders stay, filled for each contact when it is sent.
+          setSubject(fillDeclaredVariables(template.subject ?? '', template.variables, { html: false }));
+          setHtml(fillDeclaredVariables(template.html, template.variables, { html: true }));
         }}
       />
       <ActionForm action={save} submitLabel={broadcast ? 'Save the draft' : 'Create the draft'} label="Broadcast">
@@ -132,10 +135,25 @@ export function Composer({ broadcast }: { broadcast?: Broadcast }) {
   );
 }
 
-type Template = ApiShape<'Template'>;
+type TemplateVersion = ApiShape<'TemplateVersion'>;
 
-/** Fills the subject and HTML from one of the team's published templates. */
-function TemplatePicker({ onPick }: { onPick: (template: Template) => void }) {
+/**
+ * A template's published version (what its sends use; the template's own GET shows its current version,
+ * which may be a newer draft): found in its version history, newest first, then read whole.
+ */
+async function publishedVersionOf(templateId: string): Promise<TemplateVersion> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await get<ApiShape<'TemplateVersionList'>>(`/templates/${templateId}/versions`, { limit: 100, after });
+    const published = page.data.find((version) => version.published);
+    if (published) return get<TemplateVersion>(`/templates/${templateId}/versions/${published.id}`);
+    if (!page.has_more || page.data.length === 0) throw new Error('The template has no published version.');
+    after = page.data.at(-1)?.id;
+  }
+}
+
+/** Fills the subject and HTML from one of the team's published templates: its published version. */
+function TemplatePicker({ onPick }: { onPick: (template: TemplateVersion) => void }) {
   const templates = useQuery({
     queryKey: ['templates', 'published'],
     queryFn: () => get<ApiShape<'TemplateList'>>('/templates', { limit: 100 }),
@@ -164,7 +182,7 @@ function TemplatePicker({ onPick }: { onPick: (template: Template) => void }) {
           disabled={!chosen}
           onClick={() => {
             setError(null);
-            get<Template>(`/templates/${chosen}`).then(onPick, (err: unknown) => setError(err));
+            publishedVersionOf(chosen).then(onPick, (err: unknown) => setError(err));
           }}
         >
           Use the template

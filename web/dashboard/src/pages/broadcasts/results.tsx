@@ -124,6 +124,7 @@ function Recipients({ broadcast: b }: { broadcast: Broadcast }) {
     `/broadcasts/${b.id}/recipients`,
     { type: outcome },
     25,
+    POLL_MS,
   );
   return (
     <section aria-labelledby="recipients-heading" className="card">
