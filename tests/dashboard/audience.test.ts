@@ -209,7 +209,10 @@ describe('the Audience pages', () => {
       await rows.getByText('Manchester, UK').waitFor();
       // Named like a field or property, a column maps itself; the others are chosen.
       expect(await page.getByLabel('Column First name imports into').inputValue()).toBe('first_name');
-      expect(await page.getByLabel('Column City imports into').inputValue()).toBe('property:city');
+      await waitFor(
+        'the City column mapped once the properties are read',
+        async () => (await page.getByLabel('Column City imports into').inputValue()) === 'property:city',
+      );
       await page.getByLabel('Column E-mail address imports into').selectOption('email');
       expect(await page.getByLabel('Column Note imports into').inputValue()).toBe('');
       expect(await page.getByLabel('Column Unsubscribed imports into').inputValue()).toBe('unsubscribed');

@@ -156,7 +156,11 @@ describe('the Broadcasts pages', () => {
         .getByLabel('CSV file')
         .setInputFiles({ name: 'customers.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
       await page.getByRole('region', { name: "The file's first rows" }).getByText(ada).waitFor();
-      expect(await page.getByLabel('Column plan imports into').inputValue()).toBe('property:plan');
+      // Named like the team's property, the column maps itself once the properties are read.
+      await waitFor(
+        'the plan column mapped',
+        async () => (await page.getByLabel('Column plan imports into').inputValue()) === 'property:plan',
+      );
       await page.getByLabel(segmentName).check();
       await page.getByRole('button', { name: 'Start the import' }).click();
       await page.getByText('completed').waitFor({ timeout: 60_000 });

@@ -22,7 +22,8 @@ let team: Awaited<ReturnType<typeof createTeam>>;
 let resend: Resend;
 const stamp = Date.now().toString(36);
 const name = `Welcome ${stamp}`;
-const firstHtml = '<h1>Hello {{{NAME}}}</h1>\n<p>Thanks for joining.</p>';
+// Its style sheet, as most email HTML carries one: the preview applies it.
+const firstHtml = '<style>h1 { color: rgb(170, 0, 51) }</style>\n<h1>Hello {{{NAME}}}</h1>\n<p>Thanks for joining.</p>';
 const secondHtml = '<h1>Welcome aboard, {{{NAME}}}</h1>\n<p>Thanks for joining.</p>';
 
 beforeAll(async () => {
@@ -65,6 +66,16 @@ describe('the Templates pages', () => {
       await page.getByLabel('Sample value of NAME').fill('Ada');
       await preview.getByRole('heading', { name: 'Hello Ada' }).waitFor();
       await page.getByText('Subject: Welcome, Ada').waitFor();
+      await waitFor('the style sheet applied', async () => {
+        const color = await preview
+          .getByRole('heading', { name: 'Hello Ada' })
+          .evaluate(
+            (heading) =>
+              (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(heading)
+                .color,
+          );
+        return color === 'rgb(170, 0, 51)';
+      });
       await page.getByLabel('Sample value of NAME').fill('');
       await preview.getByRole('heading', { name: 'Hello friend' }).waitFor();
       await page.getByLabel('Sample value of NAME').fill('Ada');
@@ -148,8 +159,10 @@ describe('the Templates pages', () => {
       // The list: status, duplicate, delete after a confirmation.
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Templates' }).click();
       const row = page.getByRole('row', { name: new RegExp(`^${name}`) });
-      await row.waitFor();
-      expect(await row.textContent()).toContain('unpublished changes');
+      // (The list shown at once may be the one read before the publish, until it is read again.)
+      await waitFor('the list read again', async () =>
+        ((await row.textContent()) ?? '').includes('unpublished changes'),
+      );
       await page.getByRole('button', { name: `Duplicate ${name}` }).click();
       const copy = page.getByRole('row', { name: new RegExp(`${name} \\(copy\\)`) });
       await copy.waitFor();

@@ -241,6 +241,13 @@ describe('the preview and test copies', () => {
     expect(email.tags).toEqual([{ name: 'broadcast_test', value: id }]);
     expect((await call('GET', `/broadcasts/${id}/results`)).body).toMatchObject({ sent: 0, delivered: 0 });
     expect(dataOf(await resend.broadcasts.get(id)).status).toBe('draft');
+    // Grace's fields, not her unsubscribe link: the tester cannot unsubscribe her.
+    const html = (email.html ?? '').replaceAll('&amp;', '&');
+    const testLink = /href="([^"]+\/unsubscribe\/[^"]+)"/.exec(html)?.[1] ?? '';
+    expect(testLink).not.toBe('');
+    expect(testLink).not.toBe(link);
+    await fetch(testLink, { method: 'POST', body: new URLSearchParams({ 'List-Unsubscribe': 'One-Click' }) });
+    expect(dataOf(await resend.contacts.get({ id: ids[grace]! })).unsubscribed).toBe(false);
   });
 });
 
@@ -297,6 +304,28 @@ describe('approval before send', () => {
       await waitFor('the approved broadcast at the sink', () => sinkFor(reader).length === 1, 30_000);
       expect(dataOf(await resend.broadcasts.get(id))).toMatchObject({ status: 'sent', rejection: null });
 
+      // Approved for later, it is sent as approved: the member may rename it, not change what it says.
+      const later = await member.call('POST', '/broadcasts', draftBody(segment, `<p>Later ${UNSUBSCRIBE}</p>`));
+      const laterId = String(later.body.id);
+      await member.call('POST', `/broadcasts/${laterId}/send`, { scheduled_at: 'in 2 hours' });
+      expect(await admin.call('POST', `/broadcasts/${laterId}/approve`)).toMatchObject({
+        status: 200,
+        body: { status: 'scheduled' },
+      });
+      expect(
+        await member.call('PATCH', `/broadcasts/${laterId}`, { html: `<p>Changed ${UNSUBSCRIBE}</p>` }),
+      ).toMatchObject({ status: 403, body: { name: 'invalid_permission' } });
+      expect((await member.call('PATCH', `/broadcasts/${laterId}`, { name: 'Renamed' })).status).toBe(200);
+      expect(dataOf(await resend.broadcasts.get(laterId))).toMatchObject({
+        status: 'scheduled',
+        name: 'Renamed',
+        html: `<p>Later ${UNSUBSCRIBE}</p>`,
+      });
+      expect((await admin.call('PATCH', `/broadcasts/${laterId}`, { subject: 'Checked by an admin' })).status).toBe(
+        200,
+      );
+      dataOf(await resend.broadcasts.cancel(laterId));
+
       // An admin's own broadcast, and an API key's, go without approval.
       const own = await admin.call('POST', '/broadcasts', {
         ...draftBody(segment, `<p>Own ${UNSUBSCRIBE}</p>`),
@@ -352,6 +381,15 @@ describe("another team's broadcasts and bad input", () => {
       body: { name: 'validation_error' },
     });
     expect(await call('POST', `/broadcasts/${id}/test`, { to: 'not an address' })).toMatchObject({ status: 422 });
+    // The list by status (a Postline filter): the draft among the drafts, not among the sent.
+    const listed = async (status: string) =>
+      ((await call('GET', `/broadcasts?status=${status}&limit=100`)).body.data as { id: string }[]).map((b) => b.id);
+    expect(await listed('draft')).toContain(id);
+    expect(await listed('sent')).not.toContain(id);
+    expect(await call('GET', '/broadcasts?status=nope')).toMatchObject({
+      status: 422,
+      body: { name: 'validation_error' },
+    });
     expect(await call('PATCH', '/broadcasts/settings', { require_approval: 'yes' })).toMatchObject({
       status: 422,
       body: { name: 'validation_error' },

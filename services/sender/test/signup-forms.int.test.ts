@@ -261,6 +261,39 @@ describe('a hosted form with double opt-in', () => {
     expect(eventsAbout(email, 'contact.created')).toHaveLength(1);
   });
 
+  it('sends nothing to an address confirmed already, and keeps it confirmed', async () => {
+    const form = await newForm();
+    const email = address('twice');
+    await submit(form, { email });
+    expect((await page(await confirmationLinkTo(email), { method: 'POST', body: new URLSearchParams() })).status).toBe(
+      200,
+    );
+    const sent = sink.messages.filter((m) => m.to.includes(email)).length;
+    expect((await submit(form, { email })).status).toBe(200);
+    expect((await api('GET', `/forms/${form.id}`)).body.counts).toEqual({ submissions: 2, pending: 0, confirmed: 1 });
+    // A later signup's confirmation arrives; none more for this address.
+    const later = address('later');
+    await submit(form, { email: later });
+    await confirmationLinkTo(later);
+    expect(sink.messages.filter((m) => m.to.includes(email))).toHaveLength(sent);
+  });
+
+  it("without double opt-in, never undoes an existing contact's unsubscribe or topic choice", async () => {
+    const form = await newForm({ double_opt_in: false });
+    const email = address('left');
+    const { id } = dataOf(
+      await resend.contacts.create({ email, unsubscribed: true, topics: [{ id: topicId, subscription: 'opt_out' }] }),
+    );
+    // Anyone may type anyone's address into such a form.
+    expect((await submit(form, { email, first_name: 'Mallory' })).status).toBe(200);
+    await receiver.waitFor('contact.updated of the signup', () => eventsAbout(email, 'contact.updated').length === 1);
+    expect(await contactOf(email)).toMatchObject({ id, unsubscribed: true, first_name: 'Mallory' });
+    expect(dataOf(await resend.contacts.segments.list({ contactId: id })).data.map((s) => s.id)).toEqual([segmentId]);
+    expect(dataOf(await resend.contacts.topics.list({ id })).data).toEqual([
+      expect.objectContaining({ id: topicId, subscription: 'opt_out' }),
+    ]);
+  });
+
   it('answers an expired link with 410 and a forged or foreign one with 404, as pages', async () => {
     const form = await newForm();
     const email = address('late');

@@ -283,7 +283,9 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.BroadcastSettings),
     errors: ['validation_error'],
   }),
-  list('/broadcasts', 'Broadcasts', 'List broadcasts', rs.BroadcastList),
+  list('/broadcasts', 'Broadcasts', 'List broadcasts', rs.BroadcastList, {
+    query: rq.PaginationQuery.safeExtend(rq.BroadcastListQuery.shape),
+  }),
   get('/broadcasts/{id}', 'Broadcasts', 'Retrieve a broadcast', { success: ok(rs.Broadcast), errors: ['not_found'] }),
   patch('/broadcasts/{id}', 'Broadcasts', 'Update a draft broadcast', {
     body: json(rq.UpdateBroadcastBody),

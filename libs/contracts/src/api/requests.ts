@@ -575,6 +575,15 @@ export const BroadcastClickedLinksQuery = z
   .refine((q) => !(q.after !== undefined && q.before !== undefined), {
     message: 'The `after` and `before` parameters cannot be used together.',
   });
+/** GET /broadcasts: Postline's filter by status. */
+export const BroadcastListQuery = z.object({
+  status: z
+    .enum(['draft', 'scheduled', 'queued', 'sent', 'canceled', 'awaiting_approval'], {
+      message: 'must be draft, scheduled, queued, sent, canceled or awaiting_approval',
+    })
+    .optional()
+    .describe('Postline extension: only the broadcasts in this status.'),
+});
 export const BroadcastRecipientsQuery = z.object({
   type: BroadcastRecipientType,
   email: z.string().optional(),

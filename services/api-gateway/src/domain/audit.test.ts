@@ -18,6 +18,9 @@ describe('auditActionOf', () => {
       target_id: 'd1',
     });
     expect(auditActionOf('DELETE', '/contacts/c1/segments/s1', undefined)?.action).toBe('contacts.updated');
+    // Signup forms: who made, changed or deleted a key-less page that adds contacts.
+    expect(auditActionOf('POST', '/forms', 'f1')).toMatchObject({ action: 'forms.created', target_id: 'f1' });
+    expect(auditActionOf('PATCH', '/forms/f1', undefined)?.action).toBe('forms.updated');
   });
 
   it("names a broadcast's approval and rejection, and a change of the broadcast settings", () => {

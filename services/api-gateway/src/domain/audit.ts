@@ -13,6 +13,7 @@ const AUDITED = new Set([
   'templates',
   'broadcasts',
   'suppressions',
+  'forms',
 ]);
 
 const CHANGES = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);

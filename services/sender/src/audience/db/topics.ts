@@ -74,7 +74,7 @@ export async function deleteTopic(db: Db, teamId: string, id: string): Promise<T
 
 /**
  * Records a contact's explicit choices (each topic once); returns how many differ from before (a choice
- * made again is not a change).
+ * made again is not a change). With `keepMade`, a topic the contact already chose for keeps that choice.
  */
 export async function upsertTopicChoices(
   db: Db,
@@ -82,6 +82,7 @@ export async function upsertTopicChoices(
   contactId: string,
   choices: readonly SubscriptionChoice[],
   now: Date,
+  { keepMade = false }: { keepMade?: boolean } = {},
 ): Promise<number> {
   if (choices.length === 0) return 0;
   const rows = await db
@@ -96,10 +97,12 @@ export async function upsertTopicChoices(
       })),
     )
     .onConflict((oc) =>
-      oc
-        .columns(['contact_id', 'topic_id'])
-        .doUpdateSet({ subscription: (eb) => eb.ref('excluded.subscription'), updated_at: now })
-        .where('contact_topics.subscription', '<>', sql<Subscription>`excluded.subscription`),
+      keepMade
+        ? oc.columns(['contact_id', 'topic_id']).doNothing()
+        : oc
+            .columns(['contact_id', 'topic_id'])
+            .doUpdateSet({ subscription: (eb) => eb.ref('excluded.subscription'), updated_at: now })
+            .where('contact_topics.subscription', '<>', sql<Subscription>`excluded.subscription`),
     )
     .returning('topic_id')
     .execute();

@@ -325,14 +325,18 @@ export type SignedUpContact = {
   segmentIds: readonly string[];
   topicIds: readonly string[];
   formId: string;
+  /** The person confirmed it by the emailed link (double opt-in); false for a form without one. */
+  confirmed: boolean;
 };
 
 /**
  * A signup form's confirmed signup, inside the caller's transaction. No contact of that address: one is
  * created, subscribed, in the form's segments and opted in to its topics, with contact.created naming the
- * form as its `source`. Else the existing contact is added to them and subscribed again (the person asked and
- * confirmed), its names filled only where it has none, with one contact.updated when anything changed; no
- * second contact.created. Segments and topics deleted since the form was saved are skipped.
+ * form as its `source`. Else the existing contact is added to them, its names filled only where it has none,
+ * with one contact.updated when anything changed; no second contact.created. Confirmed by the person (double
+ * opt-in), it is subscribed again and opted in to the form's topics; unconfirmed (a form without double
+ * opt-in, which anyone may submit for any address), its unsubscribe and its topic choices stand, and only
+ * topics it never chose are opted in. Segments and topics deleted since the form was saved are skipped.
  */
 export async function addSignedUpContact(
   trx: Trx,
@@ -369,9 +373,11 @@ export async function addSignedUpContact(
     if (!existing) throw new Error('A contact that conflicted on insert is gone.');
   }
   const joined = await insertMemberships(trx, teamId, existing.id, segmentIds, now);
-  const topicsChanged = await upsertTopicChoices(trx, teamId, existing.id, topics, now);
+  const topicsChanged = await upsertTopicChoices(trx, teamId, existing.id, topics, now, {
+    keepMade: !signup.confirmed,
+  });
   const fields = applyContactChange(existing, {
-    unsubscribed: false,
+    unsubscribed: signup.confirmed ? false : existing.unsubscribed,
     first_name: existing.first_name ?? signup.first_name,
     last_name: existing.last_name ?? signup.last_name,
   });

@@ -3,7 +3,7 @@
 import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
 import type { PaginationQuery } from '@postline/contracts';
 import { paginate, type Page } from '@postline/platform';
-import type { BroadcastRow, BroadcastsTable, SenderDb } from '../../db/schema.ts';
+import type { BroadcastRow, BroadcastStatus, BroadcastsTable, SenderDb } from '../../db/schema.ts';
 
 type Db = Kysely<SenderDb> | Transaction<SenderDb>;
 
@@ -49,8 +49,15 @@ export async function lockBroadcast(
 }
 
 /** A page of the team's broadcasts, newest first (no `limit`: all of them). */
-export async function listBroadcasts(db: Db, teamId: string, query: PaginationQuery): Promise<Page<BroadcastRow>> {
-  return paginate(db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId), query);
+/** A page of the team's broadcasts, newest first; in one status when `status` is given. */
+export async function listBroadcasts(
+  db: Db,
+  teamId: string,
+  query: PaginationQuery,
+  status?: BroadcastStatus,
+): Promise<Page<BroadcastRow>> {
+  const all = db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId);
+  return paginate(status === undefined ? all : all.where('status', '=', status), query);
 }
 
 /** Sets fields and state of a locked broadcast of the team (a change with no field writes nothing). */

@@ -28,6 +28,7 @@ export type BroadcastRouteDeps = { db: Kysely<SenderDb>; now: () => Date; devInb
 // elsewhere it means absent. Unknown keys are ignored.
 const {
   BroadcastClickedLinksQuery,
+  BroadcastListQuery,
   BroadcastRecipientsQuery,
   CreateBroadcastBody,
   SendBroadcastBody,
@@ -51,7 +52,8 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
       res.status(201).json({ object: 'broadcast', id });
     },
     get: async (req, res) => {
-      const page = await pageOfBroadcasts(deps, teamOf(res), parseInput(PaginationQuery, req.query));
+      const { status } = parseInput(BroadcastListQuery, { status: req.query.status });
+      const page = await pageOfBroadcasts(deps, teamOf(res), parseInput(PaginationQuery, req.query), status);
       res.json({ ...page, data: page.data.map(listItem) });
     },
   });
@@ -61,7 +63,7 @@ export function broadcastRoutes(deps: BroadcastRouteDeps): Router {
     },
     patch: async (req, res) => {
       const id = req.params.id ?? '';
-      await changeBroadcast(deps, teamOf(res), id, inputOf(parseInput(UpdateBroadcastBody, req.body)));
+      await changeBroadcast(deps, teamOf(res), id, inputOf(parseInput(UpdateBroadcastBody, req.body)), userOf(req));
       res.json({ object: 'broadcast', id });
     },
     delete: async (req, res) => {

@@ -77,7 +77,11 @@ export async function sendTestCopies(
   const recipients: { email_id: string; position: number; team_id: string; address: string; domain: string }[] = [];
   const outbox: OutboxMessage[] = [];
   for (const address of addresses) {
-    const stand = contact ?? { id: null, email: address, first_name: null, last_name: null, properties: {} };
+    // The chosen contact's fields and properties, never its unsubscribe link: a copy sent to someone else
+    // must not let them unsubscribe the contact (its link leads to no contact's page).
+    const stand = contact
+      ? { ...contact, id: null }
+      : { id: null, email: address, first_name: null, last_name: null, properties: {} };
     const message = await personalisedFor(deps, broadcast, stand);
     const emailId = newId();
     const domain = domainOf(address);

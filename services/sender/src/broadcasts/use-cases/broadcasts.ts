@@ -34,7 +34,7 @@ import {
   updateBroadcast,
   type BroadcastFields,
 } from '../db/broadcasts.ts';
-import type { BroadcastRow, SenderDb } from '../../db/schema.ts';
+import type { BroadcastRow, BroadcastStatus, SenderDb } from '../../db/schema.ts';
 import { findSendingDomains } from '../../sending-domains/index.ts';
 import { findPropertyDefinitions, findTopic, requireSegment } from '../../audience/index.ts';
 import { checkBroadcastMessage, type BroadcastMessage } from '../domain/broadcast-emails.ts';
@@ -111,12 +111,17 @@ export async function createBroadcast(
   return id;
 }
 
-/** Edits a draft or scheduled broadcast; once sent (or queued, or canceled) only its name. */
+/**
+ * Edits a draft or scheduled broadcast; once sent (or queued, or canceled) only its name. Under the team's
+ * approval setting a member may not change a scheduled broadcast's message or audience (an admin approved
+ * it, or scheduled it, as it is): cancelling it brings it back to a draft, whose sending waits for approval.
+ */
 export async function changeBroadcast(
   deps: BroadcastDeps,
   teamId: string,
   id: string,
   input: BroadcastInput,
+  actor: Actor = undefined,
 ): Promise<void> {
   const current = await requireBroadcast(deps.db, teamId, id);
   const editable = current.status === 'draft' || current.status === 'scheduled';
@@ -130,6 +135,18 @@ export async function changeBroadcast(
     if (!locked) throw notFound(BROADCAST_NOT_FOUND);
     if (others.length > 0 && locked.status !== 'draft' && locked.status !== 'scheduled') {
       throw validationError(`Only the name of a ${locked.status} broadcast can be changed.`, 403);
+    }
+    if (
+      others.length > 0 &&
+      locked.status === 'scheduled' &&
+      actor?.role === 'member' &&
+      (await findBroadcastSettings(trx, locked.team_id)).require_approval
+    ) {
+      throw new ApiError(
+        403,
+        'invalid_permission',
+        'A scheduled broadcast is sent as an admin approved or scheduled it: cancel it to change it (back to a draft), then send it for approval again.',
+      );
     }
     await updateBroadcast(trx, locked.team_id, locked.id, fields);
   });
@@ -194,8 +211,9 @@ export async function pageOfBroadcasts(
   deps: BroadcastDeps,
   teamId: string,
   query: PaginationQuery,
+  status?: BroadcastStatus,
 ): Promise<Page<BroadcastRow>> {
-  return listBroadcasts(deps.db, teamId, query);
+  return listBroadcasts(deps.db, teamId, query, status);
 }
 
 export async function pageOfBroadcastRecipients(

@@ -89,12 +89,15 @@ export async function submitSignup(
     await deps.db.transaction().execute(async (trx) => {
       await countSubmission(trx, form.team_id, form.id);
       if (!form.double_opt_in) {
-        const { contact } = await addSignedUpContact(trx, now, form.team_id, signedUp(form, judged.signup));
+        const { contact } = await addSignedUpContact(trx, now, form.team_id, signedUp(form, judged.signup, false));
         await upsertSignup(trx, signupRow(form, judged.signup, { status: 'confirmed', now, contactId: contact.id }));
         return;
       }
       const existing = await lockSignupOf(trx, form.id, judged.signup.email);
       if (existing && recentlyAsked(existing, now)) return; // its confirmation is on its way: no second email
+      // Confirmed already: it stays confirmed, and nothing is sent (one who has since unsubscribed comes back
+      // through the preference page every broadcast links to).
+      if (existing?.status === 'confirmed') return;
       const row = await upsertSignup(trx, {
         ...signupRow(form, judged.signup, { status: 'pending', now, contactId: null }),
         id: existing?.id ?? newId(),
@@ -163,7 +166,7 @@ export async function confirmSignup(
     if (!signup || signup.form_id !== form.id) return 'gone';
     if (signup.status === 'confirmed') return 'already_confirmed';
     const now = deps.now();
-    const { contact } = await addSignedUpContact(trx, now, form.team_id, signedUp(form, signup));
+    const { contact } = await addSignedUpContact(trx, now, form.team_id, signedUp(form, signup, true));
     await markSignupConfirmed(trx, form.team_id, signup.id, contact.id, now);
     return 'confirmed';
   });
@@ -178,8 +181,8 @@ function recentlyAsked(signup: FormSignupRow, now: Date): boolean {
   );
 }
 
-function signedUp(form: SignupFormRow, signup: SignupInput) {
-  return { ...signup, segmentIds: form.segment_ids, topicIds: form.topic_ids, formId: form.id };
+function signedUp(form: SignupFormRow, signup: SignupInput, confirmed: boolean) {
+  return { ...signup, segmentIds: form.segment_ids, topicIds: form.topic_ids, formId: form.id, confirmed };
 }
 
 function signupRow(

@@ -7,6 +7,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
 import { get, post } from '../../api/client.ts';
 import { useIsAdmin, useSession } from '../../session.tsx';
+import { HtmlPreview } from '../../ui/html-preview.tsx';
 import { Dialog } from '../../ui/dialog.tsx';
 import { Badge, ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
 import { ActionForm, Field, text } from '../../ui/form.tsx';
@@ -122,12 +123,10 @@ function Preview({ broadcast: b }: { broadcast: Broadcast }) {
           <p>
             <strong>Subject:</strong> <span className="break-anywhere">{preview.data.subject}</span>
           </p>
-          <iframe
+          <HtmlPreview
             className="preview"
             title={`The broadcast as ${preview.data.email} gets it`}
-            srcDoc={preview.data.html ?? `<pre>${escape(preview.data.text ?? '')}</pre>`}
-            sandbox=""
-            referrerPolicy="no-referrer"
+            html={preview.data.html ?? `<pre>${escape(preview.data.text ?? '')}</pre>`}
           />
         </>
       ) : null}

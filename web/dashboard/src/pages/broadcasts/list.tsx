@@ -2,11 +2,12 @@
 // admin, the team's approval setting.
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ApiRequest, ApiShape } from '@postline/contracts';
-import { get, patch } from '../../api/client.ts';
+import { useQueryClient } from '@tanstack/react-query';
+import type { ApiRequest } from '@postline/contracts';
+import { patch } from '../../api/client.ts';
 import { useIsAdmin } from '../../session.tsx';
 import { EmptyState, ErrorMessage, Loading, StatusBadge } from '../../ui/feedback.tsx';
+import { Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
 import {
   BROADCASTS,
@@ -31,12 +32,8 @@ export function BroadcastList() {
   const tab = (TABS as string[]).includes(params.get('status') ?? '')
     ? (params.get('status') as BroadcastStatus)
     : 'all';
-  // The API lists every broadcast; a team has few enough to take the newest 100 and split them here.
-  const list = useQuery({
-    queryKey: [BROADCASTS, 'list'],
-    queryFn: () => get<ApiShape<'BroadcastList'>>('/broadcasts', { limit: 100 }),
-  });
-  const shown = (list.data?.data ?? []).filter((b) => tab === 'all' || b.status === tab);
+  const list = useListPage<BroadcastItem>(BROADCASTS, '/broadcasts', { status: tab === 'all' ? undefined : tab });
+  const shown = list.data?.data ?? [];
   return (
     <>
       <div className="page-header">
@@ -98,6 +95,7 @@ export function BroadcastList() {
           </table>
         </div>
       ) : null}
+      <Pager page={list.data} after={list.after} before={list.before} />
     </>
   );
 }

@@ -7,9 +7,23 @@ import type { ApiRequest, ApiShape } from '@postline/contracts';
 import { get } from '../../api/client.ts';
 import { EmptyState, ErrorMessage, Loading } from '../../ui/feedback.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
+import { parseTimestamp } from '../../ui/time.tsx';
 import { BROADCASTS, type Broadcast } from './queries.ts';
 
 const POLL_MS = 2500;
+/** How long after it was sent a broadcast's results are still read every POLL_MS (then every minute). */
+const FRESH_MS = 10 * 60_000;
+
+/**
+ * How often the results are read again: every few seconds while it sends and in the first minutes after
+ * (when most opens, clicks and bounces come), then every minute; never for one that was not sent.
+ */
+function pollMs(b: Broadcast): number | false {
+  if (b.status === 'queued') return POLL_MS;
+  if (b.status !== 'sent') return false;
+  const sentAt = b.sent_at ? parseTimestamp(b.sent_at).getTime() : Number.NaN;
+  return Number.isNaN(sentAt) || Date.now() - sentAt < FRESH_MS ? POLL_MS : 60_000;
+}
 
 type Outcome = NonNullable<ApiRequest<'BroadcastRecipientsQuery'>['type']>;
 const OUTCOMES: Record<Outcome, string> = {
@@ -27,12 +41,12 @@ export function Results({ broadcast: b }: { broadcast: Broadcast }) {
   const results = useQuery({
     queryKey: [BROADCASTS, 'results', b.id],
     queryFn: () => get<ApiShape<'BroadcastResults'>>(`/broadcasts/${b.id}/results`),
-    refetchInterval: POLL_MS,
+    refetchInterval: pollMs(b),
   });
   const links = useQuery({
     queryKey: [BROADCASTS, 'links', b.id],
     queryFn: () => get<ApiShape<'BroadcastClickedLinkList'>>(`/broadcasts/${b.id}/clicked-links`, { limit: 100 }),
-    refetchInterval: POLL_MS,
+    refetchInterval: pollMs(b),
   });
   const r = results.data;
   return (
@@ -124,7 +138,7 @@ function Recipients({ broadcast: b }: { broadcast: Broadcast }) {
     `/broadcasts/${b.id}/recipients`,
     { type: outcome },
     25,
-    POLL_MS,
+    pollMs(b) || undefined,
   );
   return (
     <section aria-labelledby="recipients-heading" className="card">

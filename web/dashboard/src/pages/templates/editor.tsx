@@ -7,6 +7,7 @@ import { Link, useParams } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest } from '@postline/contracts';
 import { ApiError, get, patch, post } from '../../api/client.ts';
+import { HtmlPreview } from '../../ui/html-preview.tsx';
 import { Badge, ErrorMessage, Loading, Notice } from '../../ui/feedback.tsx';
 import { Field } from '../../ui/form.tsx';
 import { Time } from '../../ui/time.tsx';
@@ -249,8 +250,7 @@ function TemplateEditor({ template: initial }: { template: Template }) {
               ))}
             </p>
           ) : null}
-          {/* No scripts run: sandbox without allow-scripts (and without allow-same-origin). */}
-          <iframe className="template-preview" title="Preview" sandbox="" srcDoc={rendered.html} />
+          <HtmlPreview className="template-preview" title="Preview" html={rendered.html} />
         </section>
       </div>
 

@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { get, post } from '../../api/client.ts';
+import { HtmlPreview } from '../../ui/html-preview.tsx';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { Badge, ErrorMessage, Loading } from '../../ui/feedback.tsx';
 import { formatTime, Time } from '../../ui/time.tsx';
@@ -170,7 +171,7 @@ function VersionView({
               <dt>Variables</dt>
               <dd>{data.variables.map((v) => v.key).join(', ') || '—'}</dd>
             </dl>
-            <iframe className="template-preview" title="Version preview" sandbox="" srcDoc={rendered.html} />
+            <HtmlPreview className="template-preview" title="Version preview" html={rendered.html} />
             <details>
               <summary>HTML</summary>
               <pre>{data.html}</pre>
