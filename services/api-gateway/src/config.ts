@@ -17,6 +17,13 @@ export const Env = BaseEnv.extend({
   FORM_SUBMITS_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(10),
   /** Submits one signup form may take per minute, from all addresses. */
   FORM_SUBMITS_PER_FORM_PER_MINUTE: z.coerce.number().int().positive().default(60),
+  /**
+   * How many proxies in front of the gateway add the address they were reached from to X-Forwarded-For (an
+   * ingress, a load balancer). The client's address, which per-address limits and the audit log use, is
+   * then that many hops from the right of it. 0: none; the client is the connection's peer, and a client's
+   * own X-Forwarded-For is ignored (it could name anyone).
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PUBLIC_BASE_URL: Url.default('http://localhost:3000'),
   /** A dashboard session ends after this long unused… */
   SESSION_IDLE_MINUTES: z.coerce.number().int().positive().default(720),

@@ -100,6 +100,7 @@ export function createGateway(
     domainExists: createDomainExists(owners),
     rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
     publicLinkPerSecond: config.PUBLIC_LINK_RATE_LIMIT_PER_SECOND,
+    trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     formSubmitLimit: createFormSubmitLimit({
       redis,
       prefix: config.REDIS_PREFIX,

@@ -409,12 +409,32 @@ describe('sign-in limits', () => {
       for (let i = 0; i < 4; i++)
         statuses.push((await call(limited, 'POST', '/dashboard-api/session', { body })).status);
       expect(statuses).toEqual([401, 401, 401, 429]);
+      // A client's own X-Forwarded-For changes nothing: no proxy is trusted to have written it.
       const other = await call(limited, 'POST', '/dashboard-api/session', {
         body: { ...body, email: 'else@example.com' },
+        headers: { 'x-forwarded-for': '198.51.100.9' },
       });
       expect(other.status).toBe(429);
     } finally {
       await limited.stop();
+    }
+  });
+
+  it('behind a trusted proxy, limits the address the proxy saw, not the proxy', async () => {
+    const proxied = await startGateway({ env: { SIGN_IN_ATTEMPTS_PER_ADDRESS: '2', TRUSTED_PROXY_HOPS: '1' } });
+    try {
+      const body = { email: 'someone@example.com', password: 'wrong' };
+      const from = (client: string) =>
+        call(proxied, 'POST', '/dashboard-api/session', { body, headers: { 'x-forwarded-for': client } });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await from('198.51.100.7')).status);
+      expect(statuses).toEqual([401, 401, 429]);
+      // Another visitor through the same proxy (the same peer) is not refused.
+      expect((await from('198.51.100.8')).status).toBe(401);
+      // What the client put before the proxy's own entry is not trusted: the proxy's entry counts.
+      expect((await from('203.0.113.1, 198.51.100.7')).status).toBe(429);
+    } finally {
+      await proxied.stop();
     }
   });
 });

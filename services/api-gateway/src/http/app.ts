@@ -38,6 +38,8 @@ export type GatewayDeps = {
   publicLinkPerSecond: number;
   /** Counts a hosted signup form's submits per client address and per form. */
   formSubmitLimit?: FormSubmitLimit;
+  /** Proxies in front that add to X-Forwarded-For (TRUSTED_PROXY_HOPS): where `req.ip` is read from. */
+  trustedProxyHops?: number;
   requestLogs: RequestLogWriter;
   markKeyUsed: (keyId: string, at: Date) => void;
   keys: KeyCache;
@@ -75,6 +77,8 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
       redis: async () => (await deps.redis.ping()) === 'PONG',
     },
     before: (app) => {
+      // express's `req.ip`: the peer, or with proxies in front the address that many hops into X-Forwarded-For.
+      app.set('trust proxy', deps.trustedProxyHops ?? 0);
       app.use((_req, res, next) => {
         res.on('finish', () => {
           if (res.statusCode === 401 || res.statusCode === 403 || res.statusCode === 429) {

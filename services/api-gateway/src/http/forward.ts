@@ -397,12 +397,12 @@ export function forwardPublic(deps: PublicForwardDeps): RequestHandler {
 
 /**
  * A hosted form's submit past its limits (per client address, then per form) is refused with 429 before the
- * owner sees it. The address is the peer's (x-forwarded-for is whatever the client says).
+ * owner sees it. The address is `req.ip`: the peer's, or behind TRUSTED_PROXY_HOPS proxies the one they saw.
  */
 async function limitFormSubmit(deps: PublicForwardDeps, req: Request, target: URL): Promise<void> {
   const publicId = signupFormPublicId(target.pathname);
   if (!deps.formSubmitLimit || publicId === undefined) return;
-  const refused = await deps.formSubmitLimit(req.socket.remoteAddress ?? 'unknown', publicId);
+  const refused = await deps.formSubmitLimit(req.ip ?? 'unknown', publicId);
   if (!refused) return;
   const message =
     refused.limit === 'address'
