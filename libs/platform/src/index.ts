@@ -17,6 +17,7 @@ export { escapeLike, firstIdAt } from './db/list-filters.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
+export { readFormBody, type FormBodyLimits } from './http/form-body.ts';
 export { declaresTooLarge, rawBodyTooLarge, readRawBody, type RawBodyLimit } from './http/raw-body.ts';
 export {
   createHttpApp,

@@ -22,4 +22,5 @@ export { sendMessages } from './outbox/email-messages.ts';
 export { checkSender, onboardingDomainOf, ONBOARDING_DOMAIN_ID } from './use-cases/sender-checks.ts';
 export { getEmail } from './use-cases/read-emails.ts';
 export { createSingleAccepts } from './use-cases/single-accepts.ts';
+export { writeEmailNow } from './use-cases/accept-emails.ts';
 export type { EmailLinkDeps } from './use-cases/email-links.ts';

@@ -4,12 +4,12 @@
 // delivered by the same pipeline, but not the broadcast's: no broadcast_id (so neither its results nor its
 // metrics count them), tagged `broadcast_test` with the broadcast's id, the subject marked [Test].
 import type { Kysely } from 'kysely';
-import { isUuid, newId, notFound, outboxRows, validationError, type OutboxMessage } from '@postline/platform';
+import { isUuid, notFound, validationError } from '@postline/platform';
 import { findContact, findPropertyDefinitions } from '../../audience/index.ts';
-import type { BroadcastRow, ContactRow, EmailRow, SenderDb } from '../../db/schema.ts';
-import { checkSender, claimIdempotencyKey, insertAcceptedEmails, sendMessages } from '../../emails/index.ts';
+import type { BroadcastRow, ContactRow, SenderDb } from '../../db/schema.ts';
+import { checkSender, writeEmailNow } from '../../emails/index.ts';
 import { unsubscribeUrl, type UnsubscribeSigner } from '../../engagement/index.ts';
-import { domainOf, parseMailbox, refusalError } from '../../message/index.ts';
+import { parseMailbox, refusalError, type EmailRequest } from '../../message/index.ts';
 import { findSendingDomains } from '../../sending-domains/index.ts';
 import { checkBroadcastMessage, personaliseBroadcast, type PersonalisedMessage } from '../domain/broadcast-emails.ts';
 import { messageOf, requireBroadcast } from './broadcasts.ts';
@@ -73,9 +73,7 @@ export async function sendTestCopies(
   if (!sender.ok) throw validationError(sender.message, 403);
   const contact = choice === undefined ? undefined : await requireContact(deps.db, teamId, choice);
 
-  const emails: EmailRow[] = [];
-  const recipients: { email_id: string; position: number; team_id: string; address: string; domain: string }[] = [];
-  const outbox: OutboxMessage[] = [];
+  const copies: EmailRequest[] = [];
   for (const address of addresses) {
     // The chosen contact's fields and properties, never its unsubscribe link: a copy sent to someone else
     // must not let them unsubscribe the contact (its link leads to no contact's page).
@@ -83,54 +81,29 @@ export async function sendTestCopies(
       ? { ...contact, id: null }
       : { id: null, email: address, first_name: null, last_name: null, properties: {} };
     const message = await personalisedFor(deps, broadcast, stand);
-    const emailId = newId();
-    const domain = domainOf(address);
-    const email: EmailRow = {
-      id: emailId,
-      team_id: teamId,
-      domain_id: sender.domain.domain_id,
-      from_header: request.fromHeader,
-      from_address: request.from.address,
-      from_domain: request.fromDomain,
-      to_addresses: [address],
-      cc_addresses: [],
-      bcc_addresses: [],
-      reply_to: request.replyTo,
+    copies.push({
+      ...request,
+      to: [address],
+      cc: [],
+      bcc: [],
       subject: `[Test] ${message.subject}`,
       html: message.html,
       text: message.text,
       headers: [],
+      attachments: [],
       tags: [{ name: TEST_TAG, value: broadcast.id }],
-      message_id: `<${emailId}@${request.fromDomain}>`,
-      status: 'queued',
-      last_event: 'sent',
-      scheduled_at: null,
-      created_at: now,
-      broadcast_id: null,
-      template_id: null,
-      topic_id: null,
-      api_key_id: null,
-      request_id: null,
-    };
-    const recipient = {
-      email_id: emailId,
-      position: 0,
-      team_id: teamId,
-      address: `${address.slice(0, address.lastIndexOf('@'))}@${domain}`,
-      domain,
-    };
-    emails.push(email);
-    recipients.push(recipient);
-    outbox.push(...sendMessages(email, [recipient]));
+      scheduledAt: null,
+      topicId: null,
+      templateId: undefined,
+    });
   }
-  await deps.db.transaction().execute(async (trx) => {
-    await insertAcceptedEmails(
-      trx,
-      { emails, recipients, attachments: [], outbox: outboxRows(outbox) },
-      claimIdempotencyKey(undefined, null, now),
-    );
+  return deps.db.transaction().execute(async (trx) => {
+    const sent: { id: string; to: string }[] = [];
+    for (const copy of copies) {
+      sent.push({ id: await writeEmailNow(trx, copy, sender.domain, now), to: copy.to[0] ?? '' });
+    }
+    return sent;
   });
-  return emails.map((email) => ({ id: email.id, to: email.to_addresses[0] ?? '' }));
 }
 
 /**

@@ -3,7 +3,7 @@
 // scheduler's timer). Nothing is accepted that is not queued, and nothing is queued that is not accepted.
 // An email sent under a topic (topic_id) is not sent to the recipients the topic keeps it from: they are
 // written suppressed, with email.suppressed saying why, in the same commit.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { ApiError, newId, outboxRows, validationError, type OutboxMessage } from '@postline/platform';
 import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
 import {
@@ -255,48 +255,16 @@ function acceptedRows(
 ): { rows: AcceptedRows; topicSuppressed: TopicSuppressedRecipient[] } {
   const addressesOfEmail = accepted.map(({ request, raw }) => raw?.recipients ?? envelopeRecipients(request));
   const optOutsOfEmail = accepted.map(({ topic }, i) => topicOptOuts(topic, addressesOfEmail[i] as string[]));
-  const emails: EmailRow[] = accepted.map(({ request, domain, raw, origin }, i) => {
-    const id = raw?.id ?? newId();
-    const scheduled = request.scheduledAt !== null;
+  const emails: EmailRow[] = accepted.map(({ request, domain, raw, origin }, i) =>
     // A send that skips some recipients at once has their email.suppressed as its last event so far.
-    const sentEvent = (optOutsOfEmail[i] as TopicOptOut[]).length > 0 ? 'suppressed' : 'sent';
-    return {
-      id,
-      team_id: domain.team_id,
-      domain_id: domain.domain_id,
-      from_header: request.fromHeader,
-      from_address: request.from.address,
-      from_domain: request.fromDomain,
-      to_addresses: request.to,
-      cc_addresses: request.cc,
-      bcc_addresses: request.bcc,
-      reply_to: request.replyTo,
-      subject: request.subject,
-      html: request.html,
-      text: request.text,
-      headers: request.headers,
-      tags: request.tags,
-      message_id: raw?.messageId ?? `<${id}@${request.fromDomain}>`,
-      status: scheduled ? 'scheduled' : 'queued',
-      last_event: scheduled ? 'scheduled' : sentEvent,
-      scheduled_at: request.scheduledAt,
-      created_at: now,
-      broadcast_id: null,
-      template_id: request.templateId ?? null,
-      topic_id: request.topicId,
-      api_key_id: origin?.apiKeyId ?? null,
-      request_id: origin?.requestId ?? null,
-    };
-  });
-  const recipientsOfEmail = emails.map((email, i) =>
-    (addressesOfEmail[i] as string[]).map((address, position) => ({
-      email_id: email.id,
-      position,
-      team_id: email.team_id,
-      address,
-      domain: domainOf(address),
-    })),
+    emailRowOf(request, domain, now, {
+      id: raw?.id,
+      messageId: raw?.messageId,
+      origin,
+      suppressedAtOnce: (optOutsOfEmail[i] as TopicOptOut[]).length > 0,
+    }),
   );
+  const recipientsOfEmail = emails.map((email, i) => recipientRowsOf(email, addressesOfEmail[i] as string[]));
   const attachments = accepted.flatMap(({ request }, i) =>
     request.attachments.map((attachment, position) => ({
       id: newId(),
@@ -324,6 +292,86 @@ function acceptedRows(
     })),
   );
   return { rows: { emails, recipients: recipientsOfEmail.flat(), attachments, outbox }, topicSuppressed };
+}
+
+/**
+ * The row of an accepted email: queued, or scheduled when the request says when. `suppressedAtOnce`: a topic
+ * keeps it from some recipients, whose email.suppressed is its last event so far.
+ */
+export function emailRowOf(
+  request: EmailRequest,
+  domain: Pick<SendingDomainRow, 'team_id' | 'domain_id'>,
+  now: Date,
+  opts: {
+    id?: string | undefined;
+    messageId?: string | undefined;
+    origin?: RequestOrigin | undefined;
+    suppressedAtOnce?: boolean;
+  } = {},
+): EmailRow {
+  const id = opts.id ?? newId();
+  const scheduled = request.scheduledAt !== null;
+  return {
+    id,
+    team_id: domain.team_id,
+    domain_id: domain.domain_id,
+    from_header: request.fromHeader,
+    from_address: request.from.address,
+    from_domain: request.fromDomain,
+    to_addresses: request.to,
+    cc_addresses: request.cc,
+    bcc_addresses: request.bcc,
+    reply_to: request.replyTo,
+    subject: request.subject,
+    html: request.html,
+    text: request.text,
+    headers: request.headers,
+    tags: request.tags,
+    message_id: opts.messageId ?? `<${id}@${request.fromDomain}>`,
+    status: scheduled ? 'scheduled' : 'queued',
+    last_event: scheduled ? 'scheduled' : opts.suppressedAtOnce ? 'suppressed' : 'sent',
+    scheduled_at: request.scheduledAt,
+    created_at: now,
+    broadcast_id: null,
+    template_id: request.templateId ?? null,
+    topic_id: request.topicId,
+    api_key_id: opts.origin?.apiKeyId ?? null,
+    request_id: opts.origin?.requestId ?? null,
+  };
+}
+
+/** An email's recipient rows, in the order of its envelope's addresses. */
+function recipientRowsOf(email: EmailRow, addresses: readonly string[]): AcceptedRows['recipients'] {
+  return addresses.map((address, position) => ({
+    email_id: email.id,
+    position,
+    team_id: email.team_id,
+    address,
+    domain: domainOf(address),
+  }));
+}
+
+/**
+ * Writes an email the platform sends now on a team's behalf (a form's confirmation, a broadcast's test
+ * copy), in the caller's transaction: the email, its recipients and its messages (email.sent and the
+ * delivery commands), as the accept statement writes any other, without an idempotency key or
+ * attachments. The request must be checked already, its from domain the team's. Returns the email's id.
+ */
+export async function writeEmailNow(
+  trx: Transaction<SenderDb>,
+  request: EmailRequest,
+  domain: Pick<SendingDomainRow, 'team_id' | 'domain_id'>,
+  now: Date,
+): Promise<string> {
+  const email = emailRowOf({ ...request, scheduledAt: null }, domain, now);
+  const recipients = recipientRowsOf(email, envelopeRecipients(request));
+  const written = await insertAcceptedEmails(
+    trx,
+    { emails: [email], recipients, attachments: [], outbox: outboxRows(sendMessages(email, recipients)) },
+    claimIdempotencyKey(undefined, null, now),
+  );
+  if (!written) throw new Error('The email was not written.');
+  return email.id;
 }
 
 /**

@@ -1,7 +1,6 @@
-import busboy from 'busboy';
-import { Router, type Request, type Response } from 'express';
+import { Router, type Response } from 'express';
 import { UNSUBSCRIBE_BODY_LIMIT_BYTES } from '@postline/contracts';
-import { ApiError, route, setPublicLinkHeaders, validationError } from '@postline/platform';
+import { readFormBody, route, setPublicLinkHeaders } from '@postline/platform';
 import { ONE_CLICK_ANSWER, parseUnsubscribeRequest, renderPreferencePage } from '../domain/preference-page.ts';
 import { UNSUBSCRIBE_PATH } from '../domain/unsubscribe-links.ts';
 import { refusalError } from '../../message/index.ts';
@@ -13,9 +12,11 @@ import {
   type UnsubscribeDeps,
 } from '../use-cases/unsubscribe.ts';
 
-/** Fields a form may carry: the page's topics, `form` and `unsubscribe_all`, with room to spare. */
-const MAX_FORM_FIELDS = 200;
-const MAX_FIELD_BYTES = 1024;
+/**
+ * The preference page's form: its topics, `form` and `unsubscribe_all`, with room to spare, at most the
+ * public links' body limit (the gateway stops a larger one first).
+ */
+const FORM_LIMITS = { maxBytes: UNSUBSCRIBE_BODY_LIMIT_BYTES, maxFields: 200, maxFieldBytes: 1024 };
 
 /**
  * A broadcast recipient's unsubscribe link (`/unsubscribe/{token}`), reached through the gateway's public
@@ -36,7 +37,7 @@ export function unsubscribeRoutes(deps: UnsubscribeDeps): Router {
     },
     post: async (req, res) => {
       const link = openUnsubscribeLink(deps, req.params.token ?? '');
-      const parsed = parseUnsubscribeRequest(await readForm(req));
+      const parsed = parseUnsubscribeRequest(await readFormBody(req, FORM_LIMITS));
       if (!parsed.ok) throw refusalError(parsed.refusal);
       if (parsed.request.kind === 'one-click') {
         await unsubscribeOneClick(deps, link);
@@ -61,43 +62,5 @@ function pageHeaders(res: Response, teamId: string): void {
     teamId,
     contentSecurityPolicy:
       "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  });
-}
-
-/**
- * The fields of an urlencoded or multipart/form-data body (the last of a name winning; files ignored), at
- * most UNSUBSCRIBE_BODY_LIMIT_BYTES (the gateway stops a larger one first). Any other body is refused.
- */
-async function readForm(req: Request): Promise<Record<string, string>> {
-  if (!req.is(['application/x-www-form-urlencoded', 'multipart/form-data'])) {
-    throw new ApiError(
-      415,
-      'validation_error',
-      'The body must be application/x-www-form-urlencoded or multipart/form-data.',
-    );
-  }
-  if (Number(req.header('content-length') ?? 0) > UNSUBSCRIBE_BODY_LIMIT_BYTES) {
-    throw new ApiError(413, 'validation_error', 'The request body is too large.');
-  }
-  return new Promise((resolve, reject) => {
-    const fields: Record<string, string> = {};
-    let form: busboy.Busboy;
-    try {
-      form = busboy({
-        headers: req.headers,
-        limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FIELD_BYTES, files: 0, parts: MAX_FORM_FIELDS },
-      });
-    } catch {
-      reject(validationError('The form body could not be read.'));
-      return;
-    }
-    form.on('field', (name, value) => {
-      fields[name] = value;
-    });
-    form.on('file', (_name, stream) => stream.resume());
-    form.on('close', () => resolve(fields));
-    form.on('error', () => reject(validationError('The form body could not be read.')));
-    req.on('error', () => reject(new ApiError(400, 'validation_error', 'The request was aborted.')));
-    req.pipe(form);
   });
 }

@@ -1,5 +1,6 @@
 import { Router, type Response } from 'express';
-import { route, setPublicLinkHeaders, TEAM_HEADER } from '@postline/platform';
+import { UNSUBSCRIBE_BODY_LIMIT_BYTES } from '@postline/contracts';
+import { readFormBody, route, setPublicLinkHeaders, TEAM_HEADER } from '@postline/platform';
 import { hostedFormUrl } from '../domain/form-tokens.ts';
 import { renderConfirmPage, renderFormPage, renderMessagePage } from '../domain/form-pages.ts';
 import {
@@ -11,7 +12,12 @@ import {
   type SignupDeps,
 } from '../use-cases/signups.ts';
 import type { SignupFormRow } from '../../db/schema.ts';
-import { readFormBody } from './form-body.ts';
+
+/**
+ * A hosted form posts a handful of fields, with room to spare, at most the public links' body limit (the
+ * gateway stops a larger one first).
+ */
+const FORM_LIMITS = { maxBytes: UNSUBSCRIBE_BODY_LIMIT_BYTES, maxFields: 20, maxFieldBytes: 2048 };
 
 /** The path hosted forms are served at, on the public API's address (PUBLIC_BASE_URL). */
 export const FORM_PATH = '/f';
@@ -43,7 +49,7 @@ export function hostedFormRoutes(deps: SignupDeps): Router {
     post: async (req, res) => {
       const form = await openForm(deps, req.params.publicId ?? '');
       if (!form) return message(res, 404, undefined, NOT_AVAILABLE);
-      const outcome = await submitSignup(deps, form, await readFormBody(req));
+      const outcome = await submitSignup(deps, form, await readFormBody(req, FORM_LIMITS));
       switch (outcome.kind) {
         case 'taken':
           if (form.redirect_url !== null) {
@@ -76,7 +82,7 @@ export function hostedFormRoutes(deps: SignupDeps): Router {
       res.type('text/html; charset=utf-8').send(renderConfirmPage(link.form.name));
     },
     post: async (req, res) => {
-      await readFormBody(req); // the button posts nothing; a body that is no form is refused as on submit
+      await readFormBody(req, FORM_LIMITS); // the button posts nothing; a body that is no form is refused as on submit
       const link = await openConfirmation(deps, req.params.publicId ?? '', req.params.token ?? '');
       if (link.kind === 'gone') return message(res, 404, undefined, LINK_GONE);
       if (link.kind === 'expired') return expired(res, link.form, deps.publicBaseUrl);

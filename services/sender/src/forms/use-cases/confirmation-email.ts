@@ -3,19 +3,10 @@
 // delivery by the form's domain, and listed with the team's emails. It is sent from a verified domain of the
 // team's, or, with the development inbox on, from the onboarding sender (whose messages stay in the install).
 import type { Kysely, Transaction } from 'kysely';
-import { newId, outboxRows } from '@postline/platform';
-import {
-  checkSender,
-  claimIdempotencyKey,
-  insertAcceptedEmails,
-  onboardingDomainOf,
-  ONBOARDING_DOMAIN_ID,
-  sendMessages,
-} from '../../emails/index.ts';
+import { checkSender, onboardingDomainOf, ONBOARDING_DOMAIN_ID, writeEmailNow } from '../../emails/index.ts';
 import { escapeHtml } from '../../templates/index.ts';
-import type { EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
+import type { SenderDb, SendingDomainRow } from '../../db/schema.ts';
 import {
-  domainOf,
   isOnboardingSender,
   isSandboxDomain,
   parseEmailRequest,
@@ -83,44 +74,7 @@ export async function sendConfirmation(
   domain: SendingDomainRow,
   now: Date,
 ): Promise<string> {
-  const id = newId();
-  // A bare address: the form's signup, checked.
-  const address = request.to[0]!;
-  const email: EmailRow = {
-    id,
-    team_id: domain.team_id,
-    domain_id: domain.domain_id,
-    from_header: request.fromHeader,
-    from_address: request.from.address,
-    from_domain: request.fromDomain,
-    to_addresses: [address],
-    cc_addresses: [],
-    bcc_addresses: [],
-    reply_to: [],
-    subject: request.subject,
-    html: request.html,
-    text: request.text,
-    headers: [],
-    tags: [{ name: 'category', value: 'signup_confirmation' }],
-    message_id: `<${id}@${request.fromDomain}>`,
-    status: 'queued',
-    last_event: 'sent',
-    scheduled_at: null,
-    created_at: now,
-    broadcast_id: null,
-    template_id: null,
-    topic_id: null,
-    api_key_id: null,
-    request_id: null,
-  };
-  const recipient = { email_id: id, position: 0, team_id: domain.team_id, address, domain: domainOf(address) };
-  const written = await insertAcceptedEmails(
-    trx,
-    { emails: [email], recipients: [recipient], attachments: [], outbox: outboxRows(sendMessages(email, [recipient])) },
-    claimIdempotencyKey(undefined, null, now),
-  );
-  if (!written) throw new Error('The confirmation email was not written.');
-  return id;
+  return writeEmailNow(trx, { ...request, tags: [{ name: 'category', value: 'signup_confirmation' }] }, domain, now);
 }
 
 function confirmationHtml(name: string, url: string): string {
