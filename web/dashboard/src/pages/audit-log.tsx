@@ -1,10 +1,9 @@
 // The audit log: every change made to the team, newest first, with who made it (a person or an API key),
 // what, on which record (linked to its page when it has one), from where and when; filtered by family or
 // action, actor and target, the filters kept in the URL.
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import type { ApiShape, DashboardShape } from '@postline/contracts';
-import { get } from '../api/client.ts';
+import type { DashboardShape } from '@postline/contracts';
+import { useApiKeyNames, useMembers } from '../api/people.ts';
 import { useIsAdmin } from '../session.tsx';
 import { Badge, EmptyState } from '../ui/feedback.tsx';
 import { ListTable, Pager, useFilters, useListPage } from '../ui/list.tsx';
@@ -121,16 +120,8 @@ function Target({ entry, names }: { entry: Entry; names: Map<string, string> }) 
 
 /** Who may be picked as the actor: the team's people and keys (admins see those lists), and whoever is shown. */
 function useActors(isAdmin: boolean, shown: Entry[]): Actor[] {
-  const members = useQuery({
-    queryKey: ['members'],
-    queryFn: () => get<DashboardShape<'MemberList'>>('/dashboard-api/members'),
-    enabled: isAdmin,
-  });
-  const keys = useQuery({
-    queryKey: ['api-keys', 'all'],
-    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
-    enabled: isAdmin,
-  });
+  const members = useMembers({ enabled: isAdmin });
+  const keys = useApiKeyNames({ enabled: isAdmin });
   const actors = new Map<string, Actor>();
   for (const m of members.data?.data ?? []) actors.set(m.id, { id: m.id, label: m.email });
   for (const k of keys.data?.data ?? []) actors.set(k.id, { id: k.id, label: `API key: ${k.name}` });

@@ -7,6 +7,7 @@ import { Link, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
 import { ApiError, get, patch, post } from '../../api/client.ts';
+import { useApiKeyNames } from '../../api/people.ts';
 import { CodeValue, PartSource, SourceBlock } from '../../ui/copy.tsx';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
@@ -128,11 +129,7 @@ function EmailView({ email }: { email: Email }) {
 /** The API key that sent the email (by name where the reader may list keys) and a link to its request's log. */
 function SentBy({ email }: { email: Email }) {
   const admin = useIsAdmin();
-  const keys = useQuery({
-    queryKey: ['api-keys', 'all'],
-    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
-    enabled: admin && email.api_key_id !== null,
-  });
+  const keys = useApiKeyNames({ enabled: admin && email.api_key_id !== null });
   if (!email.api_key_id && !email.request_id) return null;
   const keyName = keys.data?.data.find((k) => k.id === email.api_key_id)?.name;
   return (

@@ -5,6 +5,7 @@ import { Link } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
 import type { ApiRequest, ApiShape } from '@postline/contracts';
 import { download, get, type Query } from '../../api/client.ts';
+import { useApiKeyNames } from '../../api/people.ts';
 import { EmptyState, ErrorMessage, StatusBadge } from '../../ui/feedback.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
 import { FilterForm, ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
@@ -139,11 +140,7 @@ function EmailFilters() {
   });
   // The team's keys are listed to admins; a member filters by the key a link or the URL names.
   const admin = useIsAdmin();
-  const keys = useQuery({
-    queryKey: ['api-keys', 'all'],
-    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
-    enabled: admin,
-  });
+  const keys = useApiKeyNames({ enabled: admin });
   const read = (data: FormData) => ({
     last_event: text(data, 'last_event'),
     from: text(data, 'from'),

@@ -1,8 +1,7 @@
 // The request log's filters, as GET /logs takes them; applied on submit, into the URL. The time range is
 // picked in the reader's time zone and kept in the URL as ISO 8601.
-import { useQuery } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
-import { get } from '../../api/client.ts';
+import { useApiKeyNames } from '../../api/people.ts';
 import { FilterForm, useFilters } from '../../ui/list.tsx';
 import { Field, LateSelect, text } from '../../ui/form.tsx';
 import { fromLocalInput, toLocalInput } from '../../ui/time.tsx';
@@ -23,11 +22,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function LogFilters({ shown, isAdmin }: { shown: LogItem[]; isAdmin: boolean }) {
   const [filters] = useFilters();
-  const keys = useQuery({
-    queryKey: ['api-keys', 'all'],
-    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
-    enabled: isAdmin,
-  });
+  const keys = useApiKeyNames({ enabled: isAdmin });
   // Admins pick among the team's keys; members among the keys of the requests shown.
   const options = new Map<string, string>();
   for (const k of keys.data?.data ?? []) options.set(k.id, k.name);

@@ -1,9 +1,10 @@
 // The team's members (admins only in the API): each one's role, changed in place; a password-reset link made
 // for them (shown once); removal with confirmation. The API keeps one admin: its refusal is shown as said.
 import { useState } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQueryClient } from '@tanstack/react-query';
 import type { ApiRequest, DashboardShape } from '@postline/contracts';
-import { ApiError, del, get, patch, post } from '../../api/client.ts';
+import { ApiError, del, patch, post } from '../../api/client.ts';
+import { MEMBERS, useMembers } from '../../api/people.ts';
 import { useSession } from '../../session.tsx';
 import { ConfirmButton, Dialog } from '../../ui/dialog.tsx';
 import { Badge, ErrorMessage, Loading, Notice } from '../../ui/feedback.tsx';
@@ -11,14 +12,8 @@ import { Time } from '../../ui/time.tsx';
 import { ShownLink } from './shown-link.tsx';
 
 type Member = DashboardShape<'MemberList'>['data'][number];
-export const MEMBERS = ['members'];
-
 export function Members() {
-  const members = useQuery({
-    queryKey: MEMBERS,
-    queryFn: () => get<DashboardShape<'MemberList'>>('/dashboard-api/members'),
-    retry: false,
-  });
+  const members = useMembers();
   const [error, setError] = useState<unknown>(null);
   const refused = members.error instanceof ApiError && members.error.statusCode === 403;
   return (

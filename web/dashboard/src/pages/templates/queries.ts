@@ -2,8 +2,9 @@
 // wrote them (the members and keys lists are admins' only, so a member sees their own name and the others'
 // kinds).
 import { useQuery } from '@tanstack/react-query';
-import type { ApiShape, DashboardShape } from '@postline/contracts';
+import type { ApiShape } from '@postline/contracts';
 import { get } from '../../api/client.ts';
+import { useApiKeyNames, useMembers } from '../../api/people.ts';
 import { useIsAdmin, useSession } from '../../session.tsx';
 
 export const TEMPLATES = 'templates';
@@ -33,18 +34,8 @@ export function useVersions(id: string) {
 export function useAuthorName(): (author: Author) => { name: string; detail?: string } {
   const session = useSession();
   const isAdmin = useIsAdmin();
-  const members = useQuery({
-    queryKey: ['members'],
-    queryFn: () => get<DashboardShape<'MemberList'>>('/dashboard-api/members'),
-    enabled: isAdmin,
-    retry: false,
-  });
-  const keys = useQuery({
-    queryKey: ['api-keys', 'all'],
-    queryFn: () => get<ApiShape<'ApiKeyList'>>('/api-keys', { limit: 100 }),
-    enabled: isAdmin,
-    retry: false,
-  });
+  const members = useMembers({ enabled: isAdmin });
+  const keys = useApiKeyNames({ enabled: isAdmin });
   return (author) => {
     if (!author) return { name: 'Unknown', detail: 'written before authors were recorded' };
     if (author.type === 'api_key') {
