@@ -47,7 +47,8 @@ export function uniqueName(prefix = 't'): string {
  * The sequential scans Postgres has counted on each of `tables` in `schema`, by table name, for a test that
  * a statement probes an index rather than scanning a table that has grown. `pinned` must be a pool of one
  * connection, the one the statements ran on: its statistics are flushed first (other backends' reach the
- * view only a second or more later).
+ * view only a second or more later, or as they exit). Building an index counts as a sequential scan of its
+ * table: migrate on a pool closed before the first reading.
  */
 export async function sequentialScans<DB>(
   pinned: Kysely<DB>,
