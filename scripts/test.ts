@@ -9,8 +9,8 @@
 //
 // Postgres, RabbitMQ and Redis come from DATABASE_URL, AMQP_URL and REDIS_URL; where one is unset and the
 // server answers on its default local port, that is used; otherwise jest's global setup falls back to
-// testcontainers. What the tests need besides (a Chromium for the browser tests) is set up here, or the run
-// stops at once naming what is missing and how to install it.
+// testcontainers. What the tests need besides (a Chromium for the browser tests, Caddy for the HTTPS test)
+// is set up here, or the run stops at once naming what is missing and how to install it.
 //
 // tsc and eslint keep their caches under .runtime/, so a developer's second run checks only what changed.
 import { spawn, spawnSync } from 'node:child_process';
@@ -35,6 +35,9 @@ const BROWSER_TESTS = [
   'services/api-gateway/test/reference.int.test.ts',
   'services/sender/test/preference-page.int.test.ts',
 ];
+
+/** The test that runs Caddy (deploy/Caddyfile) in front of the gateway; it finds Caddy through CADDY_PATH. */
+const CADDY_TESTS = ['tests/deploy/tracking-https.test.ts'];
 
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -126,14 +129,14 @@ async function staticChecks(): Promise<boolean> {
 }
 
 /** Whether the jest arguments select a browser test (jest reads positional arguments as path patterns). */
-function selectsBrowserTest(args: string[]): boolean {
+function selectsTest(args: string[], tests: string[]): boolean {
   const project = args.indexOf('--selectProjects');
   if (project >= 0 && args[project + 1] === 'unit') return false;
   const patterns = args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--select'));
   if (patterns.length === 0) return true;
   return patterns.some((p) => {
     try {
-      return BROWSER_TESTS.some((test) => new RegExp(p).test(join(ROOT, test)));
+      return tests.some((test) => new RegExp(p).test(join(ROOT, test)));
     } catch {
       return false;
     }
@@ -143,6 +146,17 @@ function selectsBrowserTest(args: string[]): boolean {
 function which(name: string): string | undefined {
   const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+/**
+ * Debian's package `name` (its command of the same name), installed through apt where this runs as root on
+ * Debian (as CI does); undefined elsewhere or when apt fails.
+ */
+function debianPackage(name: string, forWhat: string): string | undefined {
+  if (process.getuid?.() !== 0 || !existsSync('/etc/debian_version') || !which('apt-get')) return undefined;
+  log(`installing Debian's ${name} for ${forWhat} (apt-get install ${name})`);
+  const r = spawnSync('sh', ['-c', `apt-get update -qq && apt-get install -y -qq ${name}`], { stdio: 'inherit' });
+  return r.status === 0 ? which(name) : undefined;
 }
 
 /** Where playwright-core (a dependency of the sender's tests) keeps its own Chromium build. */
@@ -179,13 +193,7 @@ function playwrightChromium(): string | undefined {
  */
 function ensureChromium(): void {
   if (env.CHROMIUM_PATH && existsSync(env.CHROMIUM_PATH)) return;
-  let found = which('chromium');
-  const debianRoot = process.getuid?.() === 0 && existsSync('/etc/debian_version') && which('apt-get');
-  if (!found && debianRoot) {
-    log("installing Debian's chromium for the browser tests (apt-get install chromium)");
-    const r = spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium'], { stdio: 'inherit' });
-    if (r.status === 0) found = which('chromium');
-  }
+  let found = which('chromium') ?? debianPackage('chromium', 'the browser tests');
   if (!found && !existsSync('/etc/debian_version')) found = playwrightChromium();
   if (!found) {
     const install = existsSync('/etc/debian_version') ? 'sudo apt-get install chromium' : 'install Chromium';
@@ -198,7 +206,25 @@ function ensureChromium(): void {
   env.CHROMIUM_PATH = found;
 }
 
-if (selectsBrowserTest(only)) ensureChromium();
+/**
+ * Caddy for the HTTPS test: CADDY_PATH, or `caddy` on PATH, or Debian's package installed through apt where
+ * this runs as root on Debian (as CI does). Where none can be had it stops naming how to install it.
+ */
+function ensureCaddy(): void {
+  if (env.CADDY_PATH && existsSync(env.CADDY_PATH)) return;
+  const found = which('caddy') ?? debianPackage('caddy', 'the HTTPS test');
+  if (!found) {
+    const install = existsSync('/etc/debian_version')
+      ? 'sudo apt-get install caddy'
+      : 'install Caddy 2 (https://caddyserver.com/docs/install)';
+    log(`Caddy is missing (the HTTPS test runs deploy/Caddyfile): ${install}, or set CADDY_PATH to a caddy executable`);
+    process.exit(1);
+  }
+  env.CADDY_PATH = found;
+}
+
+if (selectsTest(only, BROWSER_TESTS)) ensureChromium();
+if (selectsTest(only, CADDY_TESTS)) ensureCaddy();
 // The whole run: the static checks beside jest, whose two workers' files mostly wait on the services; the
 // inner loop skips them.
 const checks = only.length === 0 ? staticChecks() : Promise.resolve(true);

@@ -1,5 +1,6 @@
 // docker-compose.yml: valid against the Compose Specification's JSON schema after interpolation, and
-// wired as the stack needs (health-gated start order, one image, only the public ports published).
+// wired as the stack needs (health-gated start order, one image, only the public ports published, Caddy in
+// front of the gateway with the committed Caddyfile).
 //
 // Schema source: compose-spec's schema/compose-spec.json as shipped by the `dclint` npm package (Docker
 // Compose linter) at dclint/schemas/compose.schema.json; it is a draft-07 schema.
@@ -16,6 +17,7 @@ import {
   interpolate,
   loadCompose,
   publishedContainerPort,
+  readRepoFile,
   type ComposeFile,
 } from './manifests.ts';
 
@@ -120,14 +122,46 @@ describe('docker-compose.yml', () => {
     });
   });
 
-  it('publishes only the public API and the SMTP listeners', () => {
+  it('publishes only Caddy, the SMTP listeners, and the API on the loopback', () => {
     const published = Object.entries(compose.services)
       .filter(([, s]) => s.ports?.length)
       .map(([name, s]) => [name, s.ports?.map(publishedContainerPort)]);
     expect(published).toEqual([
       ['api-gateway', [HTTP_PORTS['api-gateway']]],
+      ['caddy', [80, 443]],
       ['inbound-smtp', Object.values(SMTP_PORTS)],
     ]);
+    // The gateway trusts one proxy's X-Forwarded-For: only this machine may reach it past Caddy.
+    expect(compose.services['api-gateway']?.ports).toEqual([`127.0.0.1:3000:${HTTP_PORTS['api-gateway']}`]);
+  });
+
+  describe('caddy', () => {
+    const caddy = compose.services.caddy;
+
+    it('runs the committed Caddyfile before the gateway, with its certificates on a volume', () => {
+      expect(caddy?.image).toMatch(/^caddy:2(\.|$)/);
+      expect(caddy?.volumes).toEqual(
+        expect.arrayContaining(['./deploy/Caddyfile:/etc/caddy/Caddyfile:ro', 'caddy-data:/data']),
+      );
+      expect(Object.keys(compose.volumes as object)).toContain('caddy-data');
+      expect(caddy?.environment?.POSTLINE_GATEWAY).toBe(`api-gateway:${HTTP_PORTS['api-gateway']}`);
+      expect(caddy?.environment?.CADDY_CERT_ISSUER).toBe('acme');
+      expect(caddy?.depends_on).toEqual({ 'api-gateway': { condition: 'service_healthy' } });
+    });
+
+    it('is the one proxy the gateway trusts in X-Forwarded-For', () => {
+      expect(compose.services['api-gateway']?.environment?.TRUSTED_PROXY_HOPS).toBe('1');
+    });
+
+    it('asks the gateway before a certificate, serves everything else through it, and keeps /internal/ in', () => {
+      const caddyfile = readRepoFile('deploy/Caddyfile');
+      expect(caddyfile).toContain('ask http://{$POSTLINE_GATEWAY:api-gateway:3000}/internal/tls-ask');
+      expect(caddyfile).toMatch(/tls \{\s*on_demand\s*\}/);
+      expect(caddyfile).toContain('reverse_proxy {$POSTLINE_GATEWAY:api-gateway:3000}');
+      expect(caddyfile).toMatch(/handle \/internal\/\* \{[^}]*respond [^\n]* 404/);
+      // The same file in the k8s base (kustomize reads files only under k8s/).
+      expect(readRepoFile('k8s/caddy/Caddyfile')).toBe(caddyfile);
+    });
   });
 
   it('gives inbound-smtp the gateway for its SMTP relay, and no SMTP certificate unless the shell names one', () => {

@@ -7,6 +7,7 @@ import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import {
@@ -211,12 +212,85 @@ describe('k8s base', () => {
     expect(job.spec?.template.spec?.securityContext?.runAsNonRoot).toBe(true);
   });
 
+  describe('caddy, the HTTPS front of the gateway', () => {
+    const caddy = () => deployment('caddy');
+
+    it('runs deploy/Caddyfile from its ConfigMap, pointed at the gateway Service', () => {
+      const d = caddy();
+      const container = onlyContainer(d);
+      expect(container.image).toMatch(/^caddy:2(\.|$)/);
+      const mount = container.volumeMounts?.find((m) => m.mountPath === '/etc/caddy');
+      expect(mount?.readOnly).toBe(true);
+      const volume = d.spec?.template.spec?.volumes?.find((v) => v.name === mount?.name);
+      const config = findObject<{ data?: Record<string, string> }>(objects, 'ConfigMap', volume?.configMap?.name ?? '');
+      expect(config.data?.Caddyfile).toBe(readRepoFile('deploy/Caddyfile'));
+      const gateway = findObject<IService>(objects, 'Service', 'api-gateway');
+      expect(gateway.spec?.ports?.map((p) => p.port)).toContain(HTTP_PORTS['api-gateway']);
+      expect(container.env).toEqual([
+        { name: 'POSTLINE_GATEWAY', value: `api-gateway:${HTTP_PORTS['api-gateway']}` },
+        { name: 'CADDY_CERT_ISSUER', value: 'acme' },
+      ]);
+    });
+
+    it('keeps its certificates on a PersistentVolumeClaim: one replica, replaced rather than rolled', () => {
+      const d = caddy();
+      const mount = onlyContainer(d).volumeMounts?.find((m) => m.mountPath === '/data');
+      const volume = d.spec?.template.spec?.volumes?.find((v) => v.name === mount?.name);
+      const claim = findObject<IPersistentVolumeClaim>(objects, 'PersistentVolumeClaim', 'caddy-data');
+      expect(volume?.persistentVolumeClaim?.claimName).toBe(claim.metadata?.name);
+      expect(claim.spec?.accessModes).toEqual(['ReadWriteOnce']);
+      expect(d.spec?.replicas).toBe(1);
+      expect(d.spec?.strategy?.type).toBe('Recreate');
+      expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === 'caddy')).toBe(false);
+    });
+
+    it('runs non-root on a read-only root filesystem, on 80 and 443 by the unprivileged-port sysctl', () => {
+      const d = caddy();
+      const pod = d.spec?.template.spec;
+      const container = onlyContainer(d);
+      expect(pod?.securityContext?.runAsNonRoot).toBe(true);
+      expect(pod?.securityContext?.runAsUser).toBeGreaterThan(0);
+      expect(pod?.securityContext?.sysctls).toEqual([{ name: 'net.ipv4.ip_unprivileged_port_start', value: '0' }]);
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+      });
+      expect(container.ports?.map((p) => [p.name, p.containerPort])).toEqual([
+        ['http', 80],
+        ['https', 443],
+      ]);
+      expect(resolveContainerPort(container, container.readinessProbe?.tcpSocket?.port)).toBe(443);
+      for (const kind of ['requests', 'limits'] as const) {
+        expect(container.resources?.[kind]).toMatchObject({ cpu: expect.anything(), memory: expect.anything() });
+      }
+    });
+
+    it('is published by a LoadBalancer on 80 and 443 that keeps the client’s address, the one proxy the gateway trusts', () => {
+      const container = onlyContainer(caddy());
+      const svc = findObject<IService>(objects, 'Service', 'caddy');
+      expect(svc.spec?.type).toBe('LoadBalancer');
+      expect(svc.spec?.externalTrafficPolicy).toBe('Local');
+      expect(selectorMatches({ matchLabels: svc.spec?.selector }, podLabels(caddy()))).toBe(true);
+      const published = new Map(svc.spec?.ports?.map((p) => [p.port, resolveContainerPort(container, p.targetPort)]));
+      expect(published).toEqual(
+        new Map([
+          [80, 80],
+          [443, 443],
+        ]),
+      );
+      const env = containerEnv(onlyContainer(deployment('api-gateway')), objects, [secret]);
+      expect(env.get('TRUSTED_PROXY_HOPS')).toBe('1');
+    });
+  });
+
   describe('network policies', () => {
     let policies: INetworkPolicy[];
-    const pod = (name: (typeof SERVICES)[number]): TargetPod => {
+    const pod = (name: (typeof SERVICES)[number] | 'caddy'): TargetPod => {
       const d = deployment(name);
       return { labels: podLabels(d), container: onlyContainer(d) };
     };
+    const caddyPod = () => pod('caddy');
     const gateway: Peer = {
       kind: 'pod',
       labels: { 'app.kubernetes.io/name': 'api-gateway', 'app.kubernetes.io/part-of': 'postline' },
@@ -240,6 +314,20 @@ describe('k8s base', () => {
         container: onlyContainer(deployment('sender')),
       };
       expect(policiesSelecting(denyAll, jobPod)).toHaveLength(1);
+      expect(policiesSelecting(denyAll, caddyPod())).toHaveLength(1);
+    });
+
+    it('lets anyone reach Caddy on 80 and 443, and Caddy the gateway’s API port, even past a narrowed public rule', () => {
+      for (const port of [80, 443]) expect(ingressAllowed(policies, external, caddyPod(), port)).toBe(true);
+      const caddy: Peer = { kind: 'pod', labels: caddyPod().labels };
+      const port = HTTP_PORTS['api-gateway'];
+      const narrowed = policies.filter((p) => p.metadata?.name !== 'api-gateway-public');
+      expect(ingressAllowed(narrowed, caddy, pod('api-gateway'), port)).toBe(true);
+      expect(ingressAllowed(narrowed, external, pod('api-gateway'), port)).toBe(false);
+      // Caddy reaches no owner's internal API.
+      for (const name of SERVICES.filter((s) => s !== 'api-gateway')) {
+        expect([name, ingressAllowed(policies, caddy, pod(name), HTTP_PORTS[name])]).toEqual([name, false]);
+      }
     });
 
     it('lets anyone reach the public API and the SMTP listeners', () => {

@@ -1,8 +1,9 @@
 // Loads the deployment artefacts the way their tools would see them: `kubectl kustomize k8s/` for the
 // Kubernetes base, and docker-compose.yml parsed (YAML merge keys on) and interpolated like Compose does.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
@@ -40,9 +41,40 @@ export type K8sObject = {
 
 /** Renders the kustomize base exactly as `kubectl apply -k k8s/` would send it. */
 export function renderKustomize(dir = 'k8s'): K8sObject[] {
+  return renderDir(join(repoRoot, dir), dir);
+}
+
+/**
+ * Renders an overlay of the base with kustomize components of the repository (`k8s/keda`), as an overlay
+ * naming them in `components:` would (kustomize takes only relative paths, so it is written in a temporary
+ * directory with paths back to the repository).
+ */
+export function renderWithComponents(components: string[], base = 'k8s'): K8sObject[] {
+  const dir = mkdtempSync(join(tmpdir(), 'postline-overlay-'));
+  try {
+    const path = (p: string) => relative(dir, join(repoRoot, p));
+    writeFileSync(
+      join(dir, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        `  - ${path(base)}`,
+        'components:',
+        ...components.map((c) => `  - ${path(c)}`),
+        '',
+      ].join('\n'),
+    );
+    return renderDir(dir, `${base} with ${components.join(', ')}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function renderDir(path: string, dir: string): K8sObject[] {
   let out: string;
   try {
-    out = execFileSync('kubectl', ['kustomize', join(repoRoot, dir)], {
+    out = execFileSync('kubectl', ['kustomize', path], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -109,6 +141,7 @@ export type ComposeService = {
   build?: { context: string; dockerfile?: string };
   environment?: Record<string, string | number | boolean | null>;
   ports?: string[];
+  volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
   stop_grace_period?: string;

@@ -72,6 +72,7 @@ export {
   PUBLIC_LINK_PATH,
   INBOUND_LINK_PATH,
   TRACKING_LINK_PATH,
+  TRACKING_HOSTS_PATH,
   publicLinkIdentity,
   UNSUBSCRIBE_BODY_LIMIT_BYTES,
   UNSUBSCRIBE_LINK_PATH,
@@ -136,6 +137,6 @@ export {
   MAX_BATCH_EMAILS,
   MAX_RECIPIENTS_PER_FIELD,
 } from './api/send-email-body.ts';
-export { DNS_LABEL, isSubdomainLabel } from './dns-names.ts';
+export { DNS_LABEL, isSubdomainLabel, normalizeHostName } from './dns-names.ts';
 export type { ApiShape, DashboardShape, ApiRequest } from './api/types.ts';
 export { SANDBOX_DOMAINS } from './sandbox.ts';

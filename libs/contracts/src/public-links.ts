@@ -50,6 +50,12 @@ function uuidOfBytes(bytes: Buffer): string {
 export const TRACKING_LINK_PATH = /^\/(o|c)\/([A-Za-z0-9_-]{60,4096})$/;
 
 /**
+ * The sender's answer to whether a host is a verified tracking host (`GET /tracking-hosts/{host}`: 200 or
+ * 404), asked by the gateway's `/internal/tls-ask` for the TLS proxy's on-demand certificates.
+ */
+export const TRACKING_HOSTS_PATH = '/tracking-hosts';
+
+/**
  * A signup form's hosted page (`/f/{public_id}`: GET shows it, POST submits it). The public id is 32 bytes,
  * base64url: the team's id (so that the gateway knows the team before it forwards a submit, as for an
  * unsubscribe link) and 16 random bytes (so that it cannot be guessed). The owner looks the whole id up.

@@ -18,6 +18,7 @@ import { createRequestLogWriter } from './jobs/request-log-writer.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { createDashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
+import { createTrackingHostCheck } from './owners/tracking-host.ts';
 import { announceSetup } from './accounts/setup.ts';
 import { createFormSubmitLimit } from './redis/form-submit-limit.ts';
 import { createSignInLimit } from './redis/sign-in-limit.ts';
@@ -98,6 +99,7 @@ export function createGateway(
     gatewayMetrics: createGatewayMetrics(metrics.registry),
     owners,
     domainExists: createDomainExists(owners),
+    isTrackingHost: createTrackingHostCheck(owners),
     rateLimitPerSecond: config.RATE_LIMIT_PER_SECOND,
     publicLinkPerSecond: config.PUBLIC_LINK_RATE_LIMIT_PER_SECOND,
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,

@@ -20,6 +20,7 @@ import { dashboardAppRoutes } from './dashboard-app.ts';
 import { forwardPublic } from './forward.ts';
 import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
 import { referenceRoutes } from './reference.ts';
+import { tlsAskRoutes } from './tls-ask.ts';
 import { requestLogger } from './request-log.ts';
 import { mountRoutes } from './routes.ts';
 import { authenticateSession, type SessionDeps } from './session-auth.ts';
@@ -33,6 +34,8 @@ export type GatewayDeps = {
   owners: Owners;
   /** Whether a team owns a domain (asked of the domain-verifier). */
   domainExists: (teamId: string, domainId: string) => Promise<boolean>;
+  /** Whether a host is a verified tracking host (asked of the sender), for the TLS proxy's ask. */
+  isTrackingHost: (host: string) => Promise<boolean>;
   rateLimitPerSecond: number;
   /** Requests per second one public link (share page, download) may take. */
   publicLinkPerSecond: number;
@@ -63,8 +66,8 @@ export type GatewayHttp = {
 };
 
 /**
- * The public API: the OpenAPI document, the reference page and the dashboard's pages (no key) → public
- * link routes (no key, a rate limit per link) → the dashboard's own routes (/dashboard-api) → auth (a
+ * The public API: the OpenAPI document, the reference page and the dashboard's pages (no key) → the TLS
+ * proxy's certificate ask (no key, one rate limit) → public link routes (no key, a rate limit per link) → the dashboard's own routes (/dashboard-api) → auth (a
  * dashboard session, else a bearer key) → rate limit → body → idempotency → gateway-owned
  * routes (/api-keys, /logs) → forwarding of every other resource family to its owner. The runtime adds the
  * health routes and its readiness check of Postgres.
@@ -89,10 +92,20 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
       });
       app.use(referenceRoutes());
       app.use(dashboardAppRoutes());
+      const countRequest = createWindowCounter(deps.redis, deps.logger);
+      app.use(
+        tlsAskRoutes({
+          isTrackingHost: deps.isTrackingHost,
+          publicBaseUrl: deps.sessions.publicBaseUrl,
+          countRequest,
+          redisPrefix: deps.redisPrefix,
+          perSecond: deps.publicLinkPerSecond,
+        }),
+      );
       app.use(
         forwardPublic({
           owners: deps.owners,
-          countRequest: createWindowCounter(deps.redis, deps.logger),
+          countRequest,
           redisPrefix: deps.redisPrefix,
           perLinkPerSecond: deps.publicLinkPerSecond,
           teamActive: async (teamId) => (await deps.teamAccess.find(teamId)) === true,

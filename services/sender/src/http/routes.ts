@@ -7,6 +7,7 @@ import { devInboxRoutes } from '../dev-inbox/index.ts';
 import { emailsRoutes, publicLinkRoutes, type EmailLinkDeps, type EmailRouteDeps } from '../emails/index.ts';
 import { engagementRoutes, type TrackingDeps, type UnsubscribeDeps } from '../engagement/index.ts';
 import { formRoutes, hostedFormRoutes, type FormRouteDeps, type SignupDeps } from '../forms/index.ts';
+import { trackingHostRoutes } from '../sending-domains/index.ts';
 import { suppressionRoutes } from '../suppressions/index.ts';
 import { templateRoutes } from '../templates/index.ts';
 
@@ -44,5 +45,7 @@ export function internalRoutes(
   router.use(publicLinkRoutes(deps));
   router.use(engagementRoutes(deps));
   router.use(hostedFormRoutes(deps));
+  // Asked by the gateway alone, for the TLS proxy in front: which hosts may get a certificate.
+  router.use(trackingHostRoutes(deps));
   return router;
 }

@@ -45,3 +45,19 @@ export async function upsertSendingDomain(trx: Transaction<SenderDb>, row: Sendi
     )
     .execute();
 }
+
+/**
+ * Whether `host` (a normalized host name) is the tracking host of a domain whose tracking records are
+ * verified: `<tracking_subdomain>.<name>` of a row that is not a tombstone. Only the host's parent names can
+ * be the domain's name, so the name index is asked for those few.
+ */
+export async function isVerifiedTrackingHost(db: Kysely<SenderDb>, host: string): Promise<boolean> {
+  const labels = host.split('.');
+  const parents = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+  if (parents.length === 0) return false;
+  const { rows } = await sql<{ found: number }>`select ${PREPARED} 1 as found from sending_domains
+    where name = any(${parents}::text[]) and not deleted and tracking_verified
+      and tracking_subdomain is not null and tracking_subdomain || '.' || name = ${host}
+    limit 1`.execute(db);
+  return rows.length > 0;
+}
