@@ -11,6 +11,13 @@ const CLIENT_PATIENCE_MS = 120_000;
 /** The slowest answer of a run: when its try started and ended, to what, and how it ended. */
 export type SlowestAnswer = { ms: number; startedAt: number; path: string; outcome: string };
 
+/**
+ * A logical request of the client (one idempotency key): when its first try started, when its final answer
+ * came (the accept, a refusal, or the client's give-up), and what each try got (a status, or the failure of
+ * a try that got none), the last one how it ended.
+ */
+export type ClientRequest = { path: string; firstTryAt: number; answeredAt: number; tries: string[] };
+
 /** An email of the stream: the token its subject carries, its recipients, and its id once accepted. */
 export type Sent = { token: string; recipients: string[]; scheduled: boolean; id?: string };
 
@@ -30,6 +37,8 @@ export function startStream(h: StreamTarget, rate: number, answerTimeoutMs: numb
     abandoned: 0,
     refused: [] as string[],
     slowest: { ms: 0, startedAt: 0, path: '', outcome: '' } as SlowestAnswer,
+    /** Every logical request, answered or given up: what the recovery after each fault is read from. */
+    clientRequests: [] as ClientRequest[],
   };
   let stopped = false;
   // The run failed: requests in flight give up at their next retry instead of waiting out their patience.
@@ -58,6 +67,8 @@ export function startStream(h: StreamTarget, rate: number, answerTimeoutMs: numb
     const key = randomUUID();
     const firstTry = Date.now();
     stats.requests++;
+    const tries: string[] = [];
+    const answered = () => stats.clientRequests.push({ path, firstTryAt: firstTry, answeredAt: Date.now(), tries });
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0) stats.retries++;
       const started = Date.now();
@@ -79,6 +90,7 @@ export function startStream(h: StreamTarget, rate: number, answerTimeoutMs: numb
         failure = cause ?? (err as Error).name;
       }
       const took = Date.now() - started;
+      tries.push(failure || `${status}`);
       if (took > stats.slowest.ms)
         stats.slowest = {
           ms: took,
@@ -93,18 +105,22 @@ export function startStream(h: StreamTarget, rate: number, answerTimeoutMs: numb
             : (answer as { data: { id: string }[] }).data.map((d) => d.id);
         items.forEach((item, i) => (item.id = ids[i]));
         stats.accepted += items.length;
+        answered();
         return;
       }
       // 409: the same key's first request is still in flight; 429 and 5xx: try again later.
       if (status !== 0 && status !== 409 && status !== 429 && status < 500) {
         stats.refused.push(`${path} answered ${status}: ${JSON.stringify(answer)}`);
         for (const item of items) sent.delete(item.token);
+        answered();
         return;
       }
       if (abandoned || Date.now() - firstTry > CLIENT_PATIENCE_MS) {
         stats.abandoned++;
         for (const item of items) sent.delete(item.token);
         log(`abandoned a request to ${path} after ${attempt + 1} tries (last status ${status})`);
+        tries.push('abandoned');
+        answered();
         return;
       }
       await sleep(Math.min(250 * 2 ** attempt, 2_000));

@@ -5,7 +5,14 @@ import type pg from 'pg';
 import { SERVICE_NAMES } from '@postline/contracts';
 import { waitFor, type SinkMessage, type SinkMx, type System, type WebhookReceiver } from '@postline/testing';
 import type { FaultRecord } from './chaos-faults.ts';
-import type { Sent, SlowestAnswer, startStream } from './chaos-load.ts';
+import type { ClientRequest, Sent, SlowestAnswer, startStream } from './chaos-load.ts';
+
+/**
+ * A client's wait after a fault: from the fault's end with every service ready again (the killed process
+ * back) to the final answer of a request it overlapped, with all its retries; `clientMs` is that request's
+ * whole wait, from its first try, and `tries` what each try got.
+ */
+export type Recovery = { ms: number; fault: string; path: string; clientMs: number; tries: string[] };
 
 /** A message or webhook received more than once: how many copies, the gap between the first two, its fault. */
 export type Duplicate = { what: string; copies: number; gapMs: number; cause: string };
@@ -22,6 +29,10 @@ export type ChaosReport = {
   refused: string[];
   /** The try that waited longest for its answer, and the fault it overlapped ('no fault': load alone). */
   slowest: SlowestAnswer & { during: string };
+  /** The client request answered last after a fault was over (every service ready), with its retries. */
+  slowestRecovery: Recovery;
+  /** The same, fault by fault: milliseconds from every service ready to the last answer of a request it overlapped. */
+  recoveryByFault: Record<string, number>;
   faults: FaultRecord[];
   unexpectedExits: string[];
   /** Accepted emails with a recipient still pending or deferred after quiescence. */
@@ -68,6 +79,36 @@ function causeOf(ats: number[], faults: FaultRecord[]): string {
 function faultDuring(from: number, to: number, faults: FaultRecord[]): string {
   const fault = faults.find((f) => from <= f.endedAt + f.readyAfterMs && to >= f.startedAt);
   return fault ? fault.name : 'no fault';
+}
+
+/**
+ * Each logical request to the fault that struck last before its final answer, if it was sent before that
+ * fault was over (every service ready again): how long after that its final answer came, with its retries
+ * (0 when it came before). The slowest, and the slowest of each fault.
+ */
+export function recoveries(
+  requests: readonly ClientRequest[],
+  faults: readonly FaultRecord[],
+): { slowest: Recovery; byFault: Record<string, number> } {
+  let slowest: Recovery = { ms: 0, fault: 'none', path: '', clientMs: 0, tries: [] };
+  const byFault: Record<string, number> = Object.fromEntries(faults.map((f) => [f.name, 0]));
+  for (const request of requests) {
+    const fault = faults.findLast((f) => f.startedAt <= request.answeredAt);
+    if (!fault) continue;
+    const back = fault.endedAt + fault.readyAfterMs;
+    if (request.firstTryAt > back) continue;
+    const ms = Math.max(0, request.answeredAt - back);
+    byFault[fault.name] = Math.max(byFault[fault.name] ?? 0, ms);
+    if (ms > slowest.ms)
+      slowest = {
+        ms,
+        fault: fault.name,
+        path: request.path,
+        clientMs: request.answeredAt - request.firstTryAt,
+        tries: request.tries,
+      };
+  }
+  return { slowest, byFault };
 }
 
 /**
@@ -198,6 +239,7 @@ export async function quiesceAndReport(
   );
 
   const slowest = run.stats.slowest;
+  const recovery = recoveries(run.stats.clientRequests, run.faults);
   return {
     acceptedTwice: twice.map((row) => row.subject),
     seconds: Math.round(run.seconds),
@@ -207,6 +249,8 @@ export async function quiesceAndReport(
     abandoned: run.stats.abandoned,
     refused: run.stats.refused,
     slowest: { ...slowest, during: faultDuring(slowest.startedAt, slowest.startedAt + slowest.ms, run.faults) },
+    slowestRecovery: recovery.slowest,
+    recoveryByFault: recovery.byFault,
     faults: run.faults,
     // A copy: the harness's own stop, after this report, is no exit to report.
     unexpectedExits: [...run.unexpectedExits],
@@ -247,12 +291,14 @@ export function describeReport(report: ChaosReport): string {
   return [
     `${report.seconds} s, ${report.requests} requests (${report.retries} client retries), ${report.accepted} emails accepted, ${report.abandoned} abandoned`,
     `slowest answer ${report.slowest.ms} ms: POST ${report.slowest.path}, ${report.slowest.outcome}, during ${report.slowest.during}`,
+    `slowest client answer after a fault (every service ready again): ${report.slowestRecovery.ms} ms after ${report.slowestRecovery.fault}: POST ${report.slowestRecovery.path}, ${report.slowestRecovery.tries.length} tries over ${report.slowestRecovery.clientMs} ms (${report.slowestRecovery.tries.join(' ')})`,
     ...report.faults.map(
-      (f) => `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after`,
+      (f) =>
+        `  ${f.name}: ${f.endedAt - f.startedAt} ms, every service ready ${f.readyAfterMs} ms after, every client answered ${report.recoveryByFault[f.name] ?? 0} ms after that`,
     ),
     `not final ${report.notFinal.length}, not delivered ${report.notDelivered.length}, events missing ${report.eventsMissing.length}, queues not empty ${report.queuesNotEmpty.length}, unexpected exits ${report.unexpectedExits.length}`,
     `MX duplicates: ${byCause(report.mxDuplicates)}; ${report.mxExtraTransactions} transactions more than one per email (deliveries in flight at the sender's kills: ${report.inFlightAtSenderKills}; attempts retaken from a dead sender: ${report.retakenDeliveries})`,
     `webhook duplicates (same webhook-id): ${byCause(report.webhookDuplicates)}`,
-    `events emitted twice: ${report.doubleEvents.length}`,
+    `events emitted twice: ${report.doubleEvents.length}; emails accepted twice for one key: ${report.acceptedTwice.length}`,
   ].join('\n');
 }

@@ -12,6 +12,7 @@ import type { GatewayDb } from './db/schema.ts';
 import { teamHasAccess } from './db/teams.ts';
 import type { Owners } from './domain/routes.ts';
 import { gatewayHttp } from './http/app.ts';
+import { createIdempotencyLeases } from './jobs/idempotency-leases.ts';
 import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
@@ -50,7 +51,11 @@ export type ApiGateway = {
 export function createGateway(
   config: Readonly<Env>,
   clients: GatewayClients,
-  opts: { handleSignals?: boolean } = {},
+  opts: {
+    handleSignals?: boolean;
+    /** How long an idempotency key in flight holds unrenewed (IDEMPOTENCY_LEASE_MS unless a test shortens it). */
+    idempotencyLeaseMs?: number;
+  } = {},
 ): ApiGateway {
   const runtime = createServiceRuntime<GatewayDb>({
     service: 'api-gateway',
@@ -85,6 +90,7 @@ export function createGateway(
     caches: [keys, teamAccess],
   });
   const keyUsage = createKeyUsageTracker({ db, logger });
+  const idempotencyLeases = createIdempotencyLeases({ db, logger, leaseMs: opts.idempotencyLeaseMs });
   const idempotencyPrune = createIntervalJob({
     name: 'idempotency-prune',
     everyMs: 60_000,
@@ -112,6 +118,7 @@ export function createGateway(
     }),
     requestLogs,
     markKeyUsed: keyUsage.markUsed,
+    idempotencyLeases,
     keys,
     teamAccess,
     now,
@@ -143,8 +150,8 @@ export function createGateway(
       if (redis.status === 'wait') {
         await redis.connect().catch((err: unknown) => redisOutage.failed(err));
       }
-      // Parts stop in reverse: HTTP first (the runtime's), then the pruner, the buffered writes (flushed),
-      // Redis and the key-change LISTEN; the database pool last.
+      // Parts stop in reverse: HTTP first (the runtime's), then the leases of keys in flight, the pruner, the
+      // buffered writes (flushed), Redis and the key-change LISTEN; the database pool last.
       const listening = await runtime.start({
         ...http,
         parts: [
@@ -153,6 +160,8 @@ export function createGateway(
           { name: 'request-logs', start: requestLogs.start, stop: requestLogs.stop },
           { name: 'key-usage', start: keyUsage.start, stop: keyUsage.stop },
           idempotencyPrune,
+          // Stopped right after HTTP: a request in flight keeps its key's lease until it is answered.
+          idempotencyLeases.part,
         ],
       });
       // A database that cannot answer yet is no reason not to serve API keys: the link waits for the next start.

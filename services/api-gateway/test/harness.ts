@@ -54,6 +54,8 @@ export async function startGateway(
     redisUrl?: string;
     /** More of the gateway's environment. */
     env?: Record<string, string>;
+    /** How long an idempotency key in flight holds unrenewed (the gateway's own lease unless shortened). */
+    idempotencyLeaseMs?: number;
   } = {},
 ): Promise<Gateway> {
   const database: TestDatabase = await createTestDatabase('gw');
@@ -82,7 +84,11 @@ export async function startGateway(
     maxRetriesPerRequest: 1,
     enableAutoPipelining: true,
   });
-  const gateway = createGateway(config, { redis }, { handleSignals: false });
+  const gateway = createGateway(
+    config,
+    { redis },
+    { handleSignals: false, idempotencyLeaseMs: opts.idempotencyLeaseMs },
+  );
   const { db } = gateway;
   const server = await gateway.start();
   // A response's close listeners run in one emit: once a test sees this count move, the app's own close

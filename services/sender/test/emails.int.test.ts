@@ -543,6 +543,31 @@ describe('the API', () => {
     expect(sink.messages.filter((m) => m.to.includes(to))).toHaveLength(1);
   });
 
+  it('answers requests with one key that arrive together (a retry while the first is being written) with one email', async () => {
+    // The gateway forwards a client's retry as soon as a forward fails (a cut connection, a timeout): the
+    // first may still be on its way to the database when the retry arrives.
+    const key = unique('together');
+    const subject = unique('together');
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const r = await fetch(`${system.services.sender.url}/emails`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-postline-team-id': teamIdOf(),
+            'x-postline-idempotency-key': key,
+          },
+          body: JSON.stringify({ from: `hello@${domain}`, to: `ok@${RCPT}`, subject, html: '<p>x</p>' }),
+        });
+        return { status: r.status, body: (await r.json()) as { id: string } };
+      }),
+    );
+    expect(new Set(answers.map((a) => `${a.status} ${a.body.id}`)).size).toBe(1);
+    expect(answers[0]?.status).toBe(200);
+    const rows = await db.selectFrom('emails').select('id').where('subject', '=', subject).execute();
+    expect(rows.map((row) => row.id)).toEqual([answers[0]?.body.id]);
+  });
+
   it('accepts a 16 MB attachment the Node SDK sends as a Buffer (58 MB of JSON, beyond the usual 50 MB) and delivers it intact', async () => {
     const bytes = randomBytes(16 * 1024 * 1024);
     const to = `${unique('big')}@${RCPT}`;

@@ -50,6 +50,8 @@ export type IdempotencyKeysTable = {
   state: 'in_flight' | 'done';
   /** The claim that owns the row while in flight. */
   claim_id: string | null;
+  /** While in flight: until when the claim holds (renewed by its gateway); past it, a retry takes the key over. */
+  lease_expires_at: Generated<Date>;
   response_status: number | null;
   response_headers: Record<string, string> | null;
   /** The exact response bytes, replayed as they were. */

@@ -9,13 +9,19 @@ export const IDEMPOTENCY_TTL_SECONDS = IDEMPOTENCY_KEY_LIFETIME_MS / 1000;
 export const FORWARD_TIMEOUT_MS = 30_000;
 
 /**
- * A key in flight for longer than an owner's answer may take (FORWARD_TIMEOUT_MS, with a margin) most likely
- * belongs to a request its gateway never finished (it crashed): the client's retry takes the key over. That
- * is safe even when the first request is still alive (waiting for a connection to its owner, say): the
- * owner deduplicates on the key and acts once; only the first gateway's stored answer is lost. Before that, a
- * retry is answered 409 concurrent_idempotent_requests.
+ * How long a key in flight is held without its gateway renewing the claim. The gateway renews the claims of
+ * its requests in flight every fifth of it (createIdempotencyLeases), so a claim whose lease ran out belongs
+ * to a gateway that died (or stalled for seconds): the client's retry takes the key over. That is safe even
+ * when the first request is still alive: the owner deduplicates on the key and acts once; only the first
+ * gateway's stored answer is lost. Before that, a retry is answered 409 concurrent_idempotent_requests.
  */
-export const IN_FLIGHT_STALE_SECONDS = FORWARD_TIMEOUT_MS / 1000 + 15;
+export const IDEMPOTENCY_LEASE_MS = 5_000;
+
+/**
+ * The longest a gateway keeps a claim fresh: past any forward (its headers and its body each time out at
+ * FORWARD_TIMEOUT_MS). A request that never settled by then (a bug) lets its key go with its lease.
+ */
+export const IDEMPOTENCY_LEASE_MAX_HELD_MS = 2 * FORWARD_TIMEOUT_MS + 15_000;
 
 /** JSON with object keys sorted, so that the same body sent with another key order hashes the same. */
 export function canonicalJson(value: unknown): string {

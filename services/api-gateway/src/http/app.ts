@@ -22,6 +22,7 @@ import { defaultRateLimitHeaders, rateLimit } from './rate-limit.ts';
 import { referenceRoutes } from './reference.ts';
 import { tlsAskRoutes } from './tls-ask.ts';
 import { requestLogger } from './request-log.ts';
+import type { IdempotencyLeases } from '../jobs/idempotency-leases.ts';
 import { mountRoutes } from './routes.ts';
 import { authenticateSession, type SessionDeps } from './session-auth.ts';
 
@@ -45,6 +46,8 @@ export type GatewayDeps = {
   trustedProxyHops?: number;
   requestLogs: RequestLogWriter;
   markKeyUsed: (keyId: string, at: Date) => void;
+  /** The leases of the idempotency keys this gateway holds in flight. */
+  idempotencyLeases: IdempotencyLeases;
   keys: KeyCache;
   /** Whether a team's access is enabled, kept current by the key-change notifications. */
   teamAccess: KeyCache<boolean>;
@@ -141,6 +144,7 @@ export function gatewayHttp(deps: GatewayDeps): GatewayHttp {
         db: deps.db,
         logger: deps.logger,
         owners: deps.owners,
+        idempotencyLeases: deps.idempotencyLeases,
         domainExists: deps.domainExists,
         onKeysChanged: deps.keys.invalidate,
         now: deps.now,

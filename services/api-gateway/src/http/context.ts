@@ -29,7 +29,7 @@ export type HeldKey = {
   /** The hash of the request, forwarded to the owner with the key. */
   hash: string;
   claimId: string;
-  /** The request left for the owner: from then on only the owner's answer settles the key. */
+  /** The request left for the owner: from then on only the owner's answer, or the forward's failure, settles the key. */
   forwarded: boolean;
   settled: boolean;
 };

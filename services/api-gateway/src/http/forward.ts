@@ -75,12 +75,12 @@ export type ForwardHooks = {
   onForwarding?: (res: Response) => void;
   /** Called with the owner's answer before it is sent (idempotency stores it). */
   onResponse?: (res: Response, answer: Forwarded) => Promise<void>;
-  /** Called when the owner provably never got the request (connection refused). */
-  onNotReached?: (res: Response) => Promise<void>;
+  /**
+   * Called when the forward failed without an answer (the owner could not be reached, cut the connection or
+   * did not answer in time), before the error goes on.
+   */
+  onFailed?: (res: Response) => Promise<void>;
 };
-
-/** Network failures that prove the request never reached the owner. */
-const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** undici's network and timeout errors carry a code (`ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, ...). */
 function networkCode(err: unknown): string | undefined {
@@ -223,11 +223,11 @@ export function forwardToOwners(deps: {
         ...(typeof disposition === 'string' ? { disposition } : {}),
       };
     } catch (err) {
+      await deps.hooks?.onFailed?.(res);
       if (streamed?.exceeded()) throw bodyTooLarge(streamed.tooLarge);
       const code = networkCode(err);
       if (code === undefined) throw err;
       req.log.error({ err, owner, code }, 'owner did not answer');
-      if (NOT_REACHED.has(code)) await deps.hooks?.onNotReached?.(res);
       throw ownerUnavailable();
     }
     await deps.hooks?.onResponse?.(res, answer);

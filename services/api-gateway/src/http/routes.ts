@@ -4,6 +4,7 @@ import type { Logger } from '@postline/platform';
 import { createMemberAddresses } from '../db/members.ts';
 import type { GatewayDb } from '../db/schema.ts';
 import type { Owners } from '../domain/routes.ts';
+import type { IdempotencyLeases } from '../jobs/idempotency-leases.ts';
 import { apiKeyRoutes, type ApiKeyDeps } from './api-keys.ts';
 import { auditLogRoutes } from './audit-log.ts';
 import { forwardToOwners } from './forward.ts';
@@ -16,6 +17,7 @@ export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged' | 'now
   db: Kysely<GatewayDb>;
   logger: Logger;
   owners: Owners;
+  idempotencyLeases: IdempotencyLeases;
 };
 
 /**
@@ -24,7 +26,7 @@ export type RouteDeps = Pick<ApiKeyDeps, 'domainExists' | 'onKeysChanged' | 'now
  */
 export function mountRoutes(app: Express, deps: RouteDeps): void {
   app.use(rawEmailBody());
-  app.use(idempotency({ db: deps.db }));
+  app.use(idempotency({ db: deps.db, leases: deps.idempotencyLeases }));
   app.use(
     apiKeyRoutes({ db: deps.db, domainExists: deps.domainExists, onKeysChanged: deps.onKeysChanged, now: deps.now }),
   );
@@ -35,7 +37,7 @@ export function mountRoutes(app: Express, deps: RouteDeps): void {
     forwardToOwners({
       owners: deps.owners,
       logger: deps.logger,
-      hooks: idempotencyHooks({ db: deps.db, logger: deps.logger }),
+      hooks: idempotencyHooks({ db: deps.db, logger: deps.logger, leases: deps.idempotencyLeases }),
       memberAddresses: createMemberAddresses(deps.db),
     }),
   );
