@@ -59,6 +59,7 @@ async function sendEmail(subject: string): Promise<string> {
 
 async function api(path: string): Promise<Record<string, unknown> & { data?: Record<string, unknown>[] }> {
   const r = await fetch(`${system.apiUrl}${path}`, { headers: { authorization: `Bearer ${team.apiKey}` } });
+  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as Record<string, unknown>;
 }
 
