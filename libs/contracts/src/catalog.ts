@@ -15,6 +15,7 @@ import {
   TimerCancel,
   TimerSet,
   UnsubscribeMail,
+  WebhookDisabled,
 } from './messages.ts';
 
 /**
@@ -26,6 +27,7 @@ export const catalog = {
   'internal.domain.state': DomainState,
   'internal.email.feedback': EmailFeedback,
   'internal.contact.unsubscribe-mail': UnsubscribeMail,
+  'internal.webhook.disabled': WebhookDisabled,
   'scheduler.set-timer': TimerSet,
   'scheduler.cancel-timer': TimerCancel,
   'domain-verifier.check-domain': CheckDomain,

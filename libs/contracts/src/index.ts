@@ -47,6 +47,7 @@ export {
   ExpireSuppression,
   EmailFeedback,
   UnsubscribeMail,
+  WebhookDisabled,
 } from './messages.ts';
 export {
   catalog,

@@ -183,3 +183,18 @@ export const UnsubscribeMail = z.object({
   from: z.string().max(320),
 });
 export type UnsubscribeMail = z.infer<typeof UnsubscribeMail>;
+
+/**
+ * Internal event `internal.webhook.disabled`: the webhook-dispatcher disabled an endpoint of the envelope's
+ * team because every delivery to it failed for the disable window (5 days). The api-gateway, which knows
+ * the team's people, emails each admin of the team once (when the operator configured a system sender).
+ */
+export const WebhookDisabled = z.object({
+  webhook_id: z.uuid(),
+  endpoint: z.string().max(2048),
+  reason: z.string().max(500),
+  /** The first failure of the run of failures that disabled it: a bulk replay since then recovers it all. */
+  failing_since: z.iso.datetime({ offset: true }),
+  disabled_at: z.iso.datetime({ offset: true }),
+});
+export type WebhookDisabled = z.infer<typeof WebhookDisabled>;

@@ -12,7 +12,7 @@ export {
 } from './webhook-receiver.ts';
 export { waitFor, sleep, nextSecond, nudgeUntil } from './wait.ts';
 export { deliveredData, deliveredEnvelope, TEST_TEAM_ID } from './envelopes.ts';
-export { startSystem, freePort, ROOT, type System, type RunningService } from './system.ts';
+export { startSystem, freePort, deleteBrokerPrefix, ROOT, type System, type RunningService } from './system.ts';
 export { useSystem, uniqueDomain, type FileSystem, type SharedSystem, type SharedSystemEnv } from './shared-system.ts';
 export {
   startSinkMx,

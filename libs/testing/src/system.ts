@@ -71,7 +71,7 @@ async function reportedQueues(urls: string[], prefix: string): Promise<string[]>
  * Removes what the services declared under a test prefix: queues (quorum queues are not free), exchanges.
  * A channel waits for each delete's answer before the next, so the queues are spread over a few channels.
  */
-async function deleteBrokerPrefix(url: string, prefix: string, queues: string[]): Promise<void> {
+export async function deleteBrokerPrefix(url: string, prefix: string, queues: string[]): Promise<void> {
   const connection = await amqp.connect(url);
   try {
     const all = [...queues, `${prefix}.unroutable`];

@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { BaseEnv, parseEnv, port } from '@postline/platform';
+import { BaseEnv, BrokerEnv, parseEnv, port } from '@postline/platform';
 
 const Url = z.string().url();
 
-/** Every variable the api-gateway reads. */
-export const Env = BaseEnv.extend({
+/**
+ * Every variable the api-gateway reads. AMQP_URL and BROKER_PREFIX are used only with the dashboard's emails
+ * configured: the gateway then consumes `internal.webhook.disabled` to email the team's admins.
+ */
+export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   API_PORT: port(3000),
   REDIS_URL: Url.default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z
@@ -34,8 +37,9 @@ export const Env = BaseEnv.extend({
   /** Failed sign-ins after which an account is locked for 15 minutes. */
   SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().positive().default(5),
   /**
-   * The dashboard's emails (invites, password resets) are sent from this address, as this team, which must have
-   * verified its domain; both unset, the links are shown to the admin to copy instead.
+   * The dashboard's emails (invites, password resets, notices to a team's admins that a webhook endpoint was
+   * disabled) are sent from this address, as this team, which must have verified its domain; both unset, the
+   * links are shown to the admin to copy instead, and no notice is emailed.
    */
   DASHBOARD_MAIL_FROM: z.string().min(1).optional(),
   DASHBOARD_MAIL_TEAM_ID: z.string().uuid().optional(),

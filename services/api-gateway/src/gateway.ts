@@ -1,10 +1,20 @@
 // The api-gateway as one thing to start and stop, wired once for main.ts and for the tests: config and
 // clients → the service runtime (logger, metrics, database, HTTP, graceful stop; no broker) → key caches,
-// jobs and the public API.
+// jobs and the public API, and with the dashboard's emails configured the notices to teams' admins (a
+// RabbitMQ connection of their own, outside readiness).
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { createIntervalJob, createServiceRuntime, outageLog, type Listening } from '@postline/platform';
+import {
+  createBroker,
+  createIntervalJob,
+  createServiceRuntime,
+  outageLog,
+  type Listening,
+  type Logger,
+  type Metrics,
+} from '@postline/platform';
 import { SCHEMA, type Env } from './config.ts';
+import { createWebhookDisabledConsumer } from './consumers/webhook-disabled.ts';
 import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
 import { createKeyCache } from './db/key-cache.ts';
@@ -15,9 +25,10 @@ import { gatewayHttp } from './http/app.ts';
 import { createIdempotencyLeases } from './jobs/idempotency-leases.ts';
 import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
+import { createNoticeMailer } from './jobs/notice-mailer.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
 import { createGatewayMetrics } from './metrics.ts';
-import { createDashboardMail } from './owners/dashboard-mail.ts';
+import { createDashboardMail, type DashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
 import { createTrackingHostCheck } from './owners/tracking-host.ts';
 import { announceSetup } from './accounts/setup.ts';
@@ -97,6 +108,13 @@ export function createGateway(
     run: () => pruneIdempotencyKeys(db),
     logger,
   });
+  const mail = createDashboardMail({
+    senderUrl: config.SENDER_URL,
+    from: config.DASHBOARD_MAIL_FROM,
+    teamId: config.DASHBOARD_MAIL_TEAM_ID,
+    logger,
+  });
+  const notices = mail ? noticeParts({ config, db, logger, metrics, mail }) : [];
   const http = gatewayHttp({
     db,
     redis,
@@ -133,12 +151,7 @@ export function createGateway(
         attemptsPerAddress: config.SIGN_IN_ATTEMPTS_PER_ADDRESS,
         failuresPerAccount: config.SIGN_IN_FAILURES_PER_ACCOUNT,
       }),
-      mail: createDashboardMail({
-        senderUrl: config.SENDER_URL,
-        from: config.DASHBOARD_MAIL_FROM,
-        teamId: config.DASHBOARD_MAIL_TEAM_ID,
-        logger,
-      }),
+      mail,
     },
   });
   let setupLink: string | undefined;
@@ -160,6 +173,7 @@ export function createGateway(
           { name: 'request-logs', start: requestLogs.start, stop: requestLogs.stop },
           { name: 'key-usage', start: keyUsage.start, stop: keyUsage.stop },
           idempotencyPrune,
+          ...notices,
           // Stopped right after HTTP: a request in flight keeps its key's lease until it is answered.
           idempotencyLeases.part,
         ],
@@ -181,4 +195,44 @@ export function createGateway(
     keyChangesListening: () => keyWatch.isListening(),
     setupLink: () => setupLink,
   };
+}
+
+/**
+ * With the dashboard's emails configured, the notices to a team's admins: a RabbitMQ connection of the
+ * gateway's own for `internal.webhook.disabled`, and the mailer that sends them. The connection is not part
+ * of readiness and is not waited for: the API serves while RabbitMQ is away, and the notices wait in their
+ * queue (the broker reconnects by itself). Without the emails configured the gateway has no connection at all.
+ */
+function noticeParts(deps: {
+  config: Readonly<Env>;
+  db: Kysely<GatewayDb>;
+  logger: Logger;
+  metrics: Metrics;
+  mail: DashboardMail;
+}): { name: string; start: () => Promise<void> | void; stop: () => Promise<void> | void }[] {
+  const { config, db, logger, metrics } = deps;
+  const broker = createBroker({
+    url: config.AMQP_URL,
+    prefix: config.BROKER_PREFIX,
+    logger,
+    metrics,
+    connectionName: 'api-gateway',
+  });
+  const mailer = createNoticeMailer({ db, mail: deps.mail, logger });
+  const consumer = createWebhookDisabledConsumer({
+    db,
+    broker,
+    logger,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    noticesAdded: mailer.kick,
+  });
+  return [
+    {
+      name: 'rabbitmq',
+      start: () => void broker.start().catch((err: unknown) => logger.error({ err }, 'RabbitMQ did not start')),
+      stop: () => broker.stop(),
+    },
+    { name: 'internal.webhook.disabled', start: () => consumer.start(), stop: () => consumer.stop() },
+    mailer,
+  ];
 }

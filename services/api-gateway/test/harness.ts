@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { createDb, newId } from '@postline/platform';
+import { consumerQueueNames, createDb, DEFAULT_RETRY_POLICY, newId } from '@postline/platform';
 import {
   createTestDatabase,
+  deleteBrokerPrefix,
   freePort,
   infraFromEnv,
   uniqueName,
@@ -77,6 +78,9 @@ export async function startGateway(
     INBOUND_SMTP_URL: opts.owners?.['inbound-smtp'] ?? NOWHERE,
     WEBHOOK_DISPATCHER_URL: opts.owners?.['webhook-dispatcher'] ?? NOWHERE,
     DOMAIN_VERIFIER_URL: opts.owners?.['domain-verifier'] ?? NOWHERE,
+    // Used only with the dashboard's emails configured (the notices' consumer): a prefix of its own.
+    AMQP_URL: infraFromEnv().amqpUrl,
+    BROKER_PREFIX: uniqueName('gw'),
     ...opts.env,
   });
   const redis = new Redis(config.REDIS_URL, {
@@ -136,6 +140,15 @@ export async function startGateway(
     async stop() {
       await gateway.stop();
       await database.drop();
+      if (config.DASHBOARD_MAIL_FROM) {
+        const { work, dead, tiers } = consumerQueueNames(
+          config.BROKER_PREFIX,
+          'api-gateway',
+          'webhook-disabled',
+          DEFAULT_RETRY_POLICY.tiersMs,
+        );
+        await deleteBrokerPrefix(config.AMQP_URL, config.BROKER_PREFIX, [work, dead, ...tiers.map((t) => t.queue)]);
+      }
     },
   };
 }

@@ -14,10 +14,12 @@ import { createDb } from '@postline/platform';
 import type { DispatcherDb } from '../src/db/schema.ts';
 import {
   deliveredEnvelope,
+  observeBroker,
   useSystem,
   startWebhookReceiver,
   verifyDelivery,
   waitFor,
+  type BrokerObserver,
   type ReceivedDelivery,
   type SharedSystem,
   type WebhookReceiver,
@@ -36,6 +38,7 @@ let teamId: string;
 let channel: amqp.Channel;
 let connection: amqp.ChannelModel;
 let db: Kysely<DispatcherDb>;
+let disabledNotices: BrokerObserver;
 const receivers: WebhookReceiver[] = [];
 const hooks: string[] = [];
 
@@ -50,11 +53,17 @@ beforeAll(async () => {
   connection = await amqp.connect(String(system.env.AMQP_URL));
   channel = await connection.createChannel();
   db = createDb<DispatcherDb>({ url: String(system.env.DATABASE_URL), schema: 'webhook_dispatcher' }).db;
+  disabledNotices = await observeBroker({
+    amqpUrl: String(system.env.AMQP_URL),
+    prefix: String(system.env.BROKER_PREFIX),
+    bindings: [{ exchange: 'events', pattern: 'internal.webhook.disabled' }],
+  });
 }, 90_000);
 
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
   await connection?.close();
+  await disabledNotices?.close();
   await db?.destroy();
 }, 30_000);
 
@@ -162,6 +171,9 @@ describe('webhook management', () => {
       signing_secret: created.signing_secret,
       previous_secret_expires_at: null,
       disabled_reason: null,
+      disabled_at: null,
+      disabled_by: null,
+      failing_since: null,
     });
     const list = await resend.webhooks.list();
     expect(list.data?.data.map((w) => w.id)).toEqual(expect.arrayContaining([created.id, other.id]));
@@ -174,6 +186,8 @@ describe('webhook management', () => {
     expect((await resend.webhooks.get(created.id)).data).toMatchObject({
       events: ['email.bounced'],
       status: 'disabled',
+      disabled_by: 'api',
+      disabled_at: expect.stringMatching(/\+00$/),
     });
     expect((await resend.webhooks.remove(created.id)).data).toEqual({
       object: 'webhook',
@@ -435,7 +449,7 @@ describe('delivery', () => {
     expect(target.deliveries).toHaveLength(0);
   });
 
-  it('disables an endpoint after every attempt failed for the (scaled) 5 days, and PATCH enables it again', async () => {
+  it('disables an endpoint after every attempt failed for the (scaled) 5 days, records its events failed meanwhile, and a replay since the failures began recovers them once enabled', async () => {
     const r = await receiver();
     r.reply(() => ({ status: 500 }));
     const hook = await subscribe(r.url);
@@ -483,16 +497,60 @@ describe('delivery', () => {
         (await fannedOut()) === published.length &&
         (await events()).every((e) => e.status === 'success' || e.status === 'failed'),
     );
-    const before = { deliveries: r.deliveries.length, events: (await events()).length };
+    const disabled = (await call('GET', `/webhooks/${hook.id}`)).body;
+    expect(disabled).toMatchObject({
+      status: 'disabled',
+      disabled_by: 'failures',
+      disabled_reason: 'every delivery failed for 5 days',
+      disabled_at: expect.stringMatching(/\+00$/),
+      failing_since: expect.stringMatching(/\+00$/),
+    });
+    // The team's admins are told through an internal event, committed with the state change.
+    const notice = await disabledNotices.waitFor(
+      'the endpoint-disabled event',
+      (m) => m.envelope.data.webhook_id === hook.id,
+    );
+    expect(notice.envelope).toMatchObject({
+      team_id: teamId,
+      data: { endpoint: r.url, reason: 'every delivery failed for 5 days' },
+    });
+    const deliveriesBefore = r.deliveries.length;
 
-    // Disabled: a new event creates no record and no delivery for it.
-    const ignored = publishDelivered();
-    await waitFor('the event fanned out', async () => (await fannedOut()) === published.length + 1);
-    expect({ deliveries: r.deliveries.length, events: (await events()).length }).toEqual(before);
-    expect(r.deliveries.filter(forEmail(ignored))).toHaveLength(0);
+    // Disabled by its failures: a new event is recorded failed (endpoint_disabled), with no attempt.
+    const whileDisabled = [publishDelivered(), publishDelivered(), publishDelivered()];
+    await waitFor('the events fanned out', async () => (await fannedOut()) === published.length + whileDisabled.length);
+    const recorded = (await events()).slice(0, whileDisabled.length);
+    expect(recorded.map((e) => [e.status, e.failure_reason])).toEqual(
+      whileDisabled.map(() => ['failed', 'endpoint_disabled']),
+    );
+    for (const e of recorded) {
+      expect((await call('GET', `/webhooks/${hook.id}/events/${String(e.id)}/attempts`)).body.data).toEqual([]);
+    }
+    expect(r.deliveries.length).toBe(deliveriesBefore);
 
+    // Enabled again: the failure streak is over; replaying every failure since it began recovers the events
+    // of the whole run, those recorded while disabled included, each signed with the endpoint's secret.
     r.reply(() => ({ status: 200 }));
     await resend.webhooks.update(hook.id, { status: 'enabled' });
+    expect((await call('GET', `/webhooks/${hook.id}`)).body).toMatchObject({
+      status: 'enabled',
+      disabled_reason: null,
+      disabled_at: null,
+      disabled_by: null,
+      failing_since: null,
+    });
+    const since = String(disabled.failing_since).replace(' ', 'T').replace(/\+00$/, 'Z');
+    const replay = await call('POST', `/webhooks/${hook.id}/events/replay`, { since, status: 'failed' });
+    expect(replay.body).toMatchObject({ replayed: published.length + whileDisabled.length, next_since: null });
+    const recovered = (ds: ReceivedDelivery[], id: string) =>
+      ds.some((d) => forEmail(id)(d) && deliveriesBefore <= r.deliveries.indexOf(d));
+    await r.waitFor('every event of the run recovered', (ds) =>
+      [...published, ...whileDisabled].every((id) => recovered(ds, id)),
+    );
+    for (const d of r.deliveries.slice(deliveriesBefore)) expect(verifyDelivery(d, hook.signing_secret)).toBe(true);
+    await waitFor('every event of the run delivered', async () =>
+      (await events()).every((e) => e.status === 'success' && e.failure_reason === null),
+    );
     const back = publishDelivered();
     await r.waitFor('delivery after re-enabling', (ds) => ds.some(forEmail(back)));
   });

@@ -1,8 +1,10 @@
-// The signed-in frame of every page: the navigation, the team switcher, the account menu, and a banner when
-// the team's access is off. On a phone-width screen the navigation folds behind a Menu button.
+// The signed-in frame of every page: the navigation, the team switcher, the account menu, and banners when
+// the team's access is off, the development inbox is on or a webhook endpoint was disabled by its failures.
+// On a phone-width screen the navigation folds behind a Menu button.
 import { useState, type ReactNode } from 'react';
 import { Link, NavLink, useNavigate } from 'react-router';
 import { useDevInbox } from './pages/dev-inbox-status.ts';
+import { DisabledWebhooksBanner } from './pages/webhooks/disabled-banner.tsx';
 import { useSession, useSignOut, useSwitchTeam } from './session.tsx';
 import { ErrorMessage } from './ui/feedback.tsx';
 
@@ -69,6 +71,7 @@ export function Layout({ children }: { children: ReactNode }) {
             </div>
           ) : null}
           <DevInboxBanner />
+          <DisabledWebhooksBanner />
           {children}
         </main>
       </div>

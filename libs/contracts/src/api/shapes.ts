@@ -629,6 +629,25 @@ const WebhookItem = z.strictObject({
   events: z.array(z.string()),
   status: z.enum(['enabled', 'disabled']),
   created_at: Timestamp,
+  disabled_reason: z
+    .string()
+    .nullable()
+    .describe('Postline extension: why a disabled endpoint was disabled, null while enabled.'),
+  disabled_at: Timestamp.nullable().describe(
+    'Postline extension: when a disabled endpoint was disabled, null while enabled.',
+  ),
+  disabled_by: z
+    .enum(['failures', 'api'])
+    .nullable()
+    .describe(
+      'Postline extension: what disabled it, null while enabled: `failures` (five days of failed deliveries; ' +
+        'its events keep being recorded, failed, to replay once it is enabled again) or `api` (no events are recorded).',
+    ),
+  failing_since: Timestamp.nullable().describe(
+    'Postline extension: the first failure of the endpoint’s current unbroken run of failed deliveries (null ' +
+      'after any success). Five days of them disable it; replaying its failed events since then ' +
+      '(POST /webhooks/{id}/events/replay) recovers every event of the run, those recorded while it was disabled included.',
+  ),
 });
 export const WebhookList = ListEnvelope(WebhookItem);
 export const Webhook = single('webhook', WebhookItem, {
@@ -637,17 +656,27 @@ export const Webhook = single('webhook', WebhookItem, {
     'Postline extension: until when the secret before the last rotation still signs (second), ' +
       'null when no previous secret signs any more.',
   ),
-  disabled_reason: z
-    .string()
-    .nullable()
-    .describe('Postline extension: why a disabled endpoint was disabled, null while enabled.'),
 });
 export const WebhookSecret = z.strictObject({ object: z.literal('webhook'), id: Id, signing_secret: z.string() });
 const DeliveryStatus = z
   .enum(['pending', 'attempting', 'success', 'failed'])
   .describe('Postline extension: the delivery state of the event to this endpoint.');
+const FailureReason = z
+  .enum(['endpoint_disabled'])
+  .nullable()
+  .describe(
+    'Postline extension: why a failed event ended without (all) its attempts: `endpoint_disabled`, its endpoint ' +
+      'was disabled by its failures (an event that happened meanwhile is recorded failed, with no attempt, to ' +
+      'replay once the endpoint is enabled again). Null otherwise.',
+  );
 export const WebhookEventList = ListEnvelope(
-  z.strictObject({ id: Id, type: z.string(), created_at: Timestamp, status: DeliveryStatus }),
+  z.strictObject({
+    id: Id,
+    type: z.string(),
+    created_at: Timestamp,
+    status: DeliveryStatus,
+    failure_reason: FailureReason,
+  }),
 );
 /** Postline extension: the deliveries of some events to the team's endpoints. */
 export const WebhookDeliveryList = z.strictObject({
@@ -672,6 +701,7 @@ export const WebhookEvent = z.strictObject({
   type: z.string(),
   created_at: Timestamp,
   status: DeliveryStatus,
+  failure_reason: FailureReason,
   next_attempt_at: Timestamp.nullable(),
   attempts: z.number().int(),
   payload: z.record(z.string(), z.unknown()).describe('The body delivered (see `webhooks`).'),

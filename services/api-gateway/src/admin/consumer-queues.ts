@@ -7,7 +7,12 @@ import type { ServiceName } from '@postline/contracts';
  * it with the queues the running services report on /metrics, so a consumer added without its line here
  * fails that test.
  */
-export const CONSUMER_QUEUES: readonly { service: ServiceName; consumer: string }[] = [
+export const CONSUMER_QUEUES: readonly {
+  service: ServiceName;
+  consumer: string;
+  /** Run only when configured (the gateway's, with the dashboard's emails): listed only once declared. */
+  optional?: true;
+}[] = [
   { service: 'sender', consumer: 'deliver' },
   { service: 'sender', consumer: 'send-scheduled' },
   { service: 'sender', consumer: 'expire-suppression' },
@@ -22,4 +27,5 @@ export const CONSUMER_QUEUES: readonly { service: ServiceName; consumer: string 
   { service: 'domain-verifier', consumer: 'check-domain' },
   { service: 'scheduler', consumer: 'timer-commands' },
   { service: 'inbound-smtp', consumer: 'domain-state' },
+  { service: 'api-gateway', consumer: 'webhook-disabled', optional: true },
 ];

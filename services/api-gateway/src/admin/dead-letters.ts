@@ -46,9 +46,15 @@ export async function deadLetters(
     const named = values.queue === undefined ? undefined : workQueue(values.queue, config.BROKER_PREFIX);
     if (verb === 'list') {
       const queues = named
-        ? [named]
-        : CONSUMER_QUEUES.map(({ service, consumer }) => `${config.BROKER_PREFIX}.${service}.${consumer}`);
-      return await Promise.all(queues.map((queue) => countLine(broker, queue)));
+        ? [{ queue: named, optional: false }]
+        : CONSUMER_QUEUES.map(({ service, consumer, optional }) => ({
+            queue: `${config.BROKER_PREFIX}.${service}.${consumer}`,
+            optional: optional === true,
+          }));
+      const lines = await Promise.all(
+        queues.map(async ({ queue, optional }) => ({ optional, line: await countLine(broker, queue) })),
+      );
+      return lines.filter(({ optional, line }) => !optional || line.declared !== false).map(({ line }) => line);
     }
     const queue = named as string;
     if ((await queueDepth(broker, deadQueueName(queue))) === undefined)

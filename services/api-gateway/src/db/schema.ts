@@ -140,6 +140,21 @@ export type PasswordResetsTable = {
   used_at: Date | null;
 };
 
+/** An email to one person about their team (a webhook endpoint disabled), kept until it is sent. */
+export type NoticeEmailsTable = {
+  /** The broker message that caused it: with user_id, what makes a redelivery add nothing. */
+  message_id: string;
+  user_id: string;
+  team_id: string;
+  to_address: string;
+  subject: string;
+  text: string;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  sent_at: Date | null;
+  created_at: CreatedAt;
+};
+
 /** Only the gateway's own tables: another service's tables cannot be typed here. */
 export type GatewayDb = {
   teams: TeamsTable;
@@ -153,6 +168,7 @@ export type GatewayDb = {
   audit_log: AuditLogTable;
   invites: InvitesTable;
   password_resets: PasswordResetsTable;
+  notice_emails: NoticeEmailsTable;
 };
 
 export type Team = Selectable<TeamsTable>;

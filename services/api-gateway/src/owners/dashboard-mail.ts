@@ -1,6 +1,12 @@
-import { PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
+import { IDEMPOTENCY_HEADER, PERMISSION_HEADER, TEAM_HEADER, type Logger } from '@postline/platform';
 
-export type DashboardMessage = { to: string; subject: string; text: string };
+export type DashboardMessage = {
+  to: string;
+  subject: string;
+  text: string;
+  /** The same key sends once however often it is asked (the sender keeps its idempotency keys for 24 hours). */
+  idempotencyKey?: string;
+};
 
 /** Sends one of the dashboard's own emails; false when it could not be handed to the sender. */
 export type DashboardMail = (message: DashboardMessage) => Promise<boolean>;
@@ -27,6 +33,7 @@ export function createDashboardMail(opts: {
         headers: {
           [TEAM_HEADER]: teamId,
           [PERMISSION_HEADER]: 'full_access',
+          ...(message.idempotencyKey ? { [IDEMPOTENCY_HEADER]: message.idempotencyKey } : {}),
           'content-type': 'application/json',
           accept: 'application/json',
         },

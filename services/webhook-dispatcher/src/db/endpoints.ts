@@ -32,11 +32,14 @@ export async function listEndpoints(db: Db, teamId: string, query: PaginationQue
   return paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), query);
 }
 
-/** The enabled endpoints of these teams (the caller picks those subscribed to each event's type). */
-export async function enabledEndpoints(db: Db, teamIds: readonly string[]): Promise<EndpointRow[]> {
+/**
+ * The endpoints of these teams that get events (the caller picks those subscribed to each event's type): the
+ * enabled ones, and those disabled by their failures, whose events are recorded as failed to replay later.
+ */
+export async function fannedOutEndpoints(db: Db, teamIds: readonly string[]): Promise<EndpointRow[]> {
   if (teamIds.length === 0) return [];
   const { rows } = await sql<EndpointRow>`select ${PREPARED} * from webhook_endpoints
-    where team_id = any(${teamIds}::uuid[]) and status = 'enabled'`.execute(db);
+    where team_id = any(${teamIds}::uuid[]) and (status = 'enabled' or disabled_by = 'failures')`.execute(db);
   return rows;
 }
 

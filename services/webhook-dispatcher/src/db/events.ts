@@ -85,6 +85,7 @@ export type NewEventRow = Pick<
   | 'status'
   | 'attempts_made'
   | 'next_attempt_at'
+  | 'failure_reason'
 > & {
   attempt?: Pick<AttemptRow, 'id' | 'sent_at' | 'http_status_code' | 'response' | 'error' | 'duration_ms'>;
 };
@@ -109,11 +110,11 @@ export async function insertEvents(trx: Transaction<DispatcherDb>, rows: NewEven
   const { rows: created } = await sql<{ id: string }>`with v as (
       select * from json_to_recordset(${JSON.stringify(values)}::json) as v (id text, endpoint_id uuid, team_id uuid,
         source_event_id uuid, type text, body text, status text, attempts_made int, next_attempt_at timestamptz,
-        attempt_id text, sent_at timestamptz, http_status_code int, response text, error text, duration_ms int)),
+        failure_reason text, attempt_id text, sent_at timestamptz, http_status_code int, response text, error text, duration_ms int)),
     -- Only for endpoints that still exist: the list was read before the first attempts, and one deleted
     -- since then would otherwise fail the whole batch on the foreign key.
-    created as (insert into webhook_events (id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made, next_attempt_at)
-      select v.id, v.endpoint_id, v.team_id, v.source_event_id, v.type, v.body, v.status, v.attempts_made, v.next_attempt_at
+    created as (insert into webhook_events (id, endpoint_id, team_id, source_event_id, type, body, status, attempts_made, next_attempt_at, failure_reason)
+      select v.id, v.endpoint_id, v.team_id, v.source_event_id, v.type, v.body, v.status, v.attempts_made, v.next_attempt_at, v.failure_reason
       from v join webhook_endpoints p on p.id = v.endpoint_id
       on conflict (endpoint_id, source_event_id) do nothing
       returning id),
@@ -224,7 +225,7 @@ export async function postponeFirstAttempt(trx: Transaction<DispatcherDb>, event
 export async function failUnfinishedEvent(trx: Transaction<DispatcherDb>, eventId: string): Promise<void> {
   await trx
     .updateTable('webhook_events')
-    .set({ status: 'failed', next_attempt_at: null, updated_at: new Date() })
+    .set({ status: 'failed', next_attempt_at: null, failure_reason: 'endpoint_disabled', updated_at: new Date() })
     .where('id', '=', eventId)
     .where('status', 'in', ['pending', 'attempting'])
     .execute();

@@ -18,6 +18,13 @@ export type WebhookEndpointsTable = {
   /** First failed attempt of the current unbroken run of failures; null after any success. */
   failing_since: Date | null;
   disabled_reason: string | null;
+  /** When it was last disabled; null while enabled. */
+  disabled_at: Date | null;
+  /**
+   * What disabled it: its run of failures (events keep being recorded for it, as failed, to replay once it is
+   * enabled again) or the API (nothing is recorded: the team asked for no events). Null while enabled.
+   */
+  disabled_by: 'failures' | 'api' | null;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 };
@@ -38,6 +45,8 @@ export type WebhookEventsTable = {
   /** Scheduled attempts made (replays not counted). */
   attempts_made: Generated<number>;
   next_attempt_at: Date | null;
+  /** Why a failed event ended without its attempts (its endpoint disabled by failures); null otherwise. */
+  failure_reason: 'endpoint_disabled' | null;
   created_at: CreatedAt;
   updated_at: Generated<Date>;
 };

@@ -76,7 +76,6 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
         signing_secret: deps.box.open(endpoint.secret_encrypted),
         previous_secret_expires_at:
           previousUntil && previousUntil.getTime() > Date.now() ? formatTimestamp(previousUntil) : null,
-        disabled_reason: endpoint.status === 'disabled' ? endpoint.disabled_reason : null,
       });
     },
     patch: async (req, res) => {
@@ -111,6 +110,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
           type: event.type,
           created_at: formatTimestamp(event.created_at),
           status: event.status,
+          failure_reason: event.failure_reason,
         })),
       });
     },
@@ -178,6 +178,10 @@ function listItem(endpoint: EndpointRow) {
     events: endpoint.events,
     status: endpoint.status,
     created_at: formatTimestamp(endpoint.created_at),
+    disabled_reason: endpoint.status === 'disabled' ? endpoint.disabled_reason : null,
+    disabled_at: endpoint.status === 'disabled' && endpoint.disabled_at ? formatTimestamp(endpoint.disabled_at) : null,
+    disabled_by: endpoint.status === 'disabled' ? endpoint.disabled_by : null,
+    failing_since: endpoint.failing_since ? formatTimestamp(endpoint.failing_since) : null,
   };
 }
 
@@ -188,6 +192,7 @@ function eventBody(event: EventRow) {
     type: event.type,
     created_at: formatTimestamp(event.created_at),
     status: event.status,
+    failure_reason: event.failure_reason,
     next_attempt_at: event.next_attempt_at ? formatTimestamp(event.next_attempt_at) : null,
     attempts: event.attempts_made,
     payload: JSON.parse(event.body) as unknown,

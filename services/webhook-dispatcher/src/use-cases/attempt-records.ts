@@ -195,11 +195,29 @@ export async function trackEndpoint(
   }
   const since = endpoint.failing_since ?? at;
   if (endpoint.status === 'enabled' && shouldDisable(since, at, deps.scale)) {
+    const reason = 'every delivery failed for 5 days';
     await updateEndpoint(trx, endpoint.id, {
       failing_since: since,
       status: 'disabled',
-      disabled_reason: 'every delivery failed for 5 days',
+      disabled_reason: reason,
+      disabled_at: at,
+      disabled_by: 'failures',
     });
+    // With the state change: the api-gateway tells the team's admins (see internal.webhook.disabled).
+    await enqueue(trx, [
+      {
+        exchange: 'events',
+        type: 'internal.webhook.disabled',
+        team_id: endpoint.team_id,
+        data: {
+          webhook_id: endpoint.id,
+          endpoint: endpoint.endpoint,
+          reason,
+          failing_since: since.toISOString(),
+          disabled_at: at.toISOString(),
+        },
+      },
+    ]);
     deps.logger.warn({ endpoint_id: endpoint.id, failing_since: since.toISOString() }, 'webhook endpoint disabled');
   } else if (!endpoint.failing_since) {
     await updateEndpoint(trx, endpoint.id, { failing_since: since });

@@ -1,10 +1,11 @@
-// Every public event becomes one webhook event record per enabled endpoint of its team that subscribes to
-// its type. The first attempt of each is started before its record is written (see first-attempts.ts), while
-// the event's message is still unacked.
+// Every public event becomes one webhook event record per endpoint of its team that subscribes to its type.
+// The first attempt of each is started before its record is written (see first-attempts.ts), while the
+// event's message is still unacked. An endpoint disabled by its failures gets its record too, written failed
+// (`endpoint_disabled`) with no attempt, so that replaying its failures once it is enabled recovers it.
 import type { Kysely } from 'kysely';
 import type { Message, PublicEventType } from '@postline/contracts';
 import { createBatchLoader } from '@postline/platform';
-import { enabledEndpoints } from '../db/endpoints.ts';
+import { fannedOutEndpoints } from '../db/endpoints.ts';
 import type { DispatcherDb, EndpointRow } from '../db/schema.ts';
 import { eventIdFor } from '../domain/ids.ts';
 import type { NewRecord } from './attempt-records.ts';
@@ -40,7 +41,7 @@ export function createFanOut(deps: FanOutDeps): FanOut {
     const endpoints = (await endpointsOf(message.team_id)).filter((endpoint) => endpoint.events.includes(type));
     if (endpoints.length === 0) return [];
     // Waits while too many first attempts are under way in process; the message stays in the queue.
-    await deps.firstAttempts.admit();
+    if (endpoints.some((endpoint) => endpoint.status === 'enabled')) await deps.firstAttempts.admit();
     const body = JSON.stringify(webhookBody(message));
     const occurredAt = new Date(message.occurred_at);
     const records: NewRecord[] = endpoints.map((endpoint) => ({
@@ -52,17 +53,19 @@ export function createFanOut(deps: FanOutDeps): FanOut {
           source_event_id: message.id,
           type,
           body,
-          status: 'pending',
+          status: endpoint.status === 'enabled' ? 'pending' : 'failed',
           attempts_made: 0,
         },
         endpoint,
       },
     }));
     if (redelivered) return records;
-    for (const record of records) record.first = deps.firstAttempts.begin(record.target);
+    const attempted = records.filter((record) => record.target.event.status === 'pending');
+    if (attempted.length === 0) return records;
+    for (const record of attempted) record.first = deps.firstAttempts.begin(record.target);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all(records.map((record) => record.first!.outcome)),
+      Promise.all(attempted.map((record) => record.first!.outcome)),
       new Promise((resolve) => (timer = setTimeout(resolve, waitMs))),
     ]);
     clearTimeout(timer);
@@ -71,7 +74,7 @@ export function createFanOut(deps: FanOutDeps): FanOut {
 }
 
 /**
- * The enabled endpoints of a team, read outside any transaction. The reads asked for in one turn of the
+ * The endpoints of a team that get its events (fannedOutEndpoints), read outside any transaction. The reads asked for in one turn of the
  * event loop (a burst's messages arrive many at a time) go as one query; while it runs, the next turn's
  * wait and go together.
  */
@@ -82,7 +85,7 @@ function createEndpointReader(db: Kysely<DispatcherDb>): (teamId: string) => Pro
     maxConcurrent: 1,
     loadMany: async (teamIds: string[]) => {
       const endpointsByTeam = new Map<string, EndpointRow[]>();
-      for (const endpoint of await enabledEndpoints(db, [...new Set(teamIds)])) {
+      for (const endpoint of await fannedOutEndpoints(db, [...new Set(teamIds)])) {
         endpointsByTeam.set(endpoint.team_id, [...(endpointsByTeam.get(endpoint.team_id) ?? []), endpoint]);
       }
       return teamIds.map((teamId) => endpointsByTeam.get(teamId) ?? []);

@@ -127,7 +127,8 @@ export function createFirstAttempts(deps: FirstAttemptsDeps): FirstAttempts {
       for (const record of records) {
         const { target, first } = record;
         if (!first) {
-          if (created.has(target.event.id)) end(begin(target), true);
+          // A record written failed (its endpoint disabled) has nothing to attempt.
+          if (created.has(target.event.id) && target.event.status === 'pending') end(begin(target), true);
         } else end(first, created.has(target.event.id) && !attemptMadeOf(record));
       }
     };

@@ -42,9 +42,10 @@ export async function recordNewEvents(
         source_event_id: event.source_event_id,
         type: event.type,
         body: event.body,
-        status: plan?.status ?? 'pending',
+        status: plan?.status ?? event.status,
         attempts_made: plan ? 1 : 0,
-        next_attempt_at: plan ? plan.next : new Date(),
+        next_attempt_at: plan ? plan.next : event.status === 'failed' ? null : new Date(),
+        failure_reason: event.status === 'failed' ? 'endpoint_disabled' : null,
         attempt: attemptMade && {
           id: newAttemptId(),
           sent_at: attemptMade.sentAt,

@@ -67,7 +67,7 @@ export async function recordSingleOutcome(
 /** A replay never moves the schedule; a successful one settles an event that was still failing. */
 async function afterReplay(trx: Transaction<DispatcherDb>, event: EventRow, ok: boolean): Promise<void> {
   if (!ok || event.status === 'success') return;
-  await updateEvent(trx, event.id, { status: 'success', next_attempt_at: null });
+  await updateEvent(trx, event.id, { status: 'success', next_attempt_at: null, failure_reason: null });
   if (event.status === 'attempting' || event.status === 'pending') {
     await enqueueCommand(trx, 'scheduler.cancel-timer', event.team_id, { key: attemptTimerKey(event.id) });
   }

@@ -64,19 +64,26 @@ export async function ownedEvent(
   return event;
 }
 
-/** Changes what is given (null: not given). Enabled again by hand, the failure streak starts over. */
+/**
+ * Changes what is given (null: not given). Enabled again by hand, the failure streak starts over (the events
+ * recorded failed meanwhile stay failed, for a bulk replay). Disabled through the API, no events are recorded
+ * for it until it is enabled again; asking to disable an endpoint already disabled changes nothing.
+ */
 export async function updateEndpointSettings(
   deps: WebhookEndpointsDeps,
   endpoint: EndpointRow,
   patch: { endpoint?: string | null; events?: string[] | null; status?: 'enabled' | 'disabled' | null },
 ): Promise<void> {
-  const status = patch.status ?? undefined;
+  const status = patch.status !== endpoint.status ? (patch.status ?? undefined) : undefined;
   await updateEndpoint(deps.db, endpoint.id, {
     ...(typeof patch.endpoint === 'string' ? { endpoint: endpointUrl(patch.endpoint, deps.allowPrivate) } : {}),
     ...(Array.isArray(patch.events) ? { events: eventNames(patch.events) } : {}),
-    ...(status ? { status } : {}),
-    ...(status === 'enabled' ? { failing_since: null, disabled_reason: null } : {}),
-    ...(status === 'disabled' ? { disabled_reason: 'disabled through the API' } : {}),
+    ...(status === 'enabled'
+      ? { status, failing_since: null, disabled_reason: null, disabled_at: null, disabled_by: null }
+      : {}),
+    ...(status === 'disabled'
+      ? { status, disabled_reason: 'disabled through the API', disabled_at: new Date(), disabled_by: 'api' as const }
+      : {}),
   });
 }
 

@@ -45,7 +45,8 @@ function Endpoint({ hook }: { hook: Webhook }) {
           <DeleteEndpoint hook={hook} />
         </div>
       </div>
-      {hook.status === 'disabled' ? <DisabledBanner hook={hook} /> : null}
+      {/* Disabled by its failures, it is shown by the banner on every page (disabled-banner.tsx). */}
+      {hook.status === 'disabled' && hook.disabled_by !== 'failures' ? <DisabledBanner hook={hook} /> : null}
       <dl className="facts card">
         <dt>URL</dt>
         <dd>
@@ -78,8 +79,9 @@ function DisabledBanner({ hook }: { hook: Webhook }) {
     <div role="alert" className="alert alert-warning webhook-disabled">
       <div>
         <strong>This endpoint is disabled</strong>
-        {hook.disabled_reason ? `: ${hook.disabled_reason}` : ''}. Events that happen while it is disabled are not sent
-        to it; those that were waiting for a retry end as failed, and can be replayed once it is enabled again.
+        {hook.disabled_reason ? `: ${hook.disabled_reason}` : ''}. Events that happen while it is disabled are not
+        recorded for it; those that were waiting for a retry end as failed, and can be replayed once it is enabled
+        again.
       </div>
       <SetStatus hook={hook} status="enabled" />
     </div>

@@ -39,7 +39,9 @@ function EventBody({ webhookId, event }: { webhookId: string; event: WebhookEven
         <div>
           <h1>{event.type}</h1>
           <p className="muted">
-            <StatusBadge status={event.status} /> Created <Time value={event.created_at} />
+            <StatusBadge status={event.status} />
+            {event.failure_reason === 'endpoint_disabled' ? ' (its endpoint was disabled by its failures)' : null}{' '}
+            Created <Time value={event.created_at} />
           </p>
         </div>
         <Replay webhookId={webhookId} event={event} />

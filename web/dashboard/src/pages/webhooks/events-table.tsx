@@ -62,6 +62,9 @@ export function EventsTable({ hook }: { hook: Webhook }) {
                   </th>
                   <td>
                     <StatusBadge status={event.status} />
+                    {event.failure_reason === 'endpoint_disabled' ? (
+                      <span className="muted"> endpoint disabled</span>
+                    ) : null}
                   </td>
                   <td>
                     <Time value={event.created_at} stacked />
