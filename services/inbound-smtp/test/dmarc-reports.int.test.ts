@@ -4,11 +4,15 @@
 // the OpenAPI document); hostile reports (an XML bomb, a gzip bomb, broken XML, a report about a domain
 // not ours) dropped and counted on the inbound-smtp's /metrics, the MX answering the next message.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { gzipSync, zipSync } from 'fflate';
 import nodemailer from 'nodemailer';
 import type { Resend } from 'resend';
+import { createDb } from '@postline/platform';
 import { dataOf, rcptReply, testResend, uniqueDomain, useSystem, waitFor, type SharedSystem } from '@postline/testing';
+
+import { SCHEMA } from '../src/config.ts';
+import type { InboundDb } from '../src/db/schema.ts';
 
 jest.setTimeout(90_000);
 
@@ -86,10 +90,6 @@ beforeAll(async () => {
   await waitFor('the domain in the MX read model', async () => (await reports()).status === 200);
   reportAddress = String((await reports()).body.report_address);
 }, 90_000);
-
-afterAll(async () => {
-  await resend?.domains.remove(domain.id);
-});
 
 describe('DMARC aggregate reports at the MX', () => {
   it('suggests a monitoring record naming the report address at our MX host, a token of the domain in it', async () => {
@@ -263,5 +263,20 @@ describe('DMARC aggregate reports at the MX', () => {
     const backwards = await get(`/domains/${domain.id}/dmarc-reports?from=2026-12-01&to=2026-11-01`);
     expect(backwards).toMatchObject({ status: 422, body: { name: 'validation_error' } });
     expect((await get(`/domains/${domain.id}/dmarc-reports?from=yesterday`)).status).toBe(422);
+  });
+
+  it("refuses a deleted domain's report address, and its reports are gone with it", async () => {
+    dataOf(await resend.domains.remove(domain.id));
+    await waitFor('the MX to refuse the deleted domain’s address', async () => {
+      return (await rcptReply(system.smtp.mx, reportAddress)).code === 550;
+    });
+    expect((await reports()).status).toBe(404);
+    const { db } = createDb<InboundDb>({ url: String(system.env.DATABASE_URL), schema: SCHEMA, max: 1 });
+    try {
+      const left = await db.selectFrom('dmarc_reports').select('id').where('domain_id', '=', domain.id).execute();
+      expect(left).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
   });
 });

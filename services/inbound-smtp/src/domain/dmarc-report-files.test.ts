@@ -5,7 +5,7 @@ import type { ParsedAttachment } from './received-message.ts';
 import { reportFilesOf } from './dmarc-report-files.ts';
 
 const xml = readFileSync(new URL('../../test/fixtures/dmarc/google.xml', import.meta.url));
-const LIMITS = { maxReportBytes: 1024 * 1024, maxFiles: 5 };
+const LIMITS = { maxReportBytes: 1024 * 1024, maxFiles: 5, maxTotalBytes: 2 * 1024 * 1024 };
 
 function attachment(content: Uint8Array, contentType: string, filename: string | null = null): ParsedAttachment {
   return { filename, contentType, contentDisposition: 'attachment', contentId: null, content: Buffer.from(content) };
@@ -69,5 +69,25 @@ describe('reportFilesOf', () => {
     const files = reportFilesOf([attachment(zipSync(many), 'application/zip', 'many.zip')], LIMITS);
     expect(files.filter((f) => f.ok)).toHaveLength(5);
     expect(files.filter((f) => !f.ok && f.reason === 'too_many_files')).toHaveLength(2);
+  });
+
+  it('refuses a plain XML file past the cap, and files past the total of one message', () => {
+    const big = Buffer.concat([xml, Buffer.alloc(1024 * 1024, ' ')]);
+    const third = Buffer.concat([xml, Buffer.alloc(700 * 1024, ' ')]);
+    const files = reportFilesOf(
+      [
+        attachment(big, 'text/xml', 'huge.xml'),
+        attachment(gzipSync(third), 'application/gzip', 'a.xml.gz'),
+        attachment(gzipSync(third), 'application/gzip', 'b.xml.gz'),
+        attachment(gzipSync(third), 'application/gzip', 'c.xml.gz'),
+      ],
+      LIMITS,
+    );
+    expect(files.map((f) => [f.name, f.ok ? 'ok' : f.reason])).toEqual([
+      ['huge.xml', 'too_large'],
+      ['a.xml', 'ok'],
+      ['b.xml', 'ok'],
+      ['c.xml', 'too_large'],
+    ]);
   });
 });

@@ -16,9 +16,12 @@ export type ReportFileLimits = {
   maxReportBytes: number;
   /** Report files read from one message at most (the rest are refused as `too_many_files`). */
   maxFiles: number;
+  /**
+   * The decompressed bytes kept of one message's files together: past it the next files are `too_large`, so
+   * that many small bombs in one message cost this, not `maxFiles` × `maxReportBytes`.
+   */
+  maxTotalBytes: number;
 };
-
-export const DEFAULT_REPORT_FILE_LIMITS: ReportFileLimits = { maxReportBytes: 20 * 1024 * 1024, maxFiles: 50 };
 
 export type FileRefusal = 'too_large' | 'malformed' | 'too_many_files';
 
@@ -37,12 +40,26 @@ const SLICE = 4096;
  */
 export function reportFilesOf(attachments: readonly ParsedAttachment[], limits: ReportFileLimits): ReportFile[] {
   const files: ReportFile[] = [];
+  let total = 0;
   const push = (file: ReportFile) => {
-    files.push(
-      files.filter((f) => f.ok || f.reason !== 'too_many_files').length >= limits.maxFiles
-        ? { name: file.name, ok: false, reason: 'too_many_files', detail: `more than ${limits.maxFiles} report files` }
-        : file,
-    );
+    if (files.filter((f) => f.ok || f.reason !== 'too_many_files').length >= limits.maxFiles) {
+      files.push({
+        name: file.name,
+        ok: false,
+        reason: 'too_many_files',
+        detail: `more than ${limits.maxFiles} report files`,
+      });
+    } else if (file.ok && total + file.xml.length > limits.maxTotalBytes) {
+      files.push({
+        name: file.name,
+        ok: false,
+        reason: 'too_large',
+        detail: `past ${limits.maxTotalBytes} bytes in one message`,
+      });
+    } else {
+      if (file.ok) total += file.xml.length;
+      files.push(file);
+    }
   };
   attachments.forEach((attachment, i) => {
     const name = attachment.filename ?? `part ${i + 1}`;

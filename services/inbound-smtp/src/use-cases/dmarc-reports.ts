@@ -28,6 +28,7 @@ export type DmarcLimits = ReportFileLimits & { maxRecords: number };
 export const DEFAULT_DMARC_LIMITS: DmarcLimits = {
   maxReportBytes: 20 * 1024 * 1024,
   maxFiles: 50,
+  maxTotalBytes: 50 * 1024 * 1024,
   // Google's reports for a large sender run to a few thousand records a day.
   maxRecords: 20_000,
 };
