@@ -3,7 +3,8 @@
 import { createLinkSigner, createServiceRuntime, verpKeyOf } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
-import { findDomainsForHost } from './db/receiving-domains.ts';
+import { findDomainsForHost, findLiveDomain } from './db/receiving-domains.ts';
+import { DEFAULT_DMARC_LIMITS } from './use-cases/dmarc-reports.ts';
 import type { InboundDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createInboundMetrics } from './metrics.ts';
@@ -38,6 +39,7 @@ const receiving = {
   }),
   verpKey: verpKeyOf(config.POSTLINE_SECRET_KEY),
   mxHost: config.INBOUND_MX_HOST,
+  dmarcLimits: DEFAULT_DMARC_LIMITS,
   logger,
 };
 const mx = createMxServer({
@@ -45,6 +47,7 @@ const mx = createMxServer({
   hostName: config.INBOUND_MX_HOST,
   tls,
   domains: createDomainCache((host) => findDomainsForHost(db, host), { ttlMs: DOMAIN_CACHE_MS }),
+  reportDomain: (domainId) => findLiveDomain(db, domainId),
   receive: (message) => receiveMessage(receiving, message),
   metrics: inboundMetrics,
   logger,
@@ -57,6 +60,7 @@ const receivedEmails = {
   now,
   links: createLinkSigner(config.POSTLINE_SECRET_KEY),
   publicBaseUrl: config.PUBLIC_BASE_URL,
+  mxHost: config.INBOUND_MX_HOST,
 };
 
 // The SMTP relay: an API client of the gateway (AUTH checked and each message submitted through it).

@@ -19,6 +19,12 @@ export type InboundMetrics = {
    * `ignored` (neither a report nor an unsubscribe request).
    */
   returnPathMail: Counter<'outcome'>;
+  /**
+   * DMARC aggregate reports by outcome: `stored`, `duplicate`, or dropped: `foreign_domain`, `malformed`,
+   * `doctype`, `too_large`, `too_many_records`, `too_many_files`, `no_report` (a message without one),
+   * `unknown_address` (a RCPT at our host that is no domain's report address, refused).
+   */
+  dmarcReports: Counter<'outcome'>;
 };
 
 /** The inbound-smtp's own metrics on the service registry (per replica: sum them). */
@@ -44,6 +50,12 @@ export function createInboundMetrics(registry: Metrics['registry']): InboundMetr
     returnPathMail: new Counter({
       name: 'inbound_return_path_mail_total',
       help: 'Mail to a return-path domain by outcome (bounce, complaint, unsubscribe, delayed, forged, unmatched, ignored)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    dmarcReports: new Counter({
+      name: 'inbound_dmarc_reports_total',
+      help: 'DMARC aggregate reports by outcome (stored, duplicate, foreign_domain, malformed, doctype, too_large, too_many_records, too_many_files, no_report, unknown_address)',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

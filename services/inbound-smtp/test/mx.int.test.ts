@@ -22,7 +22,8 @@ import {
   type TestDatabase,
 } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
-import { findDomainsForHost } from '../src/db/receiving-domains.ts';
+import { findDomainsForHost, findLiveDomain } from '../src/db/receiving-domains.ts';
+import { DEFAULT_DMARC_LIMITS } from '../src/use-cases/dmarc-reports.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { InboundDb } from '../src/db/schema.ts';
 import { createInboundMetrics } from '../src/metrics.ts';
@@ -63,6 +64,7 @@ async function startMx(limits: Partial<MxLimits> = {}): Promise<number> {
     authenticate: createAuthenticator({ servers: [dns.address], timeoutMs: 500, mta: MX_HOST }),
     verpKey: VERP_KEY,
     mxHost: MX_HOST,
+    dmarcLimits: DEFAULT_DMARC_LIMITS,
     logger,
   };
   const mx = createMxServer({
@@ -70,6 +72,7 @@ async function startMx(limits: Partial<MxLimits> = {}): Promise<number> {
     hostName: MX_HOST,
     tls,
     domains: createDomainCache((host) => findDomainsForHost(db, host), { ttlMs: 200 }),
+    reportDomain: (domainId) => findLiveDomain(db, domainId),
     receive: (message) => receiveMessage(receiving, message),
     metrics: createInboundMetrics(createMetrics('inbound-smtp').registry),
     logger,

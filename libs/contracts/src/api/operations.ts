@@ -194,6 +194,14 @@ export const OPERATIONS: readonly Operation[] = [
     success: ok(rs.DomainClaim),
     errors: ['not_found'],
   }),
+  get('/domains/{domain_id}/dmarc-reports', 'Domains', "Retrieve a domain's DMARC aggregate reports", {
+    extension:
+      'The DMARC aggregate reports receivers sent to the domain’s report address, summed over a period: by ' +
+      'day, source IP and reporting organisation, with the sources that fail DMARC.',
+    query: rq.DmarcReportQuery,
+    success: ok(rs.DmarcReports),
+    errors: ['not_found', 'validation_error'],
+  }),
 
   // ---- API keys ----
   post('/api-keys', 'API Keys', 'Create an API key', {

@@ -29,6 +29,23 @@ export const ReceivedEmailQuery = z.object({
     .optional(),
 });
 
+/**
+ * GET /domains/{id}/dmarc-reports (a Postline extension): the reports whose period begins in [from, to), as
+ * ISO 8601 dates or timestamps; by default the last 30 days. At most 366 days.
+ */
+export const DmarcReportQuery = z.object({
+  from: z.iso
+    .date()
+    .or(z.iso.datetime({ offset: true }))
+    .optional()
+    .meta({ description: 'Start (inclusive), e.g. `2026-11-01`; default: 30 days before `to`.' }),
+  to: z.iso
+    .date()
+    .or(z.iso.datetime({ offset: true }))
+    .optional()
+    .meta({ description: 'End (exclusive), e.g. `2026-12-01`; default: now.' }),
+});
+
 // ---- Domains -------------------------------------------------------------------------------------------
 const Tls = z.enum(['opportunistic', 'enforced'], { message: 'must be "opportunistic" or "enforced"' });
 const CapabilityField = z.enum(['enabled', 'disabled']).nullish();

@@ -732,6 +732,74 @@ export const WebhookAttemptList = ListEnvelope(
   }),
 );
 
+// ---- DMARC aggregate reports (a Postline extension) ------------------------------------------------------
+const DmarcCounts = {
+  messages: z.number().int(),
+  dmarc_pass: z.number().int().describe('Messages with DKIM or SPF aligned and passing.'),
+  dmarc_fail: z.number().int(),
+  spf_aligned: z.number().int(),
+  dkim_aligned: z.number().int(),
+};
+export const DmarcReports = z.strictObject({
+  object: z.literal('dmarc_reports'),
+  domain_id: Id,
+  domain: z.string(),
+  from: IsoTimestamp,
+  to: IsoTimestamp,
+  report_address: z.string().describe('Where reporters send this domain’s aggregate reports (`rua=mailto:…`).'),
+  suggested_record: z
+    .strictObject({ name: z.string(), type: z.literal('TXT'), value: z.string() })
+    .describe('The DMARC record to publish: monitoring only (`p=none`), reports sent to `report_address`.'),
+  totals: z.strictObject({ ...DmarcCounts, reports: z.number().int() }),
+  days: z.array(z.strictObject({ date: z.string().describe('UTC day of the reports’ begin.'), ...DmarcCounts })),
+  sources: z
+    .array(
+      z.strictObject({
+        source_ip: z.string(),
+        ...DmarcCounts,
+        failing: z.boolean().describe('Some of its messages failed DMARC: a source sending as the domain unaligned.'),
+        header_from: z.array(z.string()),
+        org_names: z.array(z.string()),
+      }),
+    )
+    .describe('The sources with most messages first, at most 200.'),
+  organizations: z
+    .array(z.strictObject({ org_name: z.string(), reports: z.number().int(), ...DmarcCounts }))
+    .describe('The reporting organisations, most messages first, at most 100.'),
+  reports: z
+    .array(
+      z.strictObject({
+        id: Id,
+        org_name: z.string(),
+        org_email: z.string(),
+        report_id: z.string(),
+        format: z.enum(['rfc9990', 'rfc7489']),
+        begin: IsoTimestamp,
+        end: IsoTimestamp,
+        received_at: IsoTimestamp,
+        policy_domain: z.string(),
+        policy: z.strictObject({
+          domain: z.string(),
+          p: z.string(),
+          sp: NullableString,
+          np: NullableString,
+          adkim: NullableString,
+          aspf: NullableString,
+          pct: z.number().int().nullable(),
+          testing: NullableString,
+          fo: NullableString,
+          discovery_method: NullableString,
+        }),
+        errors: z.array(z.string()),
+        records: z.number().int(),
+        messages: z.number().int(),
+        dmarc_pass: z.number().int(),
+        dmarc_fail: z.number().int(),
+      }),
+    )
+    .describe('The period’s reports, the latest first, at most 100.'),
+});
+
 // ---- Domain claims -------------------------------------------------------------------------------------
 export const DomainClaim = z.strictObject({
   object: z.literal('domain_claim'),

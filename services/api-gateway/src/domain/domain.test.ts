@@ -76,6 +76,8 @@ describe('routes', () => {
     expect(ownerOf('/emails/abc/cancel')).toBe('sender');
     expect(ownerOf('/emailsx')).toBeUndefined();
     expect(ownerOf('/domains/1/verify')).toBe('domain-verifier');
+    expect(ownerOf('/domains/1/dmarc-reports')).toBe('inbound-smtp');
+    expect(ownerOf('/domains/1/dmarc-reports/x')).toBe('domain-verifier');
     expect(ownerOf('/webhooks')).toBe('webhook-dispatcher');
     expect(ownerOf('/contacts/a+b@x.com')).toBe('sender');
   });

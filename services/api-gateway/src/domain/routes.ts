@@ -20,6 +20,8 @@ const FAMILIES: [RegExp, Owner][] = [
     /^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|contact-properties|dev-inbox|forms)(\/|$)/,
     'sender',
   ],
+  // A domain's DMARC aggregate reports are received and kept by the MX's service.
+  [/^\/domains\/[^/]+\/dmarc-reports\/?$/, 'inbound-smtp'],
   [/^\/domains(\/|$)/, 'domain-verifier'],
   [/^\/webhooks(\/|$)/, 'webhook-dispatcher'],
 ];

@@ -25,3 +25,16 @@ export async function findDomainsForHost(db: Kysely<InboundDb>, host: string): P
     where not deleted and (name = ${host} or return_path = ${host}) order by state_at desc`.execute(db);
   return rows;
 }
+
+/** The live domain of an id, or undefined. */
+export async function findLiveDomain(
+  db: Kysely<InboundDb>,
+  domainId: string,
+): Promise<Pick<ReceivingDomainRow, 'domain_id' | 'team_id' | 'name'> | undefined> {
+  return db
+    .selectFrom('receiving_domains')
+    .select(['domain_id', 'team_id', 'name'])
+    .where('domain_id', '=', domainId)
+    .where('deleted', '=', false)
+    .executeTakeFirst();
+}

@@ -30,6 +30,9 @@ export const MX_REPLIES = {
       '5.1.1',
       `<${address}>: ${mx} does not accept mail for ${host} (no such mailbox at this return-path domain)`,
     ),
+  /** Our own host: it takes only the domains' DMARC report addresses (a deleted domain's too are refused). */
+  noSuchReportAddress: (address: string, _host: string, mx: string) =>
+    smtpReply(550, '5.1.1', `<${address}>: no such mailbox at ${mx} (not the DMARC report address of a domain here)`),
   badAddress: (address: string) => smtpReply(550, '5.1.3', `<${address}>: not a valid recipient address`),
   tooManyRecipients: () => smtpReply(452, '4.5.3', 'Error: too many recipients'),
   lookupFailed: smtpReply(451, '4.3.0', 'Temporary failure looking up the recipient domain, try again later'),

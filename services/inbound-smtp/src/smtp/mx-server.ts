@@ -5,6 +5,7 @@
 import { domainToASCII } from 'node:url';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { smtpReplyError, smtpReplyText, type Logger } from '@postline/platform';
+import { domainIdOfLocalPart } from '../domain/dmarc-report-address.ts';
 import { normalizeLineEndings } from '../domain/line-endings.ts';
 import { routeRecipient, type RecipientRoute } from '../domain/recipient-routing.ts';
 import type { InboundMetrics } from '../metrics.ts';
@@ -46,6 +47,8 @@ export type MxServerDeps = {
   tls: TlsCredentials;
   /** The live domains named by a host or whose return path it is (cached: see mx-domains.ts). */
   domains: DomainLookup;
+  /** The live domain of an id (a DMARC report address names it), or undefined. */
+  reportDomain: (domainId: string) => Promise<{ team_id: string; name: string } | undefined>;
   receive: (message: IncomingMessage) => Promise<Received>;
   metrics: InboundMetrics;
   logger: Logger;
@@ -78,6 +81,7 @@ export function createMxServer(deps: MxServerDeps): {
   });
   /** Where each RCPT of a transaction goes, decided at RCPT (an address object lives as long as its transaction). */
   const routes = new WeakMap<SMTPServerAddress, RecipientRoute>();
+  const mxHost = domainToASCII(deps.hostName.toLowerCase());
 
   const options: SMTPServerOptions = {
     name: deps.hostName,
@@ -121,7 +125,9 @@ export function createMxServer(deps: MxServerDeps): {
               ? MX_REPLIES.notReceiving
               : route.reason === 'not-a-return-path-mailbox'
                 ? MX_REPLIES.noSuchMailbox
-                : MX_REPLIES.noSuchDomain;
+                : route.reason === 'not-a-report-address'
+                  ? MX_REPLIES.noSuchReportAddress
+                  : MX_REPLIES.noSuchDomain;
           callback(
             smtpReplyError(
               host ? refusal(address.address, host, deps.hostName) : MX_REPLIES.badAddress(address.address),
@@ -166,18 +172,36 @@ export function createMxServer(deps: MxServerDeps): {
     if (at <= 0) return { kind: 'refused', reason: 'unknown' };
     const host = domainToASCII(address.address.slice(at + 1).toLowerCase());
     if (!host) return { kind: 'refused', reason: 'unknown' };
-    return routeRecipient(address.address.slice(0, at), host, await deps.domains(host));
+    const local = address.address.slice(0, at);
+    if (host === mxHost) {
+      // Our own host takes DMARC aggregate reports only, each at its domain's address.
+      const domainId = domainIdOfLocalPart(local);
+      const domain = domainId === undefined ? undefined : await deps.reportDomain(domainId);
+      if (!domain || domainId === undefined) {
+        metrics.dmarcReports.inc({ outcome: 'unknown_address' });
+        return { kind: 'refused', reason: 'not-a-report-address' };
+      }
+      return { kind: 'dmarc-report', teamId: domain.team_id, domainId, domainName: domain.name };
+    }
+    return routeRecipient(local, host, await deps.domains(host));
   }
 
   /** Records the message; the id of its (first) received email, if it became one. */
   async function store(received: Buffer, session: SMTPServerSession): Promise<string | undefined> {
     const byTeam = new Map<string, string[]>();
     const returnPath: IncomingMessage['returnPath'] = [];
+    const dmarcReports = new Map<string, IncomingMessage['dmarcReports'][number]>();
     for (const address of session.envelope.rcptTo) {
       const route = routes.get(address);
       if (route?.kind === 'received') byTeam.set(route.teamId, [...(byTeam.get(route.teamId) ?? []), address.address]);
       else if (route?.kind === 'return-path')
         returnPath.push({ address: address.address, teamId: route.teamId, returnPath: route.returnPath });
+      else if (route?.kind === 'dmarc-report')
+        dmarcReports.set(route.domainId, {
+          teamId: route.teamId,
+          domainId: route.domainId,
+          domainName: route.domainName,
+        });
     }
     const mailFrom = session.envelope.mailFrom;
     const result = await deps.receive({
@@ -189,9 +213,11 @@ export function createMxServer(deps: MxServerDeps): {
       },
       received: [...byTeam].map(([teamId, addresses]) => ({ teamId, addresses })),
       returnPath,
+      dmarcReports: [...dmarcReports.values()],
       receivedAt: now(),
     });
     for (const outcome of result.returnPathOutcomes) metrics.returnPathMail.inc({ outcome });
+    for (const outcome of result.dmarcOutcomes) metrics.dmarcReports.inc({ outcome });
     return result.emailIds[0];
   }
 

@@ -6,6 +6,14 @@ import type { AuthVerdicts } from '../domain/authentication-verdicts.ts';
 import { receivedFields, storable, type ParsedMessage, type SessionFacts } from '../domain/received-message.ts';
 import { insertReceivedMessage, type ReceivedMessageRows } from '../db/received-emails.ts';
 import type { InboundDb } from '../db/schema.ts';
+import {
+  readDmarcReports,
+  recordDmarcReports,
+  type DmarcLimits,
+  type DmarcOutcome,
+  type DmarcRecipient,
+  type ReadReport,
+} from './dmarc-reports.ts';
 import { recordReturnPathMail, type ReturnPathOutcome } from './return-path-mail.ts';
 
 /** A message the MX took, with its recipients as routed at RCPT. */
@@ -17,6 +25,8 @@ export type IncomingMessage = {
   received: { teamId: string; addresses: string[] }[];
   /** The RCPT addresses at return-path domains. */
   returnPath: { address: string; teamId: string; returnPath: string }[];
+  /** The domains whose DMARC report address (`dmarc+<domain id>@<INBOUND_MX_HOST>`) is among the RCPTs, once each. */
+  dmarcReports: DmarcRecipient[];
   receivedAt: Date;
 };
 
@@ -27,53 +37,76 @@ export type ReceiveDeps = {
   verpKey: string;
   /** Our MX host: the domain of a Message-ID we make for a message without one. */
   mxHost: string;
+  dmarcLimits: DmarcLimits;
   logger: Logger;
 };
 
-export type Received = { emailIds: string[]; returnPathOutcomes: ReturnPathOutcome[] };
+export type Received = { emailIds: string[]; returnPathOutcomes: ReturnPathOutcome[]; dmarcOutcomes: DmarcOutcome[] };
 
 /**
  * Records a received message: for each team among its recipients a received email (its parse, its
  * attachments, `received_for` = that team's RCPT addresses) and its `email.received` event, all sharing one
- * stored raw message; and the return-path recipients' mail (bounces, complaints). Parsing and the DNS
+ * stored raw message; the return-path recipients' mail (bounces, complaints); and the DMARC aggregate
+ * reports sent to the domains' report addresses (never a received email). Parsing and the DNS
  * lookups of the authentication checks happen before the transaction opens. Throws when the transaction
  * fails (the MX answers 451 and the client retries).
  */
 export async function receiveMessage(deps: ReceiveDeps, message: IncomingMessage): Promise<Received> {
   let rows: ReceivedMessageRows | undefined;
   let events: OutboxMessage[] = [];
-  if (message.received.length > 0) {
+  let dmarcReports: ReadReport[] = [];
+  if (message.received.length > 0 || message.dmarcReports.length > 0) {
     const [parsed, verdicts] = await Promise.all([
       deps.parse(message.raw),
-      deps.authenticate(message.raw, message.session),
+      message.received.length > 0 ? deps.authenticate(message.raw, message.session) : undefined,
     ]);
     if (parsed.error)
       deps.logger.info(
         { err: parsed.error, bytes: message.raw.length },
         'received message stored raw: the MIME parser gave up',
       );
-    ({ rows, events } = receivedRows(deps, message, parsed, verdicts));
+    if (verdicts) ({ rows, events } = receivedRows(deps, message, parsed, verdicts));
+    // A report is checked by its content and the address it came to, not by the message's DKIM or SPF: a
+    // receiver's report mail is often unsigned, and a forged report can only add figures to a domain's own.
+    if (message.dmarcReports.length > 0) dmarcReports = readDmarcReports(parsed.attachments, deps.dmarcLimits);
   }
-  if (message.returnPath.length === 0) {
+  const emailIds = rows?.emails.map((email) => email.id) ?? [];
+  if (message.returnPath.length === 0 && message.dmarcReports.length === 0) {
     // One statement: atomic without a transaction of its own.
     if (rows) await insertReceivedMessage(deps.db, rows, outboxRows(events));
-    return { emailIds: rows?.emails.map((email) => email.id) ?? [], returnPathOutcomes: [] };
+    return { emailIds, returnPathOutcomes: [], dmarcOutcomes: [] };
   }
-  const returnPathOutcomes = await deps.db.transaction().execute(async (trx) => {
+  return deps.db.transaction().execute(async (trx) => {
     if (rows) await insertReceivedMessage(trx, rows, outboxRows(events));
-    return recordReturnPathMail(
-      trx,
-      {
-        raw: message.raw,
-        envelopeFrom: message.session.mailFrom,
-        recipients: message.returnPath,
-        remoteAddress: message.session.ip,
-        receivedAt: message.receivedAt,
-      },
-      { verpKey: deps.verpKey, logger: deps.logger },
-    );
+    const returnPathOutcomes =
+      message.returnPath.length === 0
+        ? []
+        : await recordReturnPathMail(
+            trx,
+            {
+              raw: message.raw,
+              envelopeFrom: message.session.mailFrom,
+              recipients: message.returnPath,
+              remoteAddress: message.session.ip,
+              receivedAt: message.receivedAt,
+            },
+            { verpKey: deps.verpKey, logger: deps.logger },
+          );
+    const dmarcOutcomes =
+      message.dmarcReports.length === 0
+        ? []
+        : await recordDmarcReports(
+            trx,
+            {
+              reports: dmarcReports,
+              recipients: message.dmarcReports,
+              receivedAt: message.receivedAt,
+              remoteAddress: message.session.ip,
+            },
+            deps.logger,
+          );
+    return { emailIds, returnPathOutcomes, dmarcOutcomes };
   });
-  return { emailIds: rows?.emails.map((email) => email.id) ?? [], returnPathOutcomes };
 }
 
 /** The rows of one received message and the `email.received` event of each of its emails. */

@@ -9,6 +9,7 @@ import { get } from '../api/client.ts';
 import { ErrorMessage, Loading, Notice } from '../ui/feedback.tsx';
 import { Field, LateSelect, text } from '../ui/form.tsx';
 import { FilterForm, useFilters } from '../ui/list.tsx';
+import { Stat } from '../ui/stat.tsx';
 
 type Metrics = ApiShape<'EmailMetrics'>;
 type Row = Metrics['data'][number];
@@ -202,18 +203,6 @@ function Overview({ metrics }: { metrics: Metrics }) {
         <Stat label="Delayed" value={count(t.delivery_delayed)} detail="Deliveries deferred, to be tried again" />
       </dl>
     </section>
-  );
-}
-
-function Stat({ label, value, detail, tone }: { label: string; value: string; detail?: string; tone?: 'bad' }) {
-  return (
-    <div className={tone === 'bad' ? 'stat card bad' : 'stat card'}>
-      <dt>{label}</dt>
-      <dd>
-        <strong>{value}</strong>
-        {detail ? <span className="muted small-text">{detail}</span> : null}
-      </dd>
-    </div>
   );
 }
 

@@ -9,6 +9,7 @@ import { EmptyState, ErrorMessage, Loading } from '../../ui/feedback.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { parseTimestamp } from '../../ui/time.tsx';
 import { BROADCASTS, type Broadcast } from './queries.ts';
+import { Stat } from '../../ui/stat.tsx';
 
 const POLL_MS = 2500;
 /** How long after it was sent a broadcast's results are still read every POLL_MS (then every minute). */
@@ -112,18 +113,6 @@ export function Results({ broadcast: b }: { broadcast: Broadcast }) {
       </section>
       <Recipients broadcast={b} />
     </>
-  );
-}
-
-function Stat({ label, value, detail }: { label: string; value: string; detail?: string }) {
-  return (
-    <div className="stat card">
-      <dt>{label}</dt>
-      <dd>
-        <strong>{value}</strong>
-        {detail ? <span className="muted small-text">{detail}</span> : null}
-      </dd>
-    </div>
   );
 }
 

@@ -1,5 +1,6 @@
 // One domain: its status, the records to publish (read again every few seconds while a check is still to
-// come, so the page follows the verifier by itself), Verify, its tracking, receiving and TLS settings, delete.
+// come, so the page follows the verifier by itself), Verify, its tracking, receiving and TLS settings, delete,
+// and its DMARC record and reports (dmarc.tsx).
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
@@ -8,7 +9,8 @@ import { ConfirmButton } from '../../ui/dialog.tsx';
 import { ErrorMessage, Loading, Notice, StatusBadge } from '../../ui/feedback.tsx';
 import { Time } from '../../ui/time.tsx';
 import { DOMAIN, DOMAINS, isSettled, POLL_MS, returnPathOf, type Domain, type DomainRef } from './model.ts';
-import { DmarcSuggestion, RecordSections } from './records.tsx';
+import { DmarcReportsSection, DmarcSuggestion } from './dmarc.tsx';
+import { RecordSections } from './records.tsx';
 import { CapabilitySettings, TlsSettings, TrackingSettings } from './settings.tsx';
 
 export function DomainPage() {
@@ -92,6 +94,7 @@ function DomainView({ domain }: { domain: Domain }) {
       <TrackingSettings domain={domain} />
       <CapabilitySettings domain={domain} />
       <TlsSettings domain={domain} />
+      <DmarcReportsSection domain={domain} />
     </>
   );
 }

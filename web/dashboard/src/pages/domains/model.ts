@@ -62,9 +62,6 @@ export function txtStrings(value: string): string {
   return parts.join(' ');
 }
 
-/** The DMARC record we suggest: monitoring only, so that nothing is refused while its reports are read. */
-export const DMARC_VALUE = 'v=DMARC1; p=none;';
-
 export type RecordGroup = { id: string; title: string; about: string; records: DomainRecord[] };
 
 /** The records in the groups the page shows them in: sending (DKIM and the return path), receiving, tracking. */

@@ -1,17 +1,8 @@
-// The DNS records a domain asks for, grouped by what they do, each value with its copy button; and the DMARC
-// record we suggest (Postline does not check it: receivers do).
+// The DNS records a domain asks for, grouped by what they do, each value with its copy button (the DMARC record
+// we suggest is in dmarc.tsx, beside its reports).
 import { CopyButton } from '../../ui/copy.tsx';
 import { StatusBadge } from '../../ui/feedback.tsx';
-import {
-  DMARC_VALUE,
-  recordGroups,
-  relativeTo,
-  TXT_STRING_MAX,
-  txtStrings,
-  zoneOf,
-  type Domain,
-  type DomainRecord,
-} from './model.ts';
+import { recordGroups, TXT_STRING_MAX, txtStrings, zoneOf, type Domain, type DomainRecord } from './model.ts';
 
 export function RecordSections({ domain }: { domain: Domain }) {
   const zone = zoneOf(domain);
@@ -103,52 +94,5 @@ function LongValueHint({ label, value }: { label: string; value: string }) {
       several strings of the one record (most providers split it for you; for a zone file or a provider that does not,
       copy it split). <CopyButton value={txtStrings(value)} label={`Copy the ${label} value split into strings`} />
     </p>
-  );
-}
-
-export function DmarcSuggestion({ domain }: { domain: Domain }) {
-  const fqdn = `_dmarc.${domain.name}`;
-  const zone = zoneOf(domain);
-  const name = zone ? relativeTo(fqdn, zone) : fqdn;
-  return (
-    <section aria-labelledby="dmarc-title" className="section">
-      <h2 id="dmarc-title">Suggested: DMARC</h2>
-      <p>
-        DMARC tells receivers what to do with mail claiming to be from <strong>{domain.name}</strong> that neither DKIM
-        nor SPF vouch for. Gmail and Yahoo require a DMARC record from bulk senders. <code>p=none</code> only asks
-        receivers to report, so nothing is refused while you find every service that sends as you; add{' '}
-        <code>rua=mailto:dmarc@{domain.name}</code> to receive their reports, and move to <code>p=quarantine</code> or{' '}
-        <code>p=reject</code> once they show all your mail passes. Postline does not check this record.
-      </p>
-      <div className="table-wrap">
-        <table className="records">
-          <caption className="visually-hidden">Suggested DMARC record</caption>
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-            </tr>
-          </thead>
-          <tbody>
-            <tr>
-              <td data-label="Type">TXT</td>
-              <td className="record-name" data-label="Name">
-                <div className="code-value">
-                  <code>{name}</code>
-                  <CopyButton value={name} label="Copy the DMARC name" />
-                </div>
-              </td>
-              <td className="record-value" data-label="Value">
-                <div className="code-value">
-                  <code>{DMARC_VALUE}</code>
-                  <CopyButton value={DMARC_VALUE} label="Copy the DMARC value" />
-                </div>
-              </td>
-            </tr>
-          </tbody>
-        </table>
-      </div>
-    </section>
   );
 }
