@@ -22,7 +22,7 @@ const delivered = {
 describe('catalog', () => {
   it("holds every public event, the internal domain state, the timer commands and the services' own commands", () => {
     for (const type of PUBLIC_EVENT_TYPES) expect(isRoutingKey(type)).toBe(true);
-    expect(Object.keys(catalog)).toHaveLength(32);
+    expect(Object.keys(catalog)).toHaveLength(34);
     expect(isRoutingKey('domain-verifier.check-domain')).toBe(true);
     expect(isRoutingKey('webhook-dispatcher.deliver')).toBe(true);
     expect(isRoutingKey('sender.deliver')).toBe(true);
@@ -34,6 +34,8 @@ describe('catalog', () => {
     expect(isRoutingKey('internal.domain.state')).toBe(true);
     expect(isRoutingKey('internal.email.feedback')).toBe(true);
     expect(isRoutingKey('internal.contact.unsubscribe-mail')).toBe(true);
+    expect(isRoutingKey('internal.reputation.paused')).toBe(true);
+    expect(isRoutingKey('internal.reputation.resumed')).toBe(true);
     expect(isRoutingKey('scheduler.set-timer')).toBe(true);
     expect(isRoutingKey('toString')).toBe(false);
   });

@@ -47,6 +47,9 @@ export {
   ExpireSuppression,
   EmailFeedback,
   UnsubscribeMail,
+  ReputationPaused,
+  ReputationResumed,
+  ReputationScope,
 } from './messages.ts';
 export {
   catalog,
