@@ -1,8 +1,10 @@
-// The signed-in frame of every page: the navigation, the team switcher, the account menu, and a banner when
-// the team's access is off. On a phone-width screen the navigation folds behind a Menu button.
+// The signed-in frame of every page: the navigation, the team switcher, the account menu, and banners when
+// the team's access is off, when the reputation guard has paused its sending and when the development inbox
+// is on. On a phone-width screen the navigation folds behind a Menu button.
 import { useState, type ReactNode } from 'react';
 import { Link, NavLink, useNavigate } from 'react-router';
 import { useDevInbox } from './pages/dev-inbox-status.ts';
+import { ReputationBanner } from './pages/reputation-banner.tsx';
 import { useSession, useSignOut, useSwitchTeam } from './session.tsx';
 import { ErrorMessage } from './ui/feedback.tsx';
 
@@ -68,6 +70,7 @@ export function Layout({ children }: { children: ReactNode }) {
               the operator turns it on again (<code>npm run admin -- team enable</code>).
             </div>
           ) : null}
+          <ReputationBanner />
           <DevInboxBanner />
           {children}
         </main>
