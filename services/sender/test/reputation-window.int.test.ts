@@ -91,8 +91,18 @@ describe('the reputation window', () => {
     const teamId = newId();
     const bad = newId();
     const good = newId();
-    await record({ teamId, domainId: good, sends: 90, bounces: 0, complaints: 0 });
-    await record({ teamId, domainId: bad, sends: 10, bounces: 2, complaints: 0 });
+    // In one fold: the team's two hundred sends hold two bounces (1%), the bad domain's ten (20%).
+    await db.transaction().execute((trx) =>
+      addReputationDeltas(
+        trx,
+        [
+          { teamId, domainId: good, sends: 190, bounces: 0, complaints: 0 },
+          { teamId, domainId: bad, sends: 10, bounces: 2, complaints: 0 },
+        ],
+        new Date(),
+      ),
+    );
+    await foldReputation(guard());
     const pauses = await db.selectFrom('reputation_pauses').selectAll().where('team_id', '=', teamId).execute();
     expect(pauses.map((p) => [p.domain_id, p.reason])).toEqual([[bad, 'bounce_rate']]);
     // Another team's resume of that domain id is a 404.
