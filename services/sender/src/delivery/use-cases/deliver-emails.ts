@@ -34,6 +34,7 @@ import {
   attemptEffects,
   MAILBOX_BOUNCE_SUB_TYPES,
   planRecipientStates,
+  type AttemptEvent,
   type AttemptRecipient,
   type BouncedRecipient,
 } from '../domain/attempt-record.ts';
@@ -483,15 +484,13 @@ function countsTowardReputation(email: EmailRow, recipientDomain: string): boole
 }
 
 /** What an attempt's events add to its team's and sending domain's reputation windows. */
-function reputationDeltaOf(
-  email: EmailRow,
-  events: readonly { type: string; to: string[]; extra: unknown }[],
-): ReputationDelta {
-  const to = (type: string) => events.filter((e) => e.type === type);
+function reputationDeltaOf(email: EmailRow, events: readonly AttemptEvent[]): ReputationDelta {
+  const recipients = (type: AttemptEvent['type']) =>
+    events.filter((e) => e.type === type).reduce((n, e) => n + e.to.length, 0);
   const counts = countOutcomes({
-    delivered: to('email.delivered').reduce((n, e) => n + e.to.length, 0),
-    bounced: to('email.bounced').map((e) => ({ type: (e.extra as { bounce: { type: string } }).bounce.type })),
-    complained: to('email.complained').reduce((n, e) => n + e.to.length, 0),
+    delivered: recipients('email.delivered'),
+    bounced: events.flatMap((e) => (e.type === 'email.bounced' ? [e.extra.bounce] : [])),
+    complained: recipients('email.complained'),
   });
   return { teamId: email.team_id, domainId: email.domain_id, ...counts };
 }

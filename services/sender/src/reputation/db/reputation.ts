@@ -1,7 +1,7 @@
 // The reputation guard's tables (migration 202612101000): the deltas recorded outcomes append, the windows
 // and buckets the fold keeps, the pauses, and the delivery commands parked while paused.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { SenderDb } from '../../db/schema.ts';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { ReputationDeltasTable, SenderDb } from '../../db/schema.ts';
 import { BUCKETS, type PauseReason, type SendingPause, type WindowCounts } from '../domain/reputation.ts';
 
 /** The domain_id of a team's own window and pause (the team as a whole). */
@@ -38,14 +38,7 @@ export type TakenDelta = ReputationDelta & { recordedAt: Date };
 
 /** Takes (deletes and returns) up to `limit` of the oldest deltas; skip locked, so concurrent folds never share one. */
 export async function takeReputationDeltas(trx: Transaction<SenderDb>, limit: number): Promise<TakenDelta[]> {
-  const { rows } = await sql<{
-    team_id: string;
-    domain_id: string;
-    recorded_at: Date;
-    sends: number;
-    bounces: number;
-    complaints: number;
-  }>`delete from reputation_deltas where id in (
+  const { rows } = await sql<Omit<Selectable<ReputationDeltasTable>, 'id'>>`delete from reputation_deltas where id in (
       select id from reputation_deltas order by id limit ${limit} for update skip locked)
     returning team_id, domain_id, recorded_at, sends, bounces, complaints`.execute(trx);
   return rows.map((r) => ({
