@@ -22,7 +22,7 @@ const delivered = {
 describe('catalog', () => {
   it("holds every public event, the internal domain state, the timer commands and the services' own commands", () => {
     for (const type of PUBLIC_EVENT_TYPES) expect(isRoutingKey(type)).toBe(true);
-    expect(Object.keys(catalog)).toHaveLength(33);
+    expect(Object.keys(catalog)).toHaveLength(35);
     expect(isRoutingKey('domain-verifier.check-domain')).toBe(true);
     expect(isRoutingKey('webhook-dispatcher.deliver')).toBe(true);
     expect(isRoutingKey('sender.deliver')).toBe(true);
@@ -35,6 +35,8 @@ describe('catalog', () => {
     expect(isRoutingKey('internal.email.feedback')).toBe(true);
     expect(isRoutingKey('internal.contact.unsubscribe-mail')).toBe(true);
     expect(isRoutingKey('internal.webhook.disabled')).toBe(true);
+    expect(isRoutingKey('internal.reputation.paused')).toBe(true);
+    expect(isRoutingKey('internal.reputation.resumed')).toBe(true);
     expect(isRoutingKey('scheduler.set-timer')).toBe(true);
     expect(isRoutingKey('toString')).toBe(false);
   });

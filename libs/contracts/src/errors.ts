@@ -36,6 +36,8 @@ export const ErrorName = z.enum([
   'team_access_disabled',
   // Postline's: sending a broadcast whose review has errors (GET /broadcasts/{id}/review lists them).
   'broadcast_review_failed',
+  // Postline's: the reputation guard paused the team's (or the domain's) sending; an admin resumes it.
+  'sending_paused',
 ]);
 export type ErrorName = z.infer<typeof ErrorName>;
 

@@ -48,6 +48,9 @@ export {
   EmailFeedback,
   UnsubscribeMail,
   WebhookDisabled,
+  ReputationPaused,
+  ReputationResumed,
+  ReputationScope,
 } from './messages.ts';
 export {
   catalog,

@@ -198,3 +198,45 @@ export const WebhookDisabled = z.object({
   disabled_at: z.iso.datetime({ offset: true }),
 });
 export type WebhookDisabled = z.infer<typeof WebhookDisabled>;
+
+/** What the reputation guard watches: a team's sending as a whole, or one of its sending domains. */
+export const ReputationScope = z.enum(['team', 'domain']);
+export type ReputationScope = z.infer<typeof ReputationScope>;
+
+/**
+ * Internal event `internal.reputation.paused` (team_id in the envelope): the sender's reputation guard paused
+ * a team's sending, or one sending domain's, because a rolling rate over its last sends crossed its line.
+ * New sends are refused (403 `sending_paused`) and queued mail waits until an admin resumes. For a notifier
+ * that tells the team's admins; never delivered to customers' webhooks.
+ */
+export const ReputationPaused = z.object({
+  scope: ReputationScope,
+  /** The sending domain paused (scope `domain`); null for the team. */
+  domain_id: z.uuid().nullable(),
+  domain: z.string().nullable(),
+  reason: z.enum(['bounce_rate', 'complaint_rate']),
+  /** What the window held when the guard paused: its sends, and the rates as fractions (0.05 = 5%). */
+  sends: z.number().int().nonnegative(),
+  bounce_rate: z.number().min(0),
+  complaint_rate: z.number().min(0),
+  /** The lines in force (fractions) and the window (sends) with its minimum volume. */
+  thresholds: z.object({
+    bounce_rate: z.number(),
+    complaint_rate: z.number(),
+    window: z.number().int(),
+    min_sends: z.number().int(),
+  }),
+  paused_at: z.iso.datetime({ offset: true }),
+});
+export type ReputationPaused = z.infer<typeof ReputationPaused>;
+
+/** Internal event `internal.reputation.resumed`: an admin resumed a paused team or sending domain. */
+export const ReputationResumed = z.object({
+  scope: ReputationScope,
+  domain_id: z.uuid().nullable(),
+  domain: z.string().nullable(),
+  /** The dashboard user who resumed; null for an API key. */
+  resumed_by: z.uuid().nullable(),
+  resumed_at: z.iso.datetime({ offset: true }),
+});
+export type ReputationResumed = z.infer<typeof ReputationResumed>;

@@ -35,6 +35,16 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
    * queue for the replicas that deliver.
    */
   DELIVERY_CONCURRENCY: z.coerce.number().int().nonnegative().default(256),
+  /**
+   * The reputation guard (docs/reputation.md): a team or sending domain whose hard-bounce rate, or complaint
+   * rate, over its last REPUTATION_WINDOW sends is above its line is paused, once it has at least
+   * REPUTATION_MIN_SENDS sends in that window. Rates are fractions: 0.04 is 4%, Resend's bounce line;
+   * 0.0008 is 0.08%, its complaint line.
+   */
+  REPUTATION_BOUNCE_RATE: z.coerce.number().gt(0).lte(1).default(0.04),
+  REPUTATION_COMPLAINT_RATE: z.coerce.number().gt(0).lte(1).default(0.0008),
+  REPUTATION_WINDOW: z.coerce.number().int().positive().default(10_000),
+  REPUTATION_MIN_SENDS: z.coerce.number().int().positive().default(2_500),
 });
 export type Env = z.infer<typeof Env>;
 

@@ -47,6 +47,7 @@ import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } f
 import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSenderMetrics } from './metrics.ts';
+import { countPauses, createReputationGuard } from './reputation/index.ts';
 
 const config = loadConfig();
 // Bursts of accepted emails queue many outbox rows at once (a batch of 100 writes 200).
@@ -56,7 +57,11 @@ const now = () => new Date();
 const unsubscribeLinks = createUnsubscribeSigner(config.POSTLINE_SECRET_KEY);
 // Opens and clicks are written in batches after the pixel or redirect has been answered.
 const engagements = createEngagementRecorder({ db, logger });
-const senderMetrics = createSenderMetrics(metrics.registry, () => waitingRecipients(db));
+const senderMetrics = createSenderMetrics(
+  metrics.registry,
+  () => waitingRecipients(db),
+  () => countPauses(db),
+);
 
 const networkMta = createMta({
   resolver: createMxResolver({
@@ -84,6 +89,14 @@ const trackingCipher = createTrackingCipher(config.POSTLINE_SECRET_KEY);
 
 // Each SMTP transaction is claimed before it starts, so that a copy of its command elsewhere waits for it.
 const deliveryClaims = createDeliveryClaims({ db, logger });
+
+// The reputation guard's lines (docs/reputation.md).
+const thresholds = {
+  bounceRate: config.REPUTATION_BOUNCE_RATE,
+  complaintRate: config.REPUTATION_COMPLAINT_RATE,
+  window: config.REPUTATION_WINDOW,
+  minSends: config.REPUTATION_MIN_SENDS,
+};
 
 const deliverDeps: DeliverDeps = {
   db,
@@ -161,6 +174,7 @@ await runtime.start({
         devInbox: config.DEV_INBOX,
         formTokens: createFormTokens(config.POSTLINE_SECRET_KEY),
         logger,
+        thresholds,
       }),
     ),
   largeBodies: [SEND_EMAIL_BODY],
@@ -174,6 +188,13 @@ await runtime.start({
     createIdempotencyPrune({ db, now, logger }),
     createDevInboxPrune({ db, now, logger, retentionDays: config.DEV_INBOX_RETENTION_DAYS }),
     createMetricFold({ db, logger }),
+    createReputationGuard({
+      db,
+      logger,
+      now,
+      thresholds,
+      onPaused: (reason) => senderMetrics.reputationPauses.inc({ reason }),
+    }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({
       name: consumes,

@@ -10,16 +10,20 @@ export type SenderMetrics = {
   retaken: Counter;
   /** Reports the deliveries under way on every scrape (the MTA's count). */
   watchDeliveriesInFlight: (count: () => number) => void;
+  /** Pauses the reputation guard made in this process, by reason (bounce_rate, complaint_rate). */
+  reputationPauses: Counter<'reason'>;
 };
 
 /**
  * The sender's own metrics on the service registry. The recipients waiting, and the age of the oldest, are
  * read from the database at scrape time (`waitingRecipients`), so every replica reports the same, global
- * figures (aggregate with max, not sum); the counters and the histogram are per replica (sum them).
+ * figures (aggregate with max, not sum), as are the paused teams and domains; the counters and the histogram
+ * are per replica (sum them).
  */
 export function createSenderMetrics(
   registry: Metrics['registry'],
   waitingRecipients: () => Promise<Waiting[]>,
+  pausedNow: () => Promise<{ teams: number; domains: number }>,
 ): SenderMetrics {
   const registers = [registry];
   const accepted = new Counter({
@@ -76,9 +80,27 @@ export function createSenderMetrics(
     help: 'Delivery attempts made again after the process holding their claim died or gave the attempt up unrecorded (the recipient may get the message twice)',
     registers,
   });
+  new Gauge({
+    name: 'reputation_paused',
+    help: 'Teams and sending domains the reputation guard has paused now, by scope (global: aggregate with max)',
+    labelNames: ['scope'] as const,
+    registers,
+    async collect() {
+      const paused = await pausedNow();
+      this.set({ scope: 'team' }, paused.teams);
+      this.set({ scope: 'domain' }, paused.domains);
+    },
+  });
+  const reputationPauses = new Counter({
+    name: 'reputation_pauses_total',
+    help: 'Pauses the reputation guard made, by the rate that crossed its line',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   return {
     accepted,
     retaken,
+    reputationPauses,
     watchDeliveriesInFlight: (count) => void (deliveriesInFlight = count),
     observeAttempt: (attemptResults, seconds) => {
       attemptDuration.observe(seconds);

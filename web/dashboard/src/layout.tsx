@@ -1,10 +1,12 @@
 // The signed-in frame of every page: the navigation, the team switcher, the account menu, and banners when
-// the team's access is off, the development inbox is on or a webhook endpoint was disabled by its failures.
-// On a phone-width screen the navigation folds behind a Menu button.
+// the team's access is off, when the reputation guard has paused its sending, when a webhook endpoint was
+// disabled by its failures and when the development inbox is on. On a phone-width screen the navigation folds
+// behind a Menu button.
 import { useState, type ReactNode } from 'react';
 import { Link, NavLink, useNavigate } from 'react-router';
 import { useDevInbox } from './pages/dev-inbox-status.ts';
 import { DisabledWebhooksBanner } from './pages/webhooks/disabled-banner.tsx';
+import { ReputationBanner } from './pages/reputation-banner.tsx';
 import { useSession, useSignOut, useSwitchTeam } from './session.tsx';
 import { ErrorMessage } from './ui/feedback.tsx';
 
@@ -70,6 +72,7 @@ export function Layout({ children }: { children: ReactNode }) {
               the operator turns it on again (<code>npm run admin -- team enable</code>).
             </div>
           ) : null}
+          <ReputationBanner />
           <DevInboxBanner />
           <DisabledWebhooksBanner />
           {children}

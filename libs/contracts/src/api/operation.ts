@@ -20,6 +20,7 @@ export const FAMILIES = [
   'Topics',
   'Broadcasts',
   'Suppressions',
+  'Reputation',
   'Development Inbox',
   'Webhooks',
   'Public Links',
@@ -109,6 +110,7 @@ export const ERROR_STATUS: Record<ErrorName, number> = {
   invalid_csrf_token: 403,
   team_access_disabled: 403,
   broadcast_review_failed: 422,
+  sending_paused: 403,
 };
 
 /**

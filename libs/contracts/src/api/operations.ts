@@ -36,6 +36,7 @@ const SEND_ERRORS: OperationError[] = [
   'invalid_idempotency_key',
   'concurrent_idempotent_requests',
   'invalid_idempotent_request',
+  'sending_paused',
 ];
 
 /**
@@ -314,6 +315,7 @@ export const OPERATIONS: readonly Operation[] = [
       'invalid_parameter',
       'validation_error@403',
       'broadcast_review_failed',
+      'sending_paused',
     ],
   }),
   post('/broadcasts/{id}/cancel', 'Broadcasts', 'Cancel a scheduled broadcast', {
@@ -337,7 +339,14 @@ export const OPERATIONS: readonly Operation[] = [
       'One personalised copy per address through the normal send pipeline, subject marked [Test], tagged broadcast_test; not counted in the broadcast’s results.',
     body: { schema: rq.BroadcastTestBody, required: true },
     success: ok(rs.BroadcastTestSent),
-    errors: ['not_found', 'validation_error', 'missing_required_field', 'invalid_parameter', 'validation_error@403'],
+    errors: [
+      'not_found',
+      'validation_error',
+      'missing_required_field',
+      'invalid_parameter',
+      'validation_error@403',
+      'sending_paused',
+    ],
   }),
   post('/broadcasts/{id}/approve', 'Broadcasts', 'Approve a broadcast awaiting approval', {
     extension: 'Admins (and API keys) only: it is then sent, or scheduled for the time asked.',
@@ -349,6 +358,7 @@ export const OPERATIONS: readonly Operation[] = [
       'invalid_parameter',
       'validation_error@403',
       'broadcast_review_failed',
+      'sending_paused',
     ],
   }),
   post('/broadcasts/{id}/reject', 'Broadcasts', 'Reject a broadcast awaiting approval', {
@@ -404,6 +414,21 @@ export const OPERATIONS: readonly Operation[] = [
     params: { id: 'The suppression id or the suppressed address.' },
     success: ok(rs.deleted('suppression')),
     errors: ['not_found'],
+  }),
+
+  // ---- Reputation ----
+  get('/reputation', 'Reputation', 'The team’s sending reputation', {
+    extension:
+      'Postline’s own: the rolling bounce and complaint rates of the team and of each sending domain over their last sends, the lines in force, and any pause the reputation guard made.',
+    success: ok(rs.Reputation),
+    errors: [],
+  }),
+  post('/reputation/resume', 'Reputation', 'Resume paused sending', {
+    extension:
+      'Postline’s own: admins (and full-access API keys) only. Lifts the team’s pause, or a domain’s; the window starts afresh and the emails that waited are sent.',
+    body: json(rq.ResumeSendingBody),
+    success: ok(rs.Reputation),
+    errors: ['validation_error', 'not_found', 'invalid_permission'],
   }),
 
   // ---- Development inbox ----

@@ -762,3 +762,11 @@ export const NewAccountPassword = z.object({ password: DashboardPassword });
 export const CreatePasswordResetBody = z.object({ user_id: z.string() });
 export const CompletePasswordResetBody = z.object({ token: LinkToken, password: DashboardPassword });
 export const RequestPasswordResetBody = z.object({ email: DashboardEmail });
+
+/** POST /reputation/resume: the sending domain to resume; without it, the team's own pause. */
+export const ResumeSendingBody = z.object({
+  domain_id: z
+    .uuid()
+    .optional()
+    .describe('The paused sending domain to resume; omit it to resume the team’s sending as a whole.'),
+});

@@ -817,3 +817,34 @@ export const DomainClaim = z.strictObject({
   created_at: Timestamp,
   expires_at: Timestamp,
 });
+
+/** A team's or a domain's pause by the reputation guard; null when it is sending. */
+const ReputationPause = z
+  .strictObject({
+    reason: z.enum(['bounce_rate', 'complaint_rate']),
+    sends: z.number().int(),
+    bounce_rate: z.number(),
+    complaint_rate: z.number(),
+    paused_at: Timestamp,
+    message: z.string().describe('Why sending is paused and how to resume it (the message of `sending_paused`).'),
+  })
+  .nullable();
+const ReputationWindow = {
+  sends: z.number().int().describe('Delivered and bounced recipients in the window (its last sends).'),
+  bounces: z.number().int(),
+  complaints: z.number().int(),
+  bounce_rate: z.number().describe('Hard bounces over sends, a fraction (0.04 = 4%).'),
+  complaint_rate: z.number().describe('Complaints over sends, a fraction (0.0008 = 0.08%).'),
+  paused: ReputationPause,
+};
+export const Reputation = z.strictObject({
+  object: z.literal('reputation'),
+  thresholds: z.strictObject({
+    bounce_rate: z.number(),
+    complaint_rate: z.number(),
+    window: z.number().int(),
+    min_sends: z.number().int(),
+  }),
+  team: z.strictObject(ReputationWindow),
+  domains: z.array(z.strictObject({ id: Id, name: z.string(), ...ReputationWindow })),
+});

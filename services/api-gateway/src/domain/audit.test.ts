@@ -35,6 +35,11 @@ describe('auditActionOf', () => {
       target_type: 'broadcasts',
       target_id: null,
     });
+    expect(auditActionOf('POST', '/reputation/resume', undefined)).toEqual({
+      action: 'reputation.resumed',
+      target_type: 'reputation',
+      target_id: null,
+    });
   });
 
   it('leaves reads, sending and unknown families out', () => {

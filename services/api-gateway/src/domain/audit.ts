@@ -13,6 +13,7 @@ const AUDITED = new Set([
   'templates',
   'broadcasts',
   'suppressions',
+  'reputation',
   'forms',
 ]);
 
@@ -34,6 +35,10 @@ export function auditActionOf(method: string, path: string, responseId: unknown)
   // A family's settings (`PATCH /broadcasts/settings`) are the team's, not a resource of that id.
   if (segments.length === 2 && segments[1] === 'settings') {
     return { action: `${family}.settings_updated`, target_type: family, target_id: null };
+  }
+  // Resuming the sending the reputation guard paused is the team's (or a domain's, named in the body).
+  if (family === 'reputation' && last === 'resume') {
+    return { action: 'reputation.resumed', target_type: 'reputation', target_id: null };
   }
   let verb: string;
   if (method === 'POST' && segments.length === 1) verb = 'created';

@@ -402,7 +402,39 @@ type MetricCounts = {
 export type EmailMetricsTable = MetricCounts;
 export type EmailMetricDeltasTable = MetricCounts & { id: Generated<string> };
 
+/** The reputation guard's tables (migration 202612101000): domain_id is the nil UUID for a team's own row. */
+export type ReputationDeltasTable = {
+  id: Generated<string>;
+  team_id: string;
+  domain_id: string;
+  recorded_at: Date;
+  sends: number;
+  bounces: number;
+  complaints: number;
+};
+export type ReputationPausesTable = {
+  team_id: string;
+  domain_id: string;
+  domain_name: string | null;
+  reason: 'bounce_rate' | 'complaint_rate';
+  sends: ColumnType<string, number, number>;
+  bounce_rate: number;
+  complaint_rate: number;
+  line: number;
+  paused_at: Date;
+};
+export type ParkedDeliveriesTable = {
+  id: Generated<string>;
+  team_id: string;
+  domain_id: string;
+  command: Json<Record<string, unknown>>;
+  parked_at: Date;
+};
+
 export type SenderDb = MessagingTables & {
+  reputation_deltas: ReputationDeltasTable;
+  reputation_pauses: ReputationPausesTable;
+  parked_deliveries: ParkedDeliveriesTable;
   email_events: EmailEventsTable;
   email_metrics: EmailMetricsTable;
   email_metric_deltas: EmailMetricDeltasTable;

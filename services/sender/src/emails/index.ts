@@ -19,7 +19,7 @@ export { createMetricFold } from './jobs/metric-fold.ts';
 export { addMetricDelta } from './db/email-metrics.ts';
 export { emailEvent, emailEventData, emailEventsOf } from './outbox/email-events.ts';
 export { sendMessages } from './outbox/email-messages.ts';
-export { checkSender, onboardingDomainOf, ONBOARDING_DOMAIN_ID } from './use-cases/sender-checks.ts';
+export { checkSender, onboardingDomainOf, ONBOARDING_DOMAIN_ID, senderRefusal } from './use-cases/sender-checks.ts';
 export { getEmail } from './use-cases/read-emails.ts';
 export { createSingleAccepts } from './use-cases/single-accepts.ts';
 export { writeEmailNow } from './use-cases/accept-emails.ts';

@@ -8,12 +8,13 @@ import { emailsRoutes, publicLinkRoutes, type EmailLinkDeps, type EmailRouteDeps
 import { engagementRoutes, type TrackingDeps, type UnsubscribeDeps } from '../engagement/index.ts';
 import { formRoutes, hostedFormRoutes, type FormRouteDeps, type SignupDeps } from '../forms/index.ts';
 import { trackingHostRoutes } from '../sending-domains/index.ts';
+import { reputationRoutes, type ReputationDeps } from '../reputation/index.ts';
 import { suppressionRoutes } from '../suppressions/index.ts';
 import { templateRoutes } from '../templates/index.ts';
 
 /** The sender's internal HTTP API: each module's routes, reached through the gateway. */
 export function internalRoutes(
-  deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps & TrackingDeps & FormRouteDeps & SignupDeps,
+  deps: EmailRouteDeps & EmailLinkDeps & UnsubscribeDeps & TrackingDeps & FormRouteDeps & SignupDeps & ReputationDeps,
 ): Router {
   const router = Router();
   // Every family this service owns is reachable only through the gateway, which sets the team header.
@@ -27,6 +28,7 @@ export function internalRoutes(
       '/topics',
       '/broadcasts',
       '/suppressions',
+      '/reputation',
       '/contact-properties',
       '/dev-inbox',
       '/forms',
@@ -37,6 +39,7 @@ export function internalRoutes(
   router.use(deliveryRoutes(deps));
   router.use(devInboxRoutes(deps));
   router.use(suppressionRoutes(deps));
+  router.use(reputationRoutes(deps));
   router.use(audienceRoutes(deps));
   router.use(templateRoutes(deps));
   router.use(broadcastRoutes(deps));

@@ -83,6 +83,7 @@ export async function fanOutBroadcastPage(
   const sender = checkSender(domains(teamId, checked.request.fromDomain), checked.request, {
     members: [],
     devInbox: deps.devInbox ?? false,
+    whilePaused: true,
   });
   if (!sender.ok) return stop(trx, broadcast, sender.message);
   const { domain } = sender;

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { isUuid, notFound, validationError } from '@postline/platform';
 import { findContact, findPropertyDefinitions } from '../../audience/index.ts';
 import type { BroadcastRow, ContactRow, SenderDb } from '../../db/schema.ts';
-import { checkSender, writeEmailNow } from '../../emails/index.ts';
+import { checkSender, senderRefusal, writeEmailNow } from '../../emails/index.ts';
 import { unsubscribeUrl, type UnsubscribeSigner } from '../../engagement/index.ts';
 import { parseMailbox, refusalError, type EmailRequest } from '../../message/index.ts';
 import { findSendingDomains } from '../../sending-domains/index.ts';
@@ -70,7 +70,7 @@ export async function sendTestCopies(
     members: [],
     devInbox: deps.devInbox ?? false,
   });
-  if (!sender.ok) throw validationError(sender.message, 403);
+  if (!sender.ok) throw senderRefusal(sender);
   const contact = choice === undefined ? undefined : await requireContact(deps.db, teamId, choice);
 
   const copies: EmailRequest[] = [];

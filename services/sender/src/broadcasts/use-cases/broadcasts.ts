@@ -40,7 +40,7 @@ import { findPropertyDefinitions, findTopic, requireSegment } from '../../audien
 import { checkBroadcastMessage, type BroadcastMessage } from '../domain/broadcast-emails.ts';
 import { reviewBroadcast } from '../domain/broadcast-review.ts';
 import { parseScheduledAt, refusalError } from '../../message/index.ts';
-import { checkSender } from '../../emails/index.ts';
+import { checkSender, senderRefusal } from '../../emails/index.ts';
 
 /** `devInbox`: DEV_INBOX is on, so a domain the team has added may send before it is verified. */
 export type BroadcastDeps = { db: Kysely<SenderDb>; now: () => Date; devInbox?: boolean };
@@ -304,7 +304,7 @@ export async function startSending(
     members: [],
     devInbox: deps.devInbox ?? false,
   });
-  if (!sender.ok) throw validationError(sender.message, 403);
+  if (!sender.ok) throw senderRefusal(sender);
   const errors = reviewBroadcast({
     message: messageOf(broadcast),
     refusal: null,

@@ -18,6 +18,8 @@ export type LoadedAttempt = {
   hasAttachments: boolean;
   /** Bytes of the email's attachments, decoded. */
   attachmentBytes: number;
+  /** The reputation guard paused the email's team or its sending domain: the attempt waits (is parked). */
+  paused: boolean;
 };
 
 /** A row of loadAttempts' statement: JSON carries timestamps as text. */
@@ -33,6 +35,7 @@ type AttemptRow = Omit<EmailRow, 'created_at' | 'scheduled_at'> & {
   suppressions: { email: string; origin: SuppressionOrigin }[];
   has_attachments: boolean;
   attachment_bytes: number;
+  paused: boolean;
 };
 
 /**
@@ -67,7 +70,9 @@ export async function loadAttempts(
         where s.team_id = e.team_id and (s.expires_at is null or s.expires_at > q.at)
           and s.email in (select lower(r2.address) from recipients r2 where r2.email_id = e.id and r2.position = any(q.positions))),
         '[]') as suppressions,
-      att.n > 0 as has_attachments, att.bytes as attachment_bytes
+      att.n > 0 as has_attachments, att.bytes as attachment_bytes,
+      exists (select 1 from reputation_pauses p where p.team_id = e.team_id
+        and p.domain_id in ('00000000-0000-0000-0000-000000000000'::uuid, e.domain_id)) as paused
     from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb)
       as q (ord int, team_id uuid, email_id uuid, positions int[], attempt int, at timestamptz)
     join emails e on e.id = q.email_id and e.team_id = q.team_id and e.status = 'queued'
@@ -83,6 +88,7 @@ export async function loadAttempts(
       suppressions,
       has_attachments: hasAttachments,
       attachment_bytes: attachmentBytes,
+      paused,
       ...email
     } = row;
     if (recipientRows.length === 0) continue;
@@ -101,6 +107,7 @@ export async function loadAttempts(
       suppressed: new Map(suppressions.map((s) => [s.email, s.origin])),
       hasAttachments,
       attachmentBytes,
+      paused,
     };
   }
   return loaded;

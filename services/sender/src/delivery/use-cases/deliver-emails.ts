@@ -34,6 +34,7 @@ import {
   attemptEffects,
   MAILBOX_BOUNCE_SUB_TYPES,
   planRecipientStates,
+  type AttemptEvent,
   type AttemptRecipient,
   type BouncedRecipient,
 } from '../domain/attempt-record.ts';
@@ -49,10 +50,19 @@ import { messageFootprint, type ByteBudget } from '../smtp/budget.ts';
 import type { SmtpTrace } from '../smtp/transcript.ts';
 import type { Mta, RecipientOutcome } from '../smtp/types.ts';
 import { verpAddress } from '@postline/platform';
+import {
+  addReputationDeltas,
+  countOutcomes,
+  parkDeliveries,
+  type ParkedDelivery,
+  type ReputationDelta,
+} from '../../reputation/index.ts';
 
 /** A `sender.deliver` command once made: nothing to attempt, or the result of each recipient it reached. */
 export type DeliveryAttempt =
   | { kind: 'skip' }
+  /** The reputation guard paused the team or its sending domain: the command is parked until a resume. */
+  | { kind: 'paused'; parked: ParkedDelivery }
   | {
       kind: 'attempted';
       email: EmailRow;
@@ -126,6 +136,14 @@ export async function attemptDelivery(deps: DeliverDeps, command: DeliverCommand
   };
   const loaded = await load();
   if (!loaded) return { kind: 'skip' };
+  // A paused team's or domain's recipients stay pending: the command is parked (recordAttempts) and sent
+  // again when an admin resumes, rather than retried here.
+  if (loaded.paused) {
+    return {
+      kind: 'paused',
+      parked: { teamId: command.team_id, domainId: loaded.email.domain_id, command: command.data },
+    };
+  }
   const claims = deps.claims;
   if (isSandboxDomain(domain)) return attemptLoaded(deps, command, loaded);
   // The attempt is recorded before its SMTP transaction. Another live process making the same attempt (a copy
@@ -381,6 +399,8 @@ export async function recordAttempts(
   trx: Transaction<SenderDb>,
   attempts: readonly DeliveryAttempt[],
 ): Promise<void> {
+  const parked = attempts.flatMap((a) => (a.kind === 'paused' ? [a.parked] : []));
+  if (parked.length > 0) await parkDeliveries(trx, parked, deps.now());
   const made = attempts.filter((a): a is DeliveryAttempt & { kind: 'attempted' } => a.kind === 'attempted');
   if (made.length === 0) return;
   const now = deps.now();
@@ -407,15 +427,18 @@ export async function recordAttempts(
   const messages: OutboxMessage[] = [];
   const lastEvents = new Map<string, LastEvent>();
   const bounces: { email: EmailRow; bounced: BouncedRecipient[] }[] = [];
+  const reputation: ReputationDelta[] = [];
   made.forEach((a, i) => {
     const recorded = (recipient: AttemptRecipient) => updated.delete(key(a.email.id, recipient.position, a.attempt));
     const effects = attemptEffects(transitions[i]!, recorded);
+    if (countsTowardReputation(a.email, a.domain)) reputation.push(reputationDeltaOf(a.email, effects.events));
     messages.push(...emailEventsOf(a.email, effects.events));
     if (effects.retry.length > 0) messages.push(retryTimer(deps, a.email, a.domain, effects.retry, a.attempt, now));
     if (effects.lastEvent) lastEvents.set(a.email.id, effects.lastEvent);
     if (effects.bounced.length > 0) bounces.push({ email: a.email, bounced: effects.bounced });
   });
   if (messages.length > 0) await enqueueAttemptMessages(trx, messages, lastEvents);
+  await addReputationDeltas(trx, reputation, now);
   await insertAttemptTraces(
     trx,
     made.map((a) => ({
@@ -449,6 +472,27 @@ export async function recordAttempts(
         now,
       );
   }
+}
+
+/**
+ * Whether an attempt's outcomes count toward the reputation guard's rates: not those of sandbox addresses
+ * (postline.test, resend.dev: tests, nothing is sent) nor the onboarding sender's (sandbox addresses and the
+ * team's members, kept in the install).
+ */
+function countsTowardReputation(email: EmailRow, recipientDomain: string): boolean {
+  return !isSandboxDomain(recipientDomain) && email.domain_id !== ONBOARDING_DOMAIN_ID;
+}
+
+/** What an attempt's events add to its team's and sending domain's reputation windows. */
+function reputationDeltaOf(email: EmailRow, events: readonly AttemptEvent[]): ReputationDelta {
+  const recipients = (type: AttemptEvent['type']) =>
+    events.filter((e) => e.type === type).reduce((n, e) => n + e.to.length, 0);
+  const counts = countOutcomes({
+    delivered: recipients('email.delivered'),
+    bounced: events.flatMap((e) => (e.type === 'email.bounced' ? [e.extra.bounce] : [])),
+    complained: recipients('email.complained'),
+  });
+  return { teamId: email.team_id, domainId: email.domain_id, ...counts };
 }
 
 /** Each recipient's mailbox provider, from the last MX host its attempt reached. */

@@ -3,10 +3,11 @@
 import type { Transaction } from 'kysely';
 import type { EmailFeedback } from '@postline/contracts';
 import { enqueue } from '@postline/platform';
-import { findEmail, setLastEvent, setRecipientFeedback, emailEvent } from '../../emails/index.ts';
+import { findEmail, setLastEvent, setRecipientFeedback, emailEvent, ONBOARDING_DOMAIN_ID } from '../../emails/index.ts';
 import type { SenderDb } from '../../db/schema.ts';
 import { isSandboxDomain } from '../../message/index.ts';
 import { addSuppressions } from '../../suppressions/index.ts';
+import { addReputationDeltas } from '../../reputation/index.ts';
 
 /**
  * A complaint → `email.complained` and the address joins the suppression list (origin `complaint`, as SES
@@ -51,6 +52,23 @@ export async function recordFeedback(
       : emailEvent('email.bounced', email, [recipient.address], { bounce }),
   ]);
   await setLastEvent(trx, email.id, next);
+  // A complaint, or a hard bounce reported after the recipient's server accepted the email, counts toward
+  // the reputation guard's rates; its send was counted when it was delivered.
+  if (!isSandboxDomain(recipient.domain) && email.domain_id !== ONBOARDING_DOMAIN_ID) {
+    await addReputationDeltas(
+      trx,
+      [
+        {
+          teamId,
+          domainId: email.domain_id,
+          sends: 0,
+          bounces: feedback.kind === 'bounce' && bounce.type === 'Permanent' ? 1 : 0,
+          complaints: feedback.kind === 'complaint' ? 1 : 0,
+        },
+      ],
+      now(),
+    );
+  }
 
   // A bounce suppresses when its status blames the address itself (the inbound MX's classification); a
   // report without that verdict, when it is permanent.

@@ -4,7 +4,7 @@
 // An email sent under a topic (topic_id) is not sent to the recipients the topic keeps it from: they are
 // written suppressed, with email.suppressed saying why, in the same commit.
 import type { Kysely, Transaction } from 'kysely';
-import { ApiError, newId, outboxRows, validationError, type OutboxMessage } from '@postline/platform';
+import { ApiError, newId, outboxRows, type OutboxMessage } from '@postline/platform';
 import { claimIdempotencyKey, findAcceptedRequest, type IdempotencyKey } from '../db/accepted-requests.ts';
 import {
   insertAcceptedEmails,
@@ -34,7 +34,7 @@ import {
 import { renderTemplatedBodies, type TemplatedBody } from '../../templates/index.ts';
 import { emailEvent } from '../outbox/email-events.ts';
 import { scheduleMessages, sendMessages } from '../outbox/email-messages.ts';
-import { checkSender, lookUpSends, SenderRefused, topicOf, type SendGrant } from './sender-checks.ts';
+import { checkSender, lookUpSends, SenderRefused, senderRefusal, topicOf, type SendGrant } from './sender-checks.ts';
 
 /** Accepts single emails in groups (createSingleAccepts in single-accepts.ts). */
 export type SingleAccepts = { accept: (input: SingleAccept) => Promise<string> };
@@ -82,13 +82,13 @@ export async function acceptEmail(
     try {
       return { id: await deps.singles.accept({ teamId, request, grant, origin, now: deps.now() }) };
     } catch (err) {
-      if (err instanceof SenderRefused) throw validationError(err.message, 403);
+      if (err instanceof SenderRefused) throw senderRefusal(err.refusal);
       throw err;
     }
   }
   const { domains, topics } = await lookUpSends(deps.db, [{ teamId, request }]);
   const sender = checkSender(domains(teamId, request.fromDomain), request, grant);
-  if (!sender.ok) throw validationError(sender.message, 403);
+  if (!sender.ok) throw senderRefusal(sender);
   const topic = topicOf(topics, teamId, request);
   if (topic instanceof ApiError) throw topic;
   return acceptEmails(
@@ -145,7 +145,7 @@ export async function acceptBatch(
     else {
       const sender = checkSender(domains(teamId, item.fromDomain), item, grant);
       const topic = topicOf(topics, teamId, item);
-      if (!sender.ok) error = validationError(sender.message, 403);
+      if (!sender.ok) error = senderRefusal(sender);
       else if (topic instanceof ApiError) error = topic;
       else accepted.push({ request: item, domain: sender.domain, topic, origin });
     }

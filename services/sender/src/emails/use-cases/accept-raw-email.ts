@@ -17,7 +17,7 @@ import {
   refusalError,
 } from '../../message/index.ts';
 import { acceptEmails, type RequestOrigin, type SingleAccepts } from './accept-emails.ts';
-import { checkSender, SenderRefused, withOnboarding, type SendGrant } from './sender-checks.ts';
+import { checkSender, SenderRefused, senderRefusal, withOnboarding, type SendGrant } from './sender-checks.ts';
 
 export type AcceptRawDeps = { db: Kysely<SenderDb>; now: () => Date; singles: SingleAccepts };
 
@@ -83,7 +83,7 @@ export async function acceptRawEmail(
       });
       return { id: accepted };
     } catch (err) {
-      if (err instanceof SenderRefused) throw validationError(err.message, 403);
+      if (err instanceof SenderRefused) throw senderRefusal(err.refusal);
       throw err;
     }
   }
@@ -99,14 +99,14 @@ export async function acceptRawEmail(
     ),
   );
   const sender = checkSender(domains(teamId, request.fromDomain), request, grant);
-  if (!sender.ok) throw validationError(sender.message, 403);
+  if (!sender.ok) throw senderRefusal(sender);
   if (envelopeFromDomain && envelopeFromDomain !== request.fromDomain) {
     const envelopeSender = checkSender(
       domains(teamId, envelopeFromDomain),
       { ...request, fromDomain: envelopeFromDomain },
       grant,
     );
-    if (!envelopeSender.ok) throw validationError(envelopeSender.message, 403);
+    if (!envelopeSender.ok) throw senderRefusal(envelopeSender);
   }
 
   return acceptEmails(

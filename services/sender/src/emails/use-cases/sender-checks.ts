@@ -1,7 +1,7 @@
 // What accepting an email checks first, for one request or a group: the sending domains that sends name
 // and the team's right to send from them, and the topics they are sent under.
 import type { Kysely } from 'kysely';
-import { notFound, type ApiError } from '@postline/platform';
+import { ApiError, notFound } from '@postline/platform';
 import type { EmailRow, SenderDb, SendingDomainRow } from '../../db/schema.ts';
 import {
   contactForms,
@@ -17,7 +17,8 @@ import {
   isSandboxDomain,
   type EmailRequest,
 } from '../../message/index.ts';
-import { findSendingDomains, type DomainLookup } from '../../sending-domains/index.ts';
+import { findSendingDomains, type DomainLookup, type LookedUpDomain } from '../../sending-domains/index.ts';
+import { pausedMessage } from '../../reputation/index.ts';
 
 /**
  * The domain id of every email sent as the onboarding sender (`onboarding@resend.dev` or
@@ -106,17 +107,35 @@ export function topicOf(
  * inbox is on: every message stays in the install, so a domain the team has added may send before it is
  * verified.
  */
-export type SendGrant = { keyDomainId?: string | undefined; members: readonly string[]; devInbox: boolean };
+export type SendGrant = {
+  keyDomainId?: string | undefined;
+  members: readonly string[];
+  devInbox: boolean;
+  /**
+   * The emails are not new sends but pages of a broadcast already sending: made while the reputation guard
+   * has the team or domain paused, they wait with the rest of its queued mail.
+   */
+  whilePaused?: boolean;
+};
+
+/** Why a sender check refused: a 403 `validation_error`, or a 403 `sending_paused` from the reputation guard. */
+export type SenderRefusal = { ok: false; message: string; name?: 'sending_paused' };
+
+/** The API error of a refused sender check. */
+export function senderRefusal(refusal: Omit<SenderRefusal, 'ok'>): ApiError {
+  return new ApiError(403, refusal.name ?? 'validation_error', refusal.message);
+}
 
 /**
- * Why this team may not send `request` (the message of a 403 `validation_error`), given the team's domain
- * named by its from address (if any), or the domain it sends from.
+ * Why this team may not send `request` (the message of a 403 `validation_error`, or `sending_paused` while
+ * the reputation guard has the team or the domain paused), given the team's domain named by its from
+ * address (if any), or the domain it sends from.
  */
 export function checkSender(
-  domain: SendingDomainRow | undefined,
+  domain: LookedUpDomain | undefined,
   request: EmailRequest,
   grant: SendGrant,
-): { ok: true; domain: SendingDomainRow } | { ok: false; message: string } {
+): { ok: true; domain: SendingDomainRow } | SenderRefusal {
   if (domain?.domain_id === ONBOARDING_DOMAIN_ID) return checkOnboarding(domain, request, grant);
   if (!domain || !(domain.sending_verified || grant.devInbox)) {
     return {
@@ -129,7 +148,11 @@ export function checkSender(
   if (grant.keyDomainId !== undefined && domain.domain_id !== grant.keyDomainId) {
     return { ok: false, message: `This API key can only send from its own domain, not from ${request.fromDomain}.` };
   }
-  return { ok: true, domain };
+  if (domain.paused && !grant.whilePaused) {
+    return { ok: false, name: 'sending_paused', message: pausedMessage(domain.paused) };
+  }
+  const { paused: _paused, ...row } = domain;
+  return { ok: true, domain: row };
 }
 
 /**
@@ -165,5 +188,11 @@ function checkOnboarding(
   return { ok: true, domain };
 }
 
-/** A sender check that failed inside a group: the request's 403 `validation_error`. */
-export class SenderRefused extends Error {}
+/** A sender check that failed inside a group: the request's 403 `validation_error` or `sending_paused`. */
+export class SenderRefused extends Error {
+  readonly refusal: Omit<SenderRefusal, 'ok'>;
+  constructor(refusal: Omit<SenderRefusal, 'ok'>) {
+    super(refusal.message);
+    this.refusal = refusal;
+  }
+}

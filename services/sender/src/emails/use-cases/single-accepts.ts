@@ -34,8 +34,8 @@ export function createSingleAccepts(
         ? checkSender(domains(job.teamId, job.envelopeFromDomain), envelopeSend(job).request, job.grant)
         : undefined;
       const topic = topicOf(topics, job.teamId, job.request);
-      if (!sender.ok) job.reject(new SenderRefused(sender.message));
-      else if (envelopeSender && !envelopeSender.ok) job.reject(new SenderRefused(envelopeSender.message));
+      if (!sender.ok) job.reject(new SenderRefused(sender));
+      else if (envelopeSender && !envelopeSender.ok) job.reject(new SenderRefused(envelopeSender));
       else if (topic instanceof ApiError) job.reject(topic);
       else
         allowed.push({

@@ -2,9 +2,16 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { PREPARED } from '@postline/platform';
 import type { SenderDb, SendingDomainRow, SendingDomainsTable } from '../../db/schema.ts';
+import { TEAM_SCOPE, type SendingPause } from '../../reputation/index.ts';
+
+/**
+ * A sending domain as sends look it up: with the reputation guard's pause of its team or of itself (the
+ * team's first), which refuses new sends from it.
+ */
+export type LookedUpDomain = SendingDomainRow & { paused?: SendingPause | null };
 
 /** Looks up a sending domain by its team and name. */
-export type DomainLookup = (teamId: string, name: string) => SendingDomainRow | undefined;
+export type DomainLookup = (teamId: string, name: string) => LookedUpDomain | undefined;
 
 /** The sending domains these (team, name) pairs name, of any number of teams, in one query. */
 export async function findSendingDomains(
@@ -15,7 +22,13 @@ export async function findSendingDomains(
   // A batch names the same domain many times: ask for each pair once, not one joined row per email.
   const pairs = [...new Map(wanted.map((pair) => [key(pair.teamId, pair.name), pair])).values()];
   if (pairs.length === 0) return () => undefined;
-  const { rows } = await sql<SendingDomainRow>`select ${PREPARED} d.* from sending_domains d
+  const { rows } = await sql<LookedUpDomain>`select ${PREPARED} d.*,
+      (select json_build_object('scope', case when p.domain_id = ${TEAM_SCOPE}::uuid then 'team' else 'domain' end,
+          'domain', p.domain_name, 'reason', p.reason, 'sends', p.sends, 'bounce_rate', p.bounce_rate,
+          'complaint_rate', p.complaint_rate, 'line', p.line)
+        from reputation_pauses p where p.team_id = d.team_id and p.domain_id in (${TEAM_SCOPE}::uuid, d.domain_id)
+        order by p.domain_id limit 1) as paused
+    from sending_domains d
     join unnest(${pairs.map((pair) => pair.teamId)}::uuid[], ${pairs.map((pair) => pair.name)}::text[]) as q (team_id, name)
       on d.team_id = q.team_id and d.name = q.name
     where not d.deleted`.execute(db);
