@@ -53,7 +53,7 @@ beforeAll(async () => {
   // have had no subscriber.
   const connection = await amqp.connect(String(system.env.AMQP_URL));
   try {
-    const queue = `${String(system.env.BROKER_PREFIX)}.api-gateway.webhook-disabled`;
+    const queue = `${String(system.env.BROKER_PREFIX)}.api-gateway.admin-notices`;
     await waitFor(
       'the gateway consuming internal.webhook.disabled',
       async () => {

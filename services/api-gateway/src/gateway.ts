@@ -14,7 +14,7 @@ import {
   type Metrics,
 } from '@postline/platform';
 import { SCHEMA, type Env } from './config.ts';
-import { createWebhookDisabledConsumer } from './consumers/webhook-disabled.ts';
+import { createAdminNoticeConsumer } from './consumers/admin-notices.ts';
 import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
 import { createKeyCache } from './db/key-cache.ts';
@@ -199,7 +199,8 @@ export function createGateway(
 
 /**
  * With the dashboard's emails configured, the notices to a team's admins: a RabbitMQ connection of the
- * gateway's own for `internal.webhook.disabled`, and the mailer that sends them. The connection is not part
+ * gateway's own for `internal.webhook.disabled` and `internal.reputation.paused`, and the mailer that sends
+ * them. The connection is not part
  * of readiness and is not waited for: the API serves while RabbitMQ is away, and the notices wait in their
  * queue (the broker reconnects by itself). Without the emails configured the gateway has no connection at all.
  */
@@ -219,7 +220,7 @@ function noticeParts(deps: {
     connectionName: 'api-gateway',
   });
   const mailer = createNoticeMailer({ db, mail: deps.mail, logger });
-  const consumer = createWebhookDisabledConsumer({
+  const consumer = createAdminNoticeConsumer({
     db,
     broker,
     logger,
@@ -232,7 +233,7 @@ function noticeParts(deps: {
       start: () => void broker.start().catch((err: unknown) => logger.error({ err }, 'RabbitMQ did not start')),
       stop: () => broker.stop(),
     },
-    { name: 'internal.webhook.disabled', start: () => consumer.start(), stop: () => consumer.stop() },
+    { name: 'admin-notices', start: () => consumer.start(), stop: () => consumer.stop() },
     mailer,
   ];
 }

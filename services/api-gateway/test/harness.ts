@@ -144,7 +144,7 @@ export async function startGateway(
         const { work, dead, tiers } = consumerQueueNames(
           config.BROKER_PREFIX,
           'api-gateway',
-          'webhook-disabled',
+          'admin-notices',
           DEFAULT_RETRY_POLICY.tiersMs,
         );
         await deleteBrokerPrefix(config.AMQP_URL, config.BROKER_PREFIX, [work, dead, ...tiers.map((t) => t.queue)]);

@@ -27,5 +27,5 @@ export const CONSUMER_QUEUES: readonly {
   { service: 'domain-verifier', consumer: 'check-domain' },
   { service: 'scheduler', consumer: 'timer-commands' },
   { service: 'inbound-smtp', consumer: 'domain-state' },
-  { service: 'api-gateway', consumer: 'webhook-disabled', optional: true },
+  { service: 'api-gateway', consumer: 'admin-notices', optional: true },
 ];
