@@ -3,18 +3,26 @@
 // jobs and the public API.
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
-import { createIntervalJob, createServiceRuntime, outageLog, type Listening } from '@postline/platform';
+import {
+  createIntervalJob,
+  createRetentionPruner,
+  createServiceRuntime,
+  outageLog,
+  retentionPruneEveryMs,
+  type Listening,
+} from '@postline/platform';
 import { SCHEMA, type Env } from './config.ts';
 import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
 import { createKeyCache } from './db/key-cache.ts';
 import type { GatewayDb } from './db/schema.ts';
-import { teamHasAccess } from './db/teams.ts';
+import { teamHasAccess, teamRetentionOverrides } from './db/teams.ts';
 import type { Owners } from './domain/routes.ts';
 import { gatewayHttp } from './http/app.ts';
 import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
+import { createRetentionSync } from './jobs/retention-sync.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { createDashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
@@ -90,6 +98,21 @@ export function createGateway(
     run: () => pruneIdempotencyKeys(db),
     logger,
   });
+  // Request logs outlive no team's retention; idempotency records go after 24 hours (above), well within it.
+  const retentionPrune = createRetentionPruner({
+    db,
+    logger,
+    registry: metrics.registry,
+    everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+    retentionOf: () => teamRetentionOverrides(db),
+    tables: [{ table: 'request_logs', time: 'created_at' }],
+  });
+  const retentionSync = createRetentionSync({
+    db,
+    logger,
+    owners: [config.SENDER_URL, config.INBOUND_SMTP_URL, config.WEBHOOK_DISPATCHER_URL],
+    everyMs: Math.max(200, 5000 * config.POSTLINE_DELAY_SCALE),
+  });
   const http = gatewayHttp({
     db,
     redis,
@@ -151,6 +174,8 @@ export function createGateway(
           { name: 'request-logs', start: requestLogs.start, stop: requestLogs.stop },
           { name: 'key-usage', start: keyUsage.start, stop: keyUsage.stop },
           idempotencyPrune,
+          retentionPrune,
+          retentionSync,
         ],
       });
       // A database that cannot answer yet is no reason not to serve API keys: the link waits for the next start.

@@ -1,12 +1,20 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts: the domain read model's consumer, the MX, the relay listeners.
-import { createLinkSigner, createServiceRuntime, verpKeyOf } from '@postline/platform';
+import {
+  createLinkSigner,
+  createRetentionPruner,
+  createServiceRuntime,
+  readTeamRetention,
+  retentionPruneEveryMs,
+  verpKeyOf,
+} from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
 import { findDomainsForHost } from './db/receiving-domains.ts';
 import type { InboundDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createInboundMetrics } from './metrics.ts';
+import { INBOUND_RETAINED_TABLES } from './db/retention.ts';
 import { createDomainCache } from './smtp/mx-domains.ts';
 import { createAuthenticator, parseMessage } from './message-parsing/mx-message.ts';
 import { createMxServer } from './smtp/mx-server.ts';
@@ -76,6 +84,14 @@ await runtime.start({
   // Parts stop in reverse: the relay and the MX first (letting transactions in flight commit), then the consumer.
   parts: [
     { name: 'internal.domain.state', start: () => domainState.start(), stop: () => domainState.stop() },
+    createRetentionPruner({
+      db,
+      logger,
+      registry: metrics.registry,
+      everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+      retentionOf: () => readTeamRetention(db),
+      tables: INBOUND_RETAINED_TABLES,
+    }),
     mx,
     relay,
   ],

@@ -5,7 +5,10 @@ import {
   createLinkSigner,
   createOpenedCache,
   createSecretBox,
+  createRetentionPruner,
   createServiceRuntime,
+  readTeamRetention,
+  retentionPruneEveryMs,
   verpKeyOf,
   type Consumer,
 } from '@postline/platform';
@@ -47,6 +50,7 @@ import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } f
 import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSenderMetrics } from './metrics.ts';
+import { senderRetainedTables } from './retention/tables.ts';
 
 const config = loadConfig();
 // Bursts of accepted emails queue many outbox rows at once (a batch of 100 writes 200).
@@ -174,6 +178,14 @@ await runtime.start({
     createIdempotencyPrune({ db, now, logger }),
     createDevInboxPrune({ db, now, logger, retentionDays: config.DEV_INBOX_RETENTION_DAYS }),
     createMetricFold({ db, logger }),
+    createRetentionPruner({
+      db,
+      logger,
+      registry: metrics.registry,
+      everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+      retentionOf: () => readTeamRetention(db),
+      tables: senderRetainedTables(db),
+    }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({
       name: consumes,

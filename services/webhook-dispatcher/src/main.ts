@@ -1,10 +1,17 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
-import { createSecretBox, createServiceRuntime } from '@postline/platform';
+import {
+  createRetentionPruner,
+  createSecretBox,
+  createServiceRuntime,
+  readTeamRetention,
+  retentionPruneEveryMs,
+} from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverWebhookConsumer } from './consumers/deliver-webhook.ts';
 import { createPublicEventsConsumer, PUBLIC_EVENT_FAMILIES } from './consumers/public-events.ts';
 import { readUndelivered } from './db/events.ts';
+import { DISPATCHER_RETAINED_TABLES } from './db/retention.ts';
 import type { DispatcherDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createFirstAttemptSweeper } from './jobs/first-attempt-sweeper.ts';
@@ -59,6 +66,14 @@ await runtime.start({
   parts: [
     { name: 'webhook client', start: () => undefined, stop: () => client.close() },
     { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
+    createRetentionPruner({
+      db,
+      logger,
+      registry: runtime.metrics.registry,
+      everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+      retentionOf: () => readTeamRetention(db),
+      tables: DISPATCHER_RETAINED_TABLES,
+    }),
     { name: 'webhook-dispatcher.deliver', start: () => deliverCommands.start(), stop: () => deliverCommands.stop() },
     { name: 'in-process first attempts', start: () => undefined, stop: () => firstAttempts.stop() },
     // Named, as every consumer is in logs, by what it consumes.

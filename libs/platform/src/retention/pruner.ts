@@ -28,6 +28,11 @@ export type RetainedTable = {
    * `key` is the deleted rows' `column`.
    */
   orphans?: { table: string; key: string; column: string };
+  /**
+   * Runs before a team's rows are deleted, with the cutoff: keeps what is counted from them (a broadcast's
+   * results) where it outlives them. Idempotent: it runs again on every run that finds the team.
+   */
+  prepare?: (teamId: string, cutoff: Date) => Promise<unknown>;
 };
 
 export type RetentionPruner = IntervalJob & {
@@ -101,6 +106,7 @@ export function createRetentionPruner<DB>(deps: {
       for (const teamId of await teamsWithRows(deps.db, rule)) {
         const days = retention.get(teamId) ?? DEFAULT_RETENTION_DAYS;
         const cutoff = new Date(now().getTime() - days * 86_400_000);
+        await rule.prepare?.(teamId, cutoff);
         for (let i = 0; i < MAX_BATCHES; i++) {
           const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, batch);
           for (const [table, n] of Object.entries(deleted)) {
