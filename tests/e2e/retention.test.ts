@@ -33,6 +33,7 @@ const stamp = Date.now().toString(36);
 type Team = { id: string; key: string; resend: Resend; emails: { old: string; recent: string } };
 const teams = {} as Record<'byDefault' | 'longer', Team>;
 let inboundDomain = '';
+const domains: Record<string, string> = {};
 const received = { old: '', recent: '' };
 /** When the old emails' requests were logged: their request logs are the ones before it. */
 let betweenSends: Date;
@@ -118,7 +119,6 @@ beforeAll(async () => {
         mxPort: system.smtp.mx,
       })
     ).name;
-    const domains: Record<string, string> = {};
     for (const name of ['byDefault', 'longer'] as const) {
       domains[name] = (
         await createVerifiedDomain({
@@ -284,6 +284,44 @@ describe('data retention', () => {
     // The metrics counted from the email it still shows though its rows are gone.
     expect(((await api(byDefault, '/emails')).body.data as unknown[]).length).toBe(emailsBefore - 1);
     expect(await metricsOf(byDefault)).toEqual(metricsBefore);
+  });
+
+  it("keeps a broadcast's results and clicked links after its emails are gone", async () => {
+    const { byDefault } = teams;
+    const resend = byDefault.resend;
+    const segment = dataOf(await resend.segments.create({ name: `Retention ${stamp}` })).id;
+    for (const name of ['ada', 'bob']) {
+      dataOf(
+        await resend.contacts.create({ email: `${name}-${stamp}@${world.rcptDomain}`, segments: [{ id: segment }] }),
+      );
+    }
+    const broadcast = dataOf(
+      await resend.broadcasts.create({
+        segmentId: segment,
+        from: `Acme <news@${String(domains.byDefault)}>`,
+        subject: 'News',
+        html: '<p>News <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
+        send: true,
+      } as Parameters<Resend['broadcasts']['create']>[0]),
+    ).id;
+    const results = async () => (await api(byDefault, `/broadcasts/${broadcast}/results`)).body;
+    await waitFor('both delivered', async () => (await results()).delivered === 2, 60_000);
+    const before = await results();
+    const linksBefore = (await api(byDefault, `/broadcasts/${broadcast}/clicked-links`)).body;
+    expect(before).toMatchObject({ sent: 2, delivered: 2 });
+
+    await sql`update emails set created_at = now() - interval '40 days' where broadcast_id = ${broadcast}::uuid`.execute(
+      dbs.sender,
+    );
+    await waitFor(
+      "the broadcast's emails gone",
+      async () => (await count(dbs.sender, sql`select 1 from emails where broadcast_id = ${broadcast}::uuid`)) === 0,
+    );
+    expect(
+      await count(dbs.sender, sql`select 1 from broadcast_recipients where broadcast_id = ${broadcast}::uuid`),
+    ).toBe(0);
+    expect(await results()).toEqual(before);
+    expect((await api(byDefault, `/broadcasts/${broadcast}/clicked-links`)).body).toEqual(linksBefore);
   });
 
   it('reports the rows pruned and the oldest row kept on each service’s /metrics', async () => {
