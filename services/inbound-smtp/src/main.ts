@@ -6,6 +6,7 @@ import {
   createServiceRuntime,
   readTeamRetention,
   retentionPruneEveryMs,
+  teamRetentionRoutes,
   verpKeyOf,
 } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
@@ -80,7 +81,11 @@ const relay = createRelayServers({
 });
 
 await runtime.start({
-  routes: (app) => app.use(internalRoutes(receivedEmails)),
+  routes: (app) => {
+    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    app.use(teamRetentionRoutes(db));
+    app.use(internalRoutes(receivedEmails));
+  },
   // Parts stop in reverse: the relay and the MX first (letting transactions in flight commit), then the consumer.
   parts: [
     { name: 'internal.domain.state', start: () => domainState.start(), stop: () => domainState.stop() },

@@ -9,6 +9,7 @@ import {
   createServiceRuntime,
   readTeamRetention,
   retentionPruneEveryMs,
+  teamRetentionRoutes,
   verpKeyOf,
   type Consumer,
 } from '@postline/platform';
@@ -148,7 +149,9 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
 ];
 
 await runtime.start({
-  routes: (app) =>
+  routes: (app) => {
+    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    app.use(teamRetentionRoutes(db));
     app.use(
       internalRoutes({
         db,
@@ -166,7 +169,8 @@ await runtime.start({
         formTokens: createFormTokens(config.POSTLINE_SECRET_KEY),
         logger,
       }),
-    ),
+    );
+  },
   largeBodies: [SEND_EMAIL_BODY],
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
   // the idempotency pruner, the composer threads and the MTA's idle sessions.

@@ -6,6 +6,7 @@ import {
   createServiceRuntime,
   readTeamRetention,
   retentionPruneEveryMs,
+  teamRetentionRoutes,
 } from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverWebhookConsumer } from './consumers/deliver-webhook.ts';
@@ -52,7 +53,9 @@ const deliverCommands = createDeliverWebhookConsumer({ db, broker, logger, deliv
 const sweeper = createFirstAttemptSweeper({ db, logger });
 
 await runtime.start({
-  routes: (app) =>
+  routes: (app) => {
+    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    app.use(teamRetentionRoutes(db));
     app.use(
       internalRoutes({
         db,
@@ -60,7 +63,8 @@ await runtime.start({
         allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
         scale: config.POSTLINE_DELAY_SCALE,
       }),
-    ),
+    );
+  },
   // Stopped in reverse: public events first, then the in-process first attempts they started finish and
   // are recorded, and the client closes last.
   parts: [

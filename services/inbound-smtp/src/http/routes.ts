@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { requireTeam, teamRetentionRoutes } from '@postline/platform';
+import { requireTeam } from '@postline/platform';
 import type { ReceivedEmailDeps } from '../use-cases/received-emails.ts';
 import { inboundLinkRoutes } from './inbound-links.ts';
 import { receivedEmailRoutes } from './received-emails.ts';
@@ -11,8 +11,6 @@ export function internalRoutes(deps: ReceivedEmailDeps): Router {
   router.use(inboundLinkRoutes(deps));
   // Every family this service owns is reachable only through the gateway, which sets the team header.
   router.use(['/emails/receiving'], requireTeam());
-  // The gateway's push of the team's retention (the retention job's read model).
-  router.use(teamRetentionRoutes(deps.db));
   router.use(receivedEmailRoutes(deps));
   return router;
 }

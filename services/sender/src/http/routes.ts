@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { requireTeam, teamRetentionRoutes } from '@postline/platform';
+import { requireTeam } from '@postline/platform';
 import { audienceRoutes } from '../audience/index.ts';
 import { broadcastRoutes } from '../broadcasts/index.ts';
 import { deliveryRoutes } from '../delivery/index.ts';
@@ -32,8 +32,6 @@ export function internalRoutes(
     ],
     requireTeam(),
   );
-  // The gateway's push of the team's retention (the retention job's read model).
-  router.use(teamRetentionRoutes(deps.db));
   router.use(emailsRoutes(deps));
   router.use(deliveryRoutes(deps));
   router.use(devInboxRoutes(deps));
