@@ -46,10 +46,9 @@ const BATCH = 500;
 const MAX_BATCHES = 200;
 
 /**
- * The retention job of one service: every `everyMs`, for each table in order (children's own tables
- * before the parents that would otherwise cascade them), each team's rows older than its retention
- * (`retentionOf`, else DEFAULT_RETENTION_DAYS) are deleted, BATCH rows per statement, each statement its
- * own transaction. Rows a request holds are skipped (SKIP LOCKED) and taken on the next run, so the job
+ * The retention job of one service: every `everyMs`, for each table in order, each team's rows older than
+ * its retention (`retentionOf`, else DEFAULT_RETENTION_DAYS) are deleted with their children, BATCH rows per
+ * statement, each statement its own transaction. A run costs one statement per table while nothing is old. Rows a request holds are skipped (SKIP LOCKED) and taken on the next run, so the job
  * never makes a request wait; a restart mid-way loses nothing, the next run goes on from the rows left.
  *
  * Metrics on the service's registry: `retention_rows_pruned_total{table}` (children included) and
@@ -102,23 +101,26 @@ export function createRetentionPruner<DB>(deps: {
     const retention = await deps.retentionOf();
     const counts: Record<string, number> = {};
     for (const rule of deps.tables) {
-      let oldestTime: Date | undefined;
-      for (const teamId of await teamsWithRows(deps.db, rule)) {
+      let oldestKept: Date | undefined;
+      for (const [teamId, oldest] of await oldestPerTeam(deps.db, rule)) {
         const days = retention.get(teamId) ?? DEFAULT_RETENTION_DAYS;
         const cutoff = new Date(now().getTime() - days * 86_400_000);
-        await rule.prepare?.(teamId, cutoff);
-        for (let i = 0; i < MAX_BATCHES; i++) {
-          const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, batch);
-          for (const [table, n] of Object.entries(deleted)) {
-            counts[table] = (counts[table] ?? 0) + n;
-            if (n > 0) pruned.inc({ table }, n);
+        let first: Date | undefined = oldest;
+        if (oldest < cutoff) {
+          await rule.prepare?.(teamId, cutoff);
+          for (let i = 0; i < MAX_BATCHES; i++) {
+            const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, batch);
+            for (const [table, n] of Object.entries(deleted)) {
+              counts[table] = (counts[table] ?? 0) + n;
+              if (n > 0) pruned.inc({ table }, n);
+            }
+            if ((deleted[rule.table] ?? 0) < batch) break;
           }
-          if ((deleted[rule.table] ?? 0) < batch) break;
+          first = await oldestOf(deps.db, rule, teamId);
         }
-        const first = await oldestOf(deps.db, rule, teamId);
-        if (first && (!oldestTime || first < oldestTime)) oldestTime = first;
+        if (first && (!oldestKept || first < oldestKept)) oldestKept = first;
       }
-      oldest.set({ table: rule.table }, oldestTime ? Math.max(0, (now().getTime() - oldestTime.getTime()) / 1000) : 0);
+      oldest.set({ table: rule.table }, oldestKept ? Math.max(0, (now().getTime() - oldestKept.getTime()) / 1000) : 0);
     }
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (total > 0) deps.logger.info({ pruned: counts }, 'retention: rows past their team’s retention deleted');
@@ -129,18 +131,25 @@ export function createRetentionPruner<DB>(deps: {
   return { ...job, runOnce };
 }
 
-/** The teams with rows in the table: one index probe per team (a loose index scan), not a scan of the rows. */
-async function teamsWithRows<DB>(db: Kysely<DB>, rule: RetainedTable): Promise<string[]> {
+/**
+ * Each team with rows in the table, and its oldest row's time, in one statement: one index probe per team
+ * (a loose index scan of the (team_id, time) index), not a scan of the rows. A run touches only the teams
+ * whose oldest row is past their cutoff.
+ */
+async function oldestPerTeam<DB>(db: Kysely<DB>, rule: RetainedTable): Promise<Map<string, Date>> {
   const t = sql.table(rule.table);
   const time = sql.ref(rule.time);
-  const { rows } = await sql<{ team_id: string }>`with recursive teams as (
-      (select team_id from ${t} where ${time} is not null order by team_id limit 1)
+  const { rows } = await sql<{ team_id: string; oldest: Date }>`with recursive teams as (
+      (select team_id, ${time} as oldest from ${t} where ${time} is not null order by team_id, ${time} limit 1)
       union all
-      select (select team_id from ${t} where ${time} is not null and team_id > teams.team_id order by team_id limit 1)
-      from teams where teams.team_id is not null
+      select next.team_id, next.oldest from teams, lateral (
+        select team_id, ${time} as oldest from ${t}
+        where ${time} is not null and team_id > teams.team_id
+        order by team_id, ${time} limit 1
+      ) next
     )
-    select team_id from teams where team_id is not null`.execute(db);
-  return rows.map((row) => row.team_id);
+    select team_id, oldest from teams`.execute(db);
+  return new Map(rows.map((row) => [row.team_id, row.oldest]));
 }
 
 async function oldestOf<DB>(db: Kysely<DB>, rule: RetainedTable, teamId: string): Promise<Date | undefined> {
