@@ -190,4 +190,31 @@ describe('the Team and Audit log pages', () => {
       await s.close();
     }
   });
+  it('shows the data retention the operator set, on the Team page and on the lists whose rows age out', async () => {
+    const team = await createTeam(system, 'Keepers');
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, team.admin, '/dashboard/team');
+      const settings = page.getByRole('region', { name: 'Settings' });
+      await settings.getByText('30 days').waitFor();
+      await system.admin('team', 'set-retention', '--team', team.teamId, '--days', '45');
+      await page.reload();
+      await settings.getByText('45 days').waitFor();
+      expect(await settings.textContent()).toContain('Data retention');
+      await checkPage(s, 'team-retention');
+
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      await nav.getByRole('link', { name: 'Emails' }).click();
+      await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+      await page.getByText('Emails are kept for 45 days; older ones are deleted.').waitFor();
+      await nav.getByRole('link', { name: 'Logs' }).click();
+      await page.getByRole('heading', { name: 'Logs', level: 1 }).waitFor();
+      await page.getByText('Logs are kept for 45 days; older ones are deleted.').waitFor();
+      await checkPage(s, 'logs-retention');
+      expect(s.problems()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
 });

@@ -105,6 +105,7 @@ export {
   RELAY_ONLY_HEADERS,
   SEND_EMAIL_BODY,
 } from './api-limits.ts';
+export { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, RetentionDays, TeamRetentionUpdate } from './retention.ts';
 export {
   FAMILIES,
   OPERATIONS,

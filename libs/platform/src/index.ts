@@ -15,6 +15,19 @@ export {
 export { paginate, type Page } from './db/pagination.ts';
 export { escapeLike, firstIdAt } from './db/list-filters.ts';
 export { deleteInBatches } from './db/delete-in-batches.ts';
+export {
+  createRetentionPruner,
+  retentionPruneEveryMs,
+  type RetainedTable,
+  type RetentionPruner,
+} from './retention/pruner.ts';
+export {
+  createTeamRetentionTable,
+  readTeamRetention,
+  saveTeamRetention,
+  type TeamRetentionTable,
+} from './retention/tables.ts';
+export { teamRetentionRoutes, TEAM_RETENTION_PATH } from './retention/route.ts';
 export { listenChannel, type ChannelListener, type ListenOptions } from './db/listen.ts';
 export { sendDownload, headerSafeType, type Download as PublicDownload } from './http/download.ts';
 export { readFormBody, type FormBodyLimits } from './http/form-body.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BaseEnv, BrokerEnv, parseEnv, port } from '@postline/platform';
+import { BaseEnv, BrokerEnv, parseEnv, port, positiveNumber } from '@postline/platform';
 
 const Url = z.string().url();
 
@@ -26,6 +26,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
    * then that many hops from the right of it. 0: none; the client is the connection's peer, and a client's
    * own X-Forwarded-For is ignored (it could name anyone).
    */
+  /** Multiplies the retention jobs' intervals (tests shrink it); see docs/configuration.md. */
+  POSTLINE_DELAY_SCALE: positiveNumber(1),
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PUBLIC_BASE_URL: Url.default('http://localhost:3000'),
   /** A dashboard session ends after this long unused… */

@@ -7,8 +7,10 @@ import type { Kysely } from 'kysely';
 import {
   createBroker,
   createIntervalJob,
+  createRetentionPruner,
   createServiceRuntime,
   outageLog,
+  retentionPruneEveryMs,
   type Listening,
   type Logger,
   type Metrics,
@@ -19,7 +21,7 @@ import { findApiKeyWithTeam } from './db/api-keys.ts';
 import { pruneIdempotencyKeys } from './db/idempotency.ts';
 import { createKeyCache } from './db/key-cache.ts';
 import type { GatewayDb } from './db/schema.ts';
-import { teamHasAccess } from './db/teams.ts';
+import { teamHasAccess, teamRetentionOverrides } from './db/teams.ts';
 import type { Owners } from './domain/routes.ts';
 import { gatewayHttp } from './http/app.ts';
 import { createIdempotencyLeases } from './jobs/idempotency-leases.ts';
@@ -27,6 +29,7 @@ import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createNoticeMailer } from './jobs/notice-mailer.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
+import { createRetentionSync } from './jobs/retention-sync.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { createDashboardMail, type DashboardMail } from './owners/dashboard-mail.ts';
 import { createDomainExists } from './owners/domain-exists.ts';
@@ -115,6 +118,21 @@ export function createGateway(
     logger,
   });
   const notices = mail ? noticeParts({ config, db, logger, metrics, mail }) : [];
+  // Request logs outlive no team's retention; idempotency records go after 24 hours (above), well within it.
+  const retentionPrune = createRetentionPruner({
+    db,
+    logger,
+    registry: metrics.registry,
+    everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+    retentionOf: () => teamRetentionOverrides(db),
+    tables: [{ table: 'request_logs', time: 'created_at' }],
+  });
+  const retentionSync = createRetentionSync({
+    db,
+    logger,
+    owners: [config.SENDER_URL, config.INBOUND_SMTP_URL, config.WEBHOOK_DISPATCHER_URL],
+    everyMs: Math.max(200, 5000 * config.POSTLINE_DELAY_SCALE),
+  });
   const http = gatewayHttp({
     db,
     redis,
@@ -173,6 +191,8 @@ export function createGateway(
           { name: 'request-logs', start: requestLogs.start, stop: requestLogs.stop },
           { name: 'key-usage', start: keyUsage.start, stop: keyUsage.stop },
           idempotencyPrune,
+          retentionPrune,
+          retentionSync,
           ...notices,
           // Stopped right after HTTP: a request in flight keeps its key's lease until it is answered.
           idempotencyLeases.part,

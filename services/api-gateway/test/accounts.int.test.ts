@@ -142,11 +142,31 @@ describe('the admin CLI', () => {
       await expect(cli('key', 'create', '--team', team.teamId, ...args)).rejects.toMatchObject({ code: 2 });
   });
 
+  it('sets a team’s retention, marked for the other services to be told, and refuses days outside 1 to 3650', async () => {
+    const team = await gw.createTeam();
+    const line = JSON.parse(
+      (await cli('team', 'set-retention', '--team', team.teamId, '--days', '90')).stdout,
+    ) as unknown;
+    expect(line).toEqual({ team_id: team.teamId, retention_days: 90 });
+    const row = await gw.db
+      .selectFrom('teams')
+      .select(['retention_days', 'retention_unsynced'])
+      .where('id', '=', team.teamId)
+      .executeTakeFirstOrThrow();
+    // The harness's gateway has no owners to push to: the change stays marked until they answer.
+    expect(row).toEqual({ retention_days: 90, retention_unsynced: true });
+    for (const days of ['0', '3651', '1.5', 'x'])
+      await expect(cli('team', 'set-retention', '--team', team.teamId, '--days', days)).rejects.toMatchObject({
+        code: 2,
+      });
+  });
+
   it('exits 1, not 2 (a usage error), for a well-formed team id that names no team', async () => {
     const missing = '01a21ae0-cde7-75ab-9b3c-000000000000';
     for (const args of [
       ['team', 'disable', '--team', missing],
       ['team', 'set-rate-limit', '--team', missing, '--per-second', '5'],
+      ['team', 'set-retention', '--team', missing, '--days', '90'],
       ['user', 'create', '--team', missing, '--email', 'nobody@example.com'],
       ['key', 'create', '--team', missing, '--name', 'x'],
     ])

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DEFAULT_RETENTION_DAYS } from '@postline/contracts';
 import { asUser, createUser, ORIGIN, PASSWORD, signIn } from './accounts-harness.ts';
 import { call, startGateway, type Gateway } from './harness.ts';
 
@@ -205,7 +206,7 @@ describe('asking for a password reset', () => {
 });
 
 describe('the team', () => {
-  it('shows the session’s team with its role, access and rate limit, also while its access is off', async () => {
+  it('shows the session’s team with its role, access, rate limit and retention, also while its access is off', async () => {
     const team = await gw.createTeam({ rateLimit: 7 });
     const member = await createUser(gw, [[team.teamId, 'member']]);
     const s = await signIn(gw, member.email);
@@ -218,8 +219,11 @@ describe('the team', () => {
       role: 'member',
       access_enabled: true,
       rate_limit_per_second: 7,
+      retention_days: DEFAULT_RETENTION_DAYS,
       created_at: expect.any(String),
     });
+    await gw.db.updateTable('teams').set({ retention_days: 90 }).where('id', '=', team.teamId).execute();
+    expect((await asUser(gw, s, 'GET', '/dashboard-api/team')).body).toMatchObject({ retention_days: 90 });
     await gw.db.updateTable('teams').set({ access_enabled: false }).where('id', '=', team.teamId).execute();
     expect((await asUser(gw, s, 'GET', '/dashboard-api/team')).body).toMatchObject({ access_enabled: false });
     expect((await call(gw, 'GET', '/dashboard-api/team', { headers: { cookie: s.cookie } })).status).toBe(403);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BaseEnv, BrokerEnv, commaList, parseEnv, port } from '@postline/platform';
+import { BaseEnv, BrokerEnv, commaList, parseEnv, port, positiveNumber } from '@postline/platform';
 
 const Url = z.string().url();
 
@@ -8,6 +8,8 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   HTTP_PORT: port(3102),
   /** Signs the received emails' download links and checks the VERP tags of bounces. */
   POSTLINE_SECRET_KEY: z.string().min(16, 'must be at least 16 characters'),
+  /** Multiplies the retention job's interval (tests shrink it). */
+  POSTLINE_DELAY_SCALE: positiveNumber(1),
   /** The inbound MX (port 25 in production). */
   SMTP_MX_PORT: port(2525),
   /** The SMTP relay with STARTTLS (587 in production). */

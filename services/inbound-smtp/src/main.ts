@@ -1,6 +1,14 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts: the domain read model's consumer, the MX, the relay listeners.
-import { createLinkSigner, createServiceRuntime, verpKeyOf } from '@postline/platform';
+import {
+  createLinkSigner,
+  createRetentionPruner,
+  createServiceRuntime,
+  readTeamRetention,
+  retentionPruneEveryMs,
+  teamRetentionRoutes,
+  verpKeyOf,
+} from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
 import { findDomainsForHost, findLiveDomain } from './db/receiving-domains.ts';
@@ -8,6 +16,7 @@ import { DEFAULT_DMARC_LIMITS } from './use-cases/dmarc-reports.ts';
 import type { InboundDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createInboundMetrics } from './metrics.ts';
+import { INBOUND_RETAINED_TABLES } from './db/retention.ts';
 import { createDomainCache } from './smtp/mx-domains.ts';
 import { createAuthenticator, parseMessage } from './message-parsing/mx-message.ts';
 import { createMxServer } from './smtp/mx-server.ts';
@@ -76,10 +85,22 @@ const relay = createRelayServers({
 });
 
 await runtime.start({
-  routes: (app) => app.use(internalRoutes(receivedEmails)),
+  routes: (app) => {
+    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    app.use(teamRetentionRoutes(db));
+    app.use(internalRoutes(receivedEmails));
+  },
   // Parts stop in reverse: the relay and the MX first (letting transactions in flight commit), then the consumer.
   parts: [
     { name: 'internal.domain.state', start: () => domainState.start(), stop: () => domainState.stop() },
+    createRetentionPruner({
+      db,
+      logger,
+      registry: metrics.registry,
+      everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+      retentionOf: () => readTeamRetention(db),
+      tables: INBOUND_RETAINED_TABLES,
+    }),
     mx,
     relay,
   ],

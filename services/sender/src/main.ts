@@ -5,7 +5,11 @@ import {
   createLinkSigner,
   createOpenedCache,
   createSecretBox,
+  createRetentionPruner,
   createServiceRuntime,
+  readTeamRetention,
+  retentionPruneEveryMs,
+  teamRetentionRoutes,
   verpKeyOf,
   type Consumer,
 } from '@postline/platform';
@@ -48,6 +52,7 @@ import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSenderMetrics } from './metrics.ts';
 import { countPauses, createReputationGuard } from './reputation/index.ts';
+import { senderRetainedTables } from './retention/tables.ts';
 
 const config = loadConfig();
 // Bursts of accepted emails queue many outbox rows at once (a batch of 100 writes 200).
@@ -157,7 +162,9 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
 ];
 
 await runtime.start({
-  routes: (app) =>
+  routes: (app) => {
+    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    app.use(teamRetentionRoutes(db));
     app.use(
       internalRoutes({
         db,
@@ -176,7 +183,8 @@ await runtime.start({
         logger,
         thresholds,
       }),
-    ),
+    );
+  },
   largeBodies: [SEND_EMAIL_BODY],
   // Parts stop in reverse: the consumers first (letting attempts in flight finish and be recorded), then
   // the idempotency pruner, the composer threads and the MTA's idle sessions.
@@ -194,6 +202,14 @@ await runtime.start({
       now,
       thresholds,
       onPaused: (reason) => senderMetrics.reputationPauses.inc({ reason }),
+    }),
+    createRetentionPruner({
+      db,
+      logger,
+      registry: metrics.registry,
+      everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+      retentionOf: () => readTeamRetention(db),
+      tables: senderRetainedTables(db),
     }),
     { name: 'engagements', start: () => engagements.start(), stop: () => engagements.stop() },
     ...consumers.map(({ consumes, consumer }) => ({

@@ -1,10 +1,18 @@
 // Wiring only: config → runtime (logger, metrics, db, broker, outbox relay, HTTP, graceful stop) → this
 // service's own parts.
-import { createSecretBox, createServiceRuntime } from '@postline/platform';
+import {
+  createRetentionPruner,
+  createSecretBox,
+  createServiceRuntime,
+  readTeamRetention,
+  retentionPruneEveryMs,
+  teamRetentionRoutes,
+} from '@postline/platform';
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDeliverWebhookConsumer } from './consumers/deliver-webhook.ts';
 import { createPublicEventsConsumer, PUBLIC_EVENT_FAMILIES } from './consumers/public-events.ts';
 import { readUndelivered } from './db/events.ts';
+import { DISPATCHER_RETAINED_TABLES } from './db/retention.ts';
 import type { DispatcherDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createFirstAttemptSweeper } from './jobs/first-attempt-sweeper.ts';
@@ -45,7 +53,9 @@ const deliverCommands = createDeliverWebhookConsumer({ db, broker, logger, deliv
 const sweeper = createFirstAttemptSweeper({ db, logger });
 
 await runtime.start({
-  routes: (app) =>
+  routes: (app) => {
+    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    app.use(teamRetentionRoutes(db));
     app.use(
       internalRoutes({
         db,
@@ -53,12 +63,21 @@ await runtime.start({
         allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
         scale: config.POSTLINE_DELAY_SCALE,
       }),
-    ),
+    );
+  },
   // Stopped in reverse: public events first, then the in-process first attempts they started finish and
   // are recorded, and the client closes last.
   parts: [
     { name: 'webhook client', start: () => undefined, stop: () => client.close() },
     { name: 'first-attempt sweeper', start: () => sweeper.start(), stop: () => sweeper.stop() },
+    createRetentionPruner({
+      db,
+      logger,
+      registry: runtime.metrics.registry,
+      everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
+      retentionOf: () => readTeamRetention(db),
+      tables: DISPATCHER_RETAINED_TABLES,
+    }),
     { name: 'webhook-dispatcher.deliver', start: () => deliverCommands.start(), stop: () => deliverCommands.stop() },
     { name: 'in-process first attempts', start: () => undefined, stop: () => firstAttempts.stop() },
     // Named, as every consumer is in logs, by what it consumes.

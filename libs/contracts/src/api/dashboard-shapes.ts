@@ -113,5 +113,11 @@ export const DashboardTeam = z.strictObject({
     .int()
     .nullable()
     .describe('The team’s own limit of API requests per second; null uses the server’s default.'),
+  retention_days: z
+    .number()
+    .int()
+    .describe(
+      'Days the team’s emails, logs, events and received mail are kept before they are deleted (set by the operator).',
+    ),
   created_at: Timestamp,
 });

@@ -1,10 +1,11 @@
 // The operator commands behind `npm run admin` (cli.ts prints their lines; the usage is listed there).
 import { parseArgs } from 'node:util';
+import { MAX_RETENTION_DAYS } from '@postline/contracts';
 import { createDb, ensureDatabase, isUuid, newId } from '@postline/platform';
 import { loadConfig, SCHEMA } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
 import type { GatewayDb } from '../db/schema.ts';
-import { insertTeam, setTeamAccess, setTeamRateLimit } from '../db/teams.ts';
+import { insertTeam, setTeamAccess, setTeamRateLimit, setTeamRetention } from '../db/teams.ts';
 import { issueApiKey } from '../use-cases/api-keys.ts';
 import { createKeyCommand, KEY_USAGE } from './keys.ts';
 import { createUserCommand, USER_USAGE } from './users.ts';
@@ -17,6 +18,7 @@ const USAGE = `usage:
   team disable --team ID
   team enable --team ID
   team set-rate-limit --team ID --per-second N
+  team set-retention --team ID --days N
 ${USER_USAGE}
 ${KEY_USAGE}
 ${DEAD_LETTERS_USAGE}`;
@@ -32,6 +34,7 @@ export async function runAdminCommand(argv: string[]): Promise<Line[]> {
         name: { type: 'string' },
         team: { type: 'string' },
         'per-second': { type: 'string' },
+        days: { type: 'string' },
         queue: { type: 'string' },
         limit: { type: 'string' },
         email: { type: 'string' },
@@ -58,7 +61,10 @@ export async function runAdminCommand(argv: string[]): Promise<Line[]> {
   return [await team(verb, values)];
 }
 
-async function team(verb: string, values: { name?: string; team?: string; 'per-second'?: string }): Promise<Line> {
+async function team(
+  verb: string,
+  values: { name?: string; team?: string; 'per-second'?: string; days?: string },
+): Promise<Line> {
   const config = loadConfig();
   await ensureDatabase(config.DATABASE_URL);
   const { db } = createDb<GatewayDb>({ url: config.DATABASE_URL, schema: SCHEMA, max: 1 });
@@ -96,6 +102,15 @@ async function team(verb: string, values: { name?: string; team?: string; 'per-s
           throw new UsageError('--per-second must be a positive integer');
         if (!(await setTeamRateLimit(db, id, perSecond))) throw new Error(`no team ${id}`);
         return { team_id: id, rate_limit_per_second: perSecond };
+      }
+      case 'set-retention': {
+        const id = teamId();
+        const days = Number(values.days);
+        if (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS)
+          throw new UsageError(`--days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}`);
+        // The gateway's retention-sync job tells the other owners within seconds (teams.retention_unsynced).
+        if (!(await setTeamRetention(db, id, days, new Date()))) throw new Error(`no team ${id}`);
+        return { team_id: id, retention_days: days };
       }
       default:
         throw new UsageError(USAGE);

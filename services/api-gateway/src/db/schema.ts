@@ -8,6 +8,12 @@ export type TeamsTable = {
   access_enabled: Generated<boolean>;
   /** Per-team override of RATE_LIMIT_PER_SECOND; null uses the default. */
   rate_limit_per_second: number | null;
+  /** Days its rows that grow with traffic are kept; null uses DEFAULT_RETENTION_DAYS. */
+  retention_days: number | null;
+  /** When the operator last set retention_days: orders the pushes to the owners. */
+  retention_changed_at: Date | null;
+  /** The owners have yet to be told of the last change (the retention-sync job). */
+  retention_unsynced: Generated<boolean>;
   created_at: CreatedAt;
 };
 

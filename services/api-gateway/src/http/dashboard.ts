@@ -1,6 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { Kysely } from 'kysely';
-import { ApiRequests } from '@postline/contracts';
+import { ApiRequests, DEFAULT_RETENTION_DAYS } from '@postline/contracts';
 import {
   ApiError,
   formatTimestamp,
@@ -223,6 +223,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
         role,
         access_enabled: team.access_enabled,
         rate_limit_per_second: team.rate_limit_per_second,
+        retention_days: team.retention_days ?? DEFAULT_RETENTION_DAYS,
         created_at: formatTimestamp(team.created_at),
       });
     },

@@ -314,6 +314,17 @@ export type BroadcastsTable = {
   rejected_by: ColumnType<string | null, string | null | undefined, string | null>;
   rejected_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   rejection_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * Its results and clicked links as they stood when its emails began to age out (the retention job writes
+   * them first); null until then, while they are counted from the emails' rows.
+   */
+  final_results: ColumnType<FinalBroadcastResults | null, never, string>;
+};
+
+/** A broadcast's results kept once the rows they are counted from age out (see final_results). */
+export type FinalBroadcastResults = {
+  counts: Record<string, number>;
+  links: { url: string; clicks: number; unique_clicks: number }[];
 };
 
 /** A team's broadcast settings (no row: the defaults). */

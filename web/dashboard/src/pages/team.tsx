@@ -1,22 +1,18 @@
-// The team: its settings (rate limit, access), its members and their roles, and its open invites. Members
+// The team: its settings (rate limit, access, data retention), its members and their roles, and its open invites. Members
 // and invites are the admins' business, as in Resend: a member sees the team read-only and the API's word
 // on the rest. Sign-in sessions are the person's own, on Your account.
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import type { DashboardShape } from '@postline/contracts';
-import { get } from '../api/client.ts';
 import { useIsAdmin } from '../session.tsx';
 import { Badge, ErrorMessage, Loading } from '../ui/feedback.tsx';
+import { retentionText, useTeam } from '../ui/retention.tsx';
 import { Time } from '../ui/time.tsx';
 import { Invites } from './team/invites.tsx';
 import { Members } from './team/members.tsx';
 
 export default function Team() {
   const isAdmin = useIsAdmin();
-  const team = useQuery({
-    queryKey: ['team'],
-    queryFn: () => get<DashboardShape<'DashboardTeam'>>('/dashboard-api/team'),
-  });
+  const team = useTeam();
   return (
     <>
       <div className="page-header">
@@ -58,6 +54,14 @@ function Settings({ team }: { team: DashboardShape<'DashboardTeam'> }) {
           {team.rate_limit_per_second === null
             ? 'The server’s default'
             : `${team.rate_limit_per_second} requests per second`}
+        </dd>
+        <dt>Data retention</dt>
+        <dd>
+          {retentionText(team.retention_days)}{' '}
+          <span className="muted small-text">
+            (emails, received mail, logs and webhook events older than this are deleted; the operator sets it with the
+            admin CLI)
+          </span>
         </dd>
         <dt>Created</dt>
         <dd>

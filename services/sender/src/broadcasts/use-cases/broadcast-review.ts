@@ -87,5 +87,9 @@ export async function resultsOf(
   id: string,
 ): Promise<{ broadcast: BroadcastRow; counts: BroadcastResultCounts }> {
   const broadcast = await requireBroadcast(deps.db, teamId, id);
-  return { broadcast, counts: await broadcastResults(deps.db, { id: broadcast.id, topicId: broadcast.topic_id }) };
+  // Kept on the broadcast once its emails began to age out (the retention job); counted live until then.
+  const counts =
+    (broadcast.final_results?.counts as BroadcastResultCounts | undefined) ??
+    (await broadcastResults(deps.db, { id: broadcast.id, topicId: broadcast.topic_id }));
+  return { broadcast, counts };
 }

@@ -249,7 +249,7 @@ export type BroadcastRecipientItem = RecipientListItem & { count?: number; click
 /** The links clicked in a broadcast's emails, most clicked first (clicks, and emails that clicked). */
 export async function broadcastClickedLinks(deps: BroadcastDeps, teamId: string, id: string): Promise<ClickedLink[]> {
   const broadcast = await requireBroadcast(deps.db, teamId, id);
-  return listClickedLinks(deps.db, broadcast.team_id, broadcast.id);
+  return broadcast.final_results?.links ?? listClickedLinks(deps.db, broadcast.team_id, broadcast.id);
 }
 
 /**

@@ -11,6 +11,7 @@ import { Field, LateSelect, text } from '../../ui/form.tsx';
 import { FilterForm, ListTable, Pager, useFilters, useListPage } from '../../ui/list.tsx';
 import { fromLocalInput, Time, toLocalInput } from '../../ui/time.tsx';
 import { useIsAdmin } from '../../session.tsx';
+import { RetentionNote } from '../../ui/retention.tsx';
 
 type EmailItem = ApiShape<'EmailList'>['data'][number];
 
@@ -63,7 +64,10 @@ export function EmailList() {
       <div className="page-header">
         <div>
           <h1>Emails</h1>
-          <p className="muted">Every email this team sent or scheduled, with what happened to it last.</p>
+          <p className="muted">
+            Every email this team sent or scheduled, with what happened to it last.
+            <RetentionNote what="Emails" />
+          </p>
         </div>
         <ExportCsv query={query} />
       </div>

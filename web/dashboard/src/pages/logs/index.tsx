@@ -9,6 +9,7 @@ import { Time } from '../../ui/time.tsx';
 import { LogEntry } from './entry.tsx';
 import { LogFilters, FILTER_NAMES } from './filters.tsx';
 import { MadeBy, ResponseStatus } from './parts.tsx';
+import { RetentionNote } from '../../ui/retention.tsx';
 
 type LogItem = ApiShape<'LogList'>['data'][number];
 
@@ -32,7 +33,10 @@ function LogList() {
       <div className="page-header">
         <div>
           <h1>Logs</h1>
-          <p className="muted">Every request made to the API with this team’s keys or from this dashboard.</p>
+          <p className="muted">
+            Every request made to the API with this team’s keys or from this dashboard.
+            <RetentionNote what="Logs" />
+          </p>
         </div>
       </div>
       <LogFilters shown={page.data?.data ?? []} isAdmin={isAdmin} />

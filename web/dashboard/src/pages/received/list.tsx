@@ -4,6 +4,7 @@ import type { ApiShape } from '@postline/contracts';
 import { EmptyState } from '../../ui/feedback.tsx';
 import { ListTable, Pager, useListPage } from '../../ui/list.tsx';
 import { Time } from '../../ui/time.tsx';
+import { RetentionNote } from '../../ui/retention.tsx';
 
 type ReceivedItem = ApiShape<'ReceivedEmailList'>['data'][number];
 
@@ -14,7 +15,10 @@ export function ReceivedList() {
       <div className="page-header">
         <div>
           <h1>Received</h1>
-          <p className="muted">Mail that came in at this team’s receiving domains, each also sent as email.received.</p>
+          <p className="muted">
+            Mail that came in at this team’s receiving domains, each also sent as email.received.
+            <RetentionNote what="Received emails" />
+          </p>
         </div>
       </div>
       <ListTable
