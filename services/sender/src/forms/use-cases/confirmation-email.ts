@@ -6,12 +6,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { checkSender, onboardingDomainOf, ONBOARDING_DOMAIN_ID, writeEmailNow } from '../../emails/index.ts';
 import { escapeHtml } from '../../templates/index.ts';
 import type { SenderDb, SendingDomainRow } from '../../db/schema.ts';
-import {
-  isOnboardingSender,
-  isSandboxDomain,
-  parseEmailRequest,
-  type EmailRequest,
-} from '../../message/index.ts';
+import { isOnboardingSender, isSandboxDomain, parseEmailRequest, type EmailRequest } from '../../message/index.ts';
 import { findSendingDomains } from '../../sending-domains/index.ts';
 
 export const DEFAULT_SUBJECT = 'Confirm your subscription';
