@@ -59,7 +59,7 @@ export {
   isPublicEvent,
   parseMessage,
 } from './catalog.ts';
-export { SERVICE_NAMES, type ServiceName } from './services.ts';
+export { SERVICE_NAMES, SERVICE_NODE_FLAGS, type ServiceName } from './services.ts';
 export {
   PROPERTY_KEY,
   type PropertyType,
@@ -100,27 +100,6 @@ export {
   RELAY_ONLY_HEADERS,
   SEND_EMAIL_BODY,
 } from './api-limits.ts';
-export {
-  FAMILIES,
-  OPERATIONS,
-  ERROR_STATUS,
-  KEYED_ERRORS,
-  type Family,
-  type HttpMethod,
-  type Operation,
-  type OperationError,
-} from './api/operations.ts';
-export {
-  API_VERSION,
-  EXTENSION_KEY,
-  errorsByStatus,
-  errorStatus,
-  jsonSchemaOf,
-  openApiDocument,
-  operationId,
-  pathParams,
-  type OpenApiDocument,
-} from './api/openapi.ts';
 export * as ApiRequests from './api/requests.ts';
 export {
   EMAIL_COUNT_METRICS,
