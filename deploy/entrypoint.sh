@@ -1,6 +1,7 @@
 #!/bin/sh
 # Selects what this container runs from SERVICE (one image for every service, see deploy/Dockerfile).
-#   SERVICE=<service>  exec node services/<service>/src/main.ts (exec, so SIGTERM reaches node directly)
+#   SERVICE=<service>  exec node services/<service>/src/main.ts (exec, so SIGTERM reaches node directly),
+#                      with the Node options of every service (SERVICE_NODE_FLAGS in libs/contracts/src/services.ts)
 #   SERVICE=migrate    runs every service's migrate.ts in turn (each is idempotent; stops at the first failure)
 set -eu
 
@@ -16,7 +17,7 @@ case "${SERVICE:-}" in
     done
     ;;
   api-gateway | sender | inbound-smtp | webhook-dispatcher | scheduler | domain-verifier)
-    exec node "services/${SERVICE}/src/main.ts" "$@"
+    exec node --max-semi-space-size=4 "services/${SERVICE}/src/main.ts" "$@"
     ;;
   *)
     echo "SERVICE must be one of: ${SERVICES} migrate (got '${SERVICE:-}')" >&2

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
-import { openApiDocument } from '@postline/contracts';
+import { openApiDocument } from '@postline/contracts/openapi';
 import { compareDocuments, differenceKey } from './compare.ts';
 
 const root = new URL('../../', import.meta.url);

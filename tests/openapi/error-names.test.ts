@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { errorsByStatus, OPERATIONS } from '@postline/contracts';
+import { errorsByStatus, OPERATIONS } from '@postline/contracts/openapi';
 
 const root = new URL('../../', import.meta.url).pathname;
 

@@ -5,7 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { ApiRequests, jsonSchemaOf } from '@postline/contracts';
+import { ApiRequests } from '@postline/contracts';
+import { jsonSchemaOf } from '@postline/contracts/openapi';
 import {
   AddBody,
   BatchAddBody,

@@ -3,7 +3,7 @@
 // gateway forwards its path to. A route added without its operation (or the reverse) fails here.
 import { describe, expect, it } from '@jest/globals';
 import express, { type Express, type Router } from 'express';
-import { OPERATIONS, openApiDocument, pathParams } from '@postline/contracts';
+import { OPERATIONS, openApiDocument, pathParams } from '@postline/contracts/openapi';
 import { gatewayHttp } from '../../services/api-gateway/src/http/app.ts';
 import { ownerOf, publicRouteOf, type Owner } from '../../services/api-gateway/src/domain/routes.ts';
 import { internalRoutes as domainVerifierRoutes } from '../../services/domain-verifier/src/http/routes.ts';

@@ -63,7 +63,7 @@ export {
   isPublicEvent,
   parseMessage,
 } from './catalog.ts';
-export { SERVICE_NAMES, type ServiceName } from './services.ts';
+export { SERVICE_NAMES, SERVICE_NODE_FLAGS, type ServiceName } from './services.ts';
 export {
   PROPERTY_KEY,
   type PropertyType,
@@ -106,27 +106,6 @@ export {
   SEND_EMAIL_BODY,
 } from './api-limits.ts';
 export { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, RetentionDays, TeamRetentionUpdate } from './retention.ts';
-export {
-  FAMILIES,
-  OPERATIONS,
-  ERROR_STATUS,
-  KEYED_ERRORS,
-  type Family,
-  type HttpMethod,
-  type Operation,
-  type OperationError,
-} from './api/operations.ts';
-export {
-  API_VERSION,
-  EXTENSION_KEY,
-  errorsByStatus,
-  errorStatus,
-  jsonSchemaOf,
-  openApiDocument,
-  operationId,
-  pathParams,
-  type OpenApiDocument,
-} from './api/openapi.ts';
 export * as ApiRequests from './api/requests.ts';
 export {
   EMAIL_COUNT_METRICS,

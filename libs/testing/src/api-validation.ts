@@ -4,7 +4,7 @@
 // the caller swallow that failure (a client that retries, an SDK that turns it into an error value), the
 // test file fails at its end (api-validation-setup.ts).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { OPERATIONS, openApiDocument, type Operation } from '@postline/contracts';
+import { OPERATIONS, openApiDocument, type Operation } from '@postline/contracts/openapi';
 
 type Match = { op: Operation; template: RegExp; literal: number };
 

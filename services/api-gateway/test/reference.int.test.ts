@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
 import { parse } from 'yaml';
-import { FAMILIES, OPERATIONS, openApiDocument } from '@postline/contracts';
+import { FAMILIES, OPERATIONS, openApiDocument } from '@postline/contracts/openapi';
 import { useSystem, type SharedSystem } from '@postline/testing';
 
 jest.setTimeout(60_000);

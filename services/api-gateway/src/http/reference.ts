@@ -1,8 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { Router } from 'express';
-import { stringify } from 'yaml';
-import { openApiDocument } from '@postline/contracts';
 import { notFound } from '@postline/platform';
 
 /** Where the reference page is served, and its renderer's assets under it. */
@@ -54,24 +52,35 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
+/** The OpenAPI document, built from the contracts (the one source of the routes) by a module loaded on first use. */
+async function document(): Promise<object> {
+  const { openApiDocument } = await import('@postline/contracts/openapi');
+  return openApiDocument();
+}
+
 /**
  * The API's OpenAPI document (`/openapi.json`, `/openapi.yaml`) and its browsable reference page (`/docs`),
- * served without an API key. The document is built once, when first asked, from the contracts, the one source
- * of the routes.
+ * served without an API key. The document is built once, when first asked, from the contracts.
  */
 export function referenceRoutes(): Router {
   const router = Router();
   // Each text is made on its first request, not at start-up: the YAML alone takes about a second of CPU,
-  // which every gateway start (a deploy, a scale-up, a restart after a crash) would otherwise pay.
-  let json: string | undefined;
-  let yaml: string | undefined;
-  router.get('/openapi.json', (_req, res) => {
-    json ??= JSON.stringify(openApiDocument());
-    res.type('application/json').setHeader('cache-control', 'no-cache').send(json);
+  // which every gateway start (a deploy, a scale-up, a restart after a crash) would otherwise pay; and the
+  // modules that make them (every operation's schemas, the YAML writer: about 10 MB of heap) are loaded
+  // then too, so that a gateway nobody asks for its document never holds them.
+  let json: Promise<string> | undefined;
+  let yaml: Promise<string> | undefined;
+  router.get('/openapi.json', async (_req, res) => {
+    json ??= document().then((doc) => JSON.stringify(doc));
+    const text = await json;
+    res.type('application/json').setHeader('cache-control', 'no-cache').send(text);
   });
-  router.get(['/openapi.yaml', '/openapi.yml'], (_req, res) => {
-    yaml ??= stringify(openApiDocument(), { aliasDuplicateObjects: false, lineWidth: 0 });
-    res.type('application/yaml').setHeader('cache-control', 'no-cache').send(yaml);
+  router.get(['/openapi.yaml', '/openapi.yml'], async (_req, res) => {
+    yaml ??= Promise.all([document(), import('yaml')]).then(([doc, { stringify }]) =>
+      stringify(doc, { aliasDuplicateObjects: false, lineWidth: 0 }),
+    );
+    const text = await yaml;
+    res.type('application/yaml').setHeader('cache-control', 'no-cache').send(text);
   });
   router.get([DOCS_PATH, `${DOCS_PATH}/`], (_req, res) => {
     res.setHeader('content-security-policy', DOCS_CSP);

@@ -50,6 +50,22 @@ afterAll(async () => {
 });
 
 describe('composer pool (worker threads)', () => {
+  it('starts no thread before its first job, and another only while every thread has a job in hand', async () => {
+    const lazy = createComposerPool({ threads: 2 });
+    try {
+      expect(lazy.workers()).toHaveLength(0);
+      // One job at a time: the one thread is free for each.
+      await lazy.compose(input, key);
+      await lazy.compose({ ...input, messageId: '<0199a1b2-0000-7000-8000-0000000000aa@acme.test>' }, key);
+      expect(lazy.workers()).toHaveLength(1);
+      // Jobs at once: a second thread, and no more than the pool's size.
+      await Promise.all(Array.from({ length: 6 }, () => lazy.compose(input, key)));
+      expect(lazy.workers()).toHaveLength(2);
+    } finally {
+      await lazy.close();
+    }
+  });
+
   it('returns a signed message that verifies, with the attachment bytes and headers intact', async () => {
     const raw = await pool.compose(input, key);
     expect(Buffer.isBuffer(raw)).toBe(true);

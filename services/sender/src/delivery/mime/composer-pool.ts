@@ -58,10 +58,12 @@ export function defaultComposerThreads(): number {
 }
 
 /**
- * `threads` worker threads composing and signing; each job goes to the worker with the fewest jobs in
- * hand. A worker that dies fails its jobs (the attempt is then retried, as after any failed attempt) and is
- * replaced. Errors keep their kind (errorOfKind); a worker's death is neither a DkimSigningError nor a
- * CompositionError.
+ * Up to `threads` worker threads composing and signing; each job goes to the worker with the fewest jobs in
+ * hand. The threads start when there is work for them: the first with the first job, another only when a
+ * job arrives while every thread has one in hand (each thread holds its own heap and module graph, 40 MB
+ * or more, which an idle sender, or one sending a trickle, does not need). A worker that dies fails its
+ * jobs (the attempt is then retried, as after any failed attempt) and is replaced. Errors keep their kind
+ * (errorOfKind); a worker's death is neither a DkimSigningError nor a CompositionError.
  */
 export function createComposerPool(opts: {
   threads: number;
@@ -101,12 +103,21 @@ export function createComposerPool(opts: {
     return slot;
   }
 
-  for (let i = 0; i < Math.max(1, opts.threads); i++) slots.push(spawn());
+  const most = Math.max(1, opts.threads);
+
+  /** The thread with the fewest jobs in hand; a new one while each has some and there is room for more. */
+  function least(): Slot {
+    const idle = slots.reduce<Slot | undefined>((a, b) => (!a || b.jobs.size < a.jobs.size ? b : a), undefined);
+    if (idle && (idle.jobs.size === 0 || slots.length >= most)) return idle;
+    const slot = spawn();
+    slots.push(slot);
+    return slot;
+  }
 
   return {
     compose(input, key) {
       if (closing) return Promise.reject(new Error('composer pool is closed'));
-      const slot = slots.reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
+      const slot = least();
       const id = nextId++;
       return new Promise<Buffer>((resolve, reject) => {
         slot.jobs.set(id, { resolve, reject });
