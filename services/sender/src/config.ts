@@ -35,6 +35,14 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
    * queue for the replicas that deliver.
    */
   DELIVERY_CONCURRENCY: z.coerce.number().int().nonnegative().default(256),
+  /**
+   * A JSON file of traffic-shaping limits per mailbox provider over the defaults (docs/behaviour.md), read
+   * at start and again on SIGHUP; unset or empty: the defaults.
+   */
+  SHAPING_CONFIG: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined),
 });
 export type Env = z.infer<typeof Env>;
 
