@@ -2,7 +2,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { createShaper, DEFAULT_SHAPING, readShapingFile, shapingConfigOf, signalOf, type Turn } from './shaping.ts';
+import {
+  createShaper,
+  DEFAULT_SHAPING,
+  readShapingFile,
+  reloadShapingOnHangup,
+  shapingConfigOf,
+  signalOf,
+  type Turn,
+} from './shaping.ts';
 
 const PUSHBACK = { kind: 'pushback', reason: '421 4.7.28 Our system has detected an unusual rate' } as const;
 
@@ -145,5 +153,31 @@ describe('traffic shaping', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ providers: { hotmail: { messagesPerMinute: -1 } } }));
     expect(() => readShapingFile(bad)).toThrow(/providers\.hotmail/);
+  });
+
+  it('reads the file again on SIGHUP, keeping the limits in force when it does not parse', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'shaping-')), 'shaping.json');
+    writeFileSync(path, JSON.stringify({ providers: { apple: { messagesPerMinute: 100 } } }));
+    const shaper = createShaper({ config: readShapingFile(path) });
+    go(await shaper.admit('apple', 0)).done({ kind: 'success' });
+    const logged: string[] = [];
+    const stop = reloadShapingOnHangup(path, shaper, {
+      info: (_o, m) => logged.push(m),
+      error: (_o, m) => logged.push(m),
+    });
+    try {
+      writeFileSync(path, JSON.stringify({ providers: { apple: { messagesPerMinute: 50 } } }));
+      process.emit('SIGHUP', 'SIGHUP');
+      expect(shaper.states()[0]).toMatchObject({ key: 'apple', rate: 50, limit: 50 });
+      writeFileSync(path, '{"providers": {"apple": {"messagesPerMinute": "fast"}}}');
+      process.emit('SIGHUP', 'SIGHUP');
+      expect(shaper.states()[0]).toMatchObject({ limit: 50 });
+      expect(logged).toEqual([
+        'traffic shaping limits reloaded',
+        'traffic shaping file not reloaded; the limits in force are kept',
+      ]);
+    } finally {
+      stop();
+    }
   });
 });
