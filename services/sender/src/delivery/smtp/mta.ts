@@ -201,11 +201,16 @@ export function createMta(options: MtaOptions): Mta {
         lines: [`* ${detail}`],
         omitted: 0,
       });
+      const { code, enhanced, response } = localReply(LOCAL_REPLIES.providerThrottled, detail);
+      const throttle = { provider: key, until: turn.until };
       return eachRecipient(recipients, (r) => ({
-        ...(localOutcome(r, LOCAL_REPLIES.providerThrottled, null, detail) as RecipientOutcome & {
-          status: 'deferred';
-        }),
-        throttle: { provider: key, until: turn.until },
+        status: 'deferred',
+        recipient: r,
+        code,
+        enhanced,
+        response,
+        mx: null,
+        throttle,
       }));
     }
     let outcomes: Map<string, RecipientOutcome> | undefined;
