@@ -37,6 +37,7 @@ const UNSET_IN_K8S: Record<string, string> = {
   SMTP_TLS_KEY: 'unset means a self-signed certificate; an overlay points it at the postline-smtp-tls Secret',
   DASHBOARD_MAIL_FROM: "unset means the dashboard's links are shown to the admin; an overlay sets the operator's",
   DASHBOARD_MAIL_TEAM_ID: "unset means the dashboard's links are shown to the admin; an overlay sets the operator's",
+  SHAPING_CONFIG: 'unset means the default traffic-shaping limits; an overlay mounts a file and names it',
 };
 /**
  * The runtime contract (docs/configuration.md) plus SERVICE (deploy/entrypoint.sh): names compose and k8s may

@@ -45,6 +45,14 @@ export const Env = BaseEnv.extend(BrokerEnv.shape).extend({
   REPUTATION_COMPLAINT_RATE: z.coerce.number().gt(0).lte(1).default(0.0008),
   REPUTATION_WINDOW: z.coerce.number().int().positive().default(10_000),
   REPUTATION_MIN_SENDS: z.coerce.number().int().positive().default(2_500),
+  /**
+   * A JSON file of traffic-shaping limits per mailbox provider over the defaults (docs/behaviour.md), read
+   * at start and again on SIGHUP; unset or empty: the defaults.
+   */
+  SHAPING_CONFIG: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined),
 });
 export type Env = z.infer<typeof Env>;
 

@@ -26,6 +26,10 @@ import {
   createDkimSigner,
   createMta,
   createMxResolver,
+  createShaper,
+  DEFAULT_SHAPING,
+  readShapingFile,
+  reloadShapingOnHangup,
   type DeliverDeps,
 } from './delivery/index.ts';
 import { createDevInboxPrune, createKeepingMta } from './dev-inbox/index.ts';
@@ -68,6 +72,14 @@ const senderMetrics = createSenderMetrics(
   () => countPauses(db),
 );
 
+// Traffic shaping per mailbox provider, its limits from SHAPING_CONFIG (read again on SIGHUP).
+const shaper = createShaper({
+  config: config.SHAPING_CONFIG ? readShapingFile(config.SHAPING_CONFIG) : DEFAULT_SHAPING,
+  scale: config.POSTLINE_DELAY_SCALE,
+  onChange: senderMetrics.shapingEvent,
+});
+if (config.SHAPING_CONFIG) reloadShapingOnHangup(config.SHAPING_CONFIG, shaper, logger);
+senderMetrics.watchShaping(shaper);
 const networkMta = createMta({
   resolver: createMxResolver({
     servers: config.DNS_SERVERS,
@@ -77,6 +89,7 @@ const networkMta = createMta({
   port: config.MX_DELIVERY_PORT,
   heloName: config.SMTP_HELO_NAME,
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
+  shaper,
   logger,
 });
 // The development inbox keeps the onboarding sender's messages to team members, and under DEV_INBOX every one.

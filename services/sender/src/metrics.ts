@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Metrics } from '@postline/platform';
-import type { Waiting, RecipientResult } from './delivery/index.ts';
+import type { Waiting, RecipientResult, Shaper, ShapingEvent } from './delivery/index.ts';
 
 export type SenderMetrics = {
   /** Emails accepted, by request kind (single, batch). */
@@ -12,7 +12,14 @@ export type SenderMetrics = {
   watchDeliveriesInFlight: (count: () => number) => void;
   /** Pauses the reputation guard made in this process, by reason (bounce_rate, complaint_rate). */
   reputationPauses: Counter<'reason'>;
+  /** Counts what the traffic shaping did (createShaper's onChange). */
+  shapingEvent: (key: string, event: ShapingEvent) => void;
+  /** Reports each provider's shaping state on every scrape. */
+  watchShaping: (shaper: Shaper) => void;
 };
+
+/** The metric label of a shaping key: the provider, with every other MX domain as `other`. */
+const providerLabel = (key: string) => (key.startsWith('other:') ? 'other' : key);
 
 /**
  * The sender's own metrics on the service registry. The recipients waiting, and the age of the oldest, are
@@ -97,10 +104,49 @@ export function createSenderMetrics(
     labelNames: ['reason'] as const,
     registers,
   });
+  const shapingEvents = new Counter({
+    name: 'smtp_provider_shaping_events_total',
+    help: 'Traffic shaping per mailbox provider: pushbacks (421, 4.7.x, refused connections), other deferrals by the provider, holds, and deliveries deferred by a hold or the rate',
+    labelNames: ['provider', 'event'] as const,
+    registers,
+  });
+  let shaper: Shaper | undefined;
+  // Named providers always; another MX domain while it is slowed or held (few at a time), under mx_domain.
+  const shapingGauge = (name: string, help: string, value: (s: ReturnType<Shaper['states']>[number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['provider', 'mx_domain'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const state of shaper?.states() ?? []) {
+          const other = state.key.startsWith('other:');
+          if (other && state.rate >= state.limit && !state.heldUntil) continue;
+          this.set({ provider: state.provider, mx_domain: other ? state.key.slice(6) : '' }, value(state));
+        }
+      },
+    });
+  shapingGauge(
+    'smtp_provider_rate_per_minute',
+    'Messages a minute allowed now to the provider (lowered after a pushback)',
+    (s) => s.rate,
+  );
+  shapingGauge('smtp_provider_rate_limit_per_minute', "The provider's configured messages a minute", (s) => s.limit);
+  shapingGauge('smtp_provider_held', '1 while deliveries to the provider are held after it pushed back', (s) =>
+    s.heldUntil ? 1 : 0,
+  );
+  shapingGauge(
+    'smtp_provider_hold_release_timestamp_seconds',
+    'When the hold on the provider is expected to end (0: none)',
+    (s) => (s.heldUntil ? s.heldUntil.getTime() / 1000 : 0),
+  );
   return {
     accepted,
     retaken,
     reputationPauses,
+    shapingEvent: (key, event) => shapingEvents.inc({ provider: providerLabel(key), event }),
+    watchShaping: (watched) => void (shaper = watched),
     watchDeliveriesInFlight: (count) => void (deliveriesInFlight = count),
     observeAttempt: (attemptResults, seconds) => {
       attemptDuration.observe(seconds);

@@ -9,6 +9,14 @@ export { createDkimSigner } from './mime/dkim.ts';
 export { createComposerPool, defaultComposerThreads } from './mime/composer-pool.ts';
 export { createByteBudget } from './smtp/budget.ts';
 export { createMta } from './smtp/mta.ts';
+export {
+  createShaper,
+  DEFAULT_SHAPING,
+  readShapingFile,
+  reloadShapingOnHangup,
+  type Shaper,
+  type ShapingEvent,
+} from './smtp/shaping.ts';
 export { createMxResolver } from './smtp/mx.ts';
 export type { DeliverDeps } from './use-cases/deliver-emails.ts';
 export type { DeliveryRequest, Mta, RecipientOutcome } from './smtp/types.ts';

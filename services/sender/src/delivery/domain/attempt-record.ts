@@ -178,7 +178,9 @@ export function attemptEffects(
       to: delayed.map((d) => d.address),
       extra: {
         delivery_delayed: {
-          message: "The recipient's mail server did not accept the email yet; we will retry.",
+          message: first.throttle
+            ? `Deliveries to the recipient's mailbox provider (${first.throttle.provider}) are throttled after it asked us to slow down; we will retry after ${first.throttle.until.toISOString()}.`
+            : "The recipient's mail server did not accept the email yet; we will retry.",
           diagnosticCode: [diagnostic(first.code, first.response)],
         },
       },

@@ -13,6 +13,7 @@ import {
   type AddressFailure,
   type SmtpError,
 } from './replies.ts';
+import { createShaper, DEFAULT_SHAPING, signalOf, type Shaper } from './shaping.ts';
 import { createSessionPool, type PooledSession, type SessionPool } from './session-pool.ts';
 import { createTranscript, NO_TRANSCRIPT, type Transcript } from './transcript.ts';
 import type { DeliveryRequest, Mta, RecipientOutcome } from './types.ts';
@@ -49,6 +50,11 @@ export type MtaOptions = {
    * keep a message unacked past the broker's consumer timeout.
    */
   slotWaitMs?: number;
+  /**
+   * Traffic shaping per mailbox provider (rate, sessions, messages per session, back-off on pushback);
+   * default: one with the default limits.
+   */
+  shaper?: Shaper;
   /** How long close() waits for transactions in flight before cutting them (default 10 s). */
   closeTimeoutMs?: number;
   logger?: Logger;
@@ -87,6 +93,7 @@ export function createMta(options: MtaOptions): Mta {
     maxMessagesPerSession: options.maxMessagesPerConnection ?? 100,
     idleMs: options.idleMs ?? 2000,
   });
+  const shaper = options.shaper ?? createShaper({ config: DEFAULT_SHAPING });
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
 
@@ -164,7 +171,54 @@ export function createMta(options: MtaOptions): Mta {
           mx: null,
         }));
       case 'hosts':
-        return tryHosts(mx.hosts, request, recipients);
+        return shaped(mx.hosts, request, recipients);
+    }
+  }
+
+  /**
+   * tryHosts in a turn of the provider's shaping. A provider that is held, or whose rate has no room
+   * within the slot wait, defers the recipients at once until it has (`throttle`), without a connection.
+   */
+  async function shaped(
+    hosts: MxHost[],
+    request: DeliveryRequest,
+    recipients: string[],
+  ): Promise<Map<string, RecipientOutcome>> {
+    const key = shaper.keyOf(hosts[0]!.exchange);
+    const turn = await shaper.admit(key, slotWaitMs);
+    if (turn.kind === 'wait') {
+      const detail = turn.held
+        ? `deliveries to ${key} are held until ${turn.until.toISOString()} after it answered: ${turn.reason}`
+        : `deliveries to ${key} are slowed (${turn.reason}); next turn at ${turn.until.toISOString()}`;
+      request.trace?.push({
+        mx: null,
+        ip: null,
+        port: null,
+        tls: null,
+        startedAt: new Date(),
+        durationMs: 0,
+        recipients,
+        lines: [`* ${detail}`],
+        omitted: 0,
+      });
+      const { code, enhanced, response } = localReply(LOCAL_REPLIES.providerThrottled, detail);
+      const throttle = { provider: key, until: turn.until };
+      return eachRecipient(recipients, (r) => ({
+        status: 'deferred',
+        recipient: r,
+        code,
+        enhanced,
+        response,
+        mx: null,
+        throttle,
+      }));
+    }
+    let outcomes: Map<string, RecipientOutcome> | undefined;
+    try {
+      outcomes = await tryHosts(hosts, request, recipients, turn.maxMessagesPerConnection);
+      return outcomes;
+    } finally {
+      turn.done(outcomes ? signalOf(outcomes.values()) : { kind: 'none' });
     }
   }
 
@@ -173,11 +227,12 @@ export function createMta(options: MtaOptions): Mta {
     hosts: MxHost[],
     request: DeliveryRequest,
     recipients: string[],
+    perSession: number,
   ): Promise<Map<string, RecipientOutcome>> {
     const failures: AddressFailure[] = [];
     for (const { exchange, address } of addressesToTry(hosts, maxAddresses)) {
-      const tried = await tryAddress(exchange, address, request, recipients);
-      if (tried.kind === 'done') return sendRest(tried.outcomes, exchange, address, request);
+      const tried = await tryAddress(exchange, address, request, recipients, perSession);
+      if (tried.kind === 'done') return sendRest(tried.outcomes, exchange, address, request, perSession);
       options.logger?.info(
         { domain: request.domain, mx: exchange, ip: address, reason: tried.failure.response },
         'MX address failed, trying the next',
@@ -214,12 +269,13 @@ export function createMta(options: MtaOptions): Mta {
     mx: string,
     ip: string,
     request: DeliveryRequest,
+    perSession: number,
   ): Promise<Map<string, RecipientOutcome>> {
     let sent = outcomes.size;
     for (;;) {
       const rest = [...outcomes.values()].filter(tooManyRecipients).map((o) => o.recipient);
       if (rest.length === 0 || rest.length >= sent || closed) return outcomes;
-      const next = await tryAddress(mx, ip, request, rest);
+      const next = await tryAddress(mx, ip, request, rest, perSession);
       if (next.kind !== 'done') return outcomes;
       for (const [r, outcome] of next.outcomes) outcomes.set(r, outcome);
       sent = rest.length;
@@ -232,13 +288,14 @@ export function createMta(options: MtaOptions): Mta {
     ip: string,
     request: DeliveryRequest,
     recipients: string[],
+    perSession: number,
   ): Promise<AddressTry> {
-    if (!request.trace) return tryAddressOnce(mx, ip, request, recipients, undefined);
+    if (!request.trace) return tryAddressOnce(mx, ip, request, recipients, perSession, undefined);
     const started = new Date();
     const transcript = createTranscript();
     const trace = { session: undefined as PooledSession | undefined };
     try {
-      return await tryAddressOnce(mx, ip, request, recipients, { transcript, trace });
+      return await tryAddressOnce(mx, ip, request, recipients, perSession, { transcript, trace });
     } finally {
       request.trace.push({
         mx,
@@ -263,6 +320,7 @@ export function createMta(options: MtaOptions): Mta {
     ip: string,
     request: DeliveryRequest,
     recipients: string[],
+    perSession: number,
     traced: { transcript: Transcript; trace: { session: PooledSession | undefined } } | undefined,
   ): Promise<AddressTry> {
     const transcript = traced?.transcript ?? NO_TRANSCRIPT;
@@ -303,6 +361,7 @@ export function createMta(options: MtaOptions): Mta {
           if ('failure' in opened) return { kind: 'next', failure: opened.failure };
           session = opened;
         }
+        session.maxMessages = perSession;
         if (traced) traced.trace.session = session;
         session.sink.current = transcript;
         const result = await transact(session, mx, request, recipients);

@@ -40,6 +40,8 @@ export const LOCAL_REPLIES = {
   messageTooLarge: { code: 552, enhanced: '5.3.4', text: 'Message larger than the recipient server accepts' },
   /** Every session to the MX address stayed busy while the delivery waited for one (RFC 3463 X.4.5). */
   destinationBusy: { code: 451, enhanced: '4.4.5', text: 'The MX host is busy with our other deliveries' },
+  /** The recipient's mailbox provider pushed back and is held, or its rate is used up (traffic shaping). */
+  providerThrottled: { code: 451, enhanced: '4.7.0', text: 'Deliveries to this mailbox provider are throttled' },
   /** A failure of our own (bad envelope, unexpected error): retried, never filed against the recipient. */
   localError: { code: 451, enhanced: '4.3.0', text: 'Local error while delivering' },
 } as const satisfies Record<string, SmtpReply>;

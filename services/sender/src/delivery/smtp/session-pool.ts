@@ -12,6 +12,8 @@ export type PooledSession = {
   secure: boolean;
   tls: SessionTls | null;
   messages: number;
+  /** Messages this session may carry, when lower than the pool's limit (the provider's shaping). */
+  maxMessages?: number;
   sink: TranscriptSink;
 };
 
@@ -83,7 +85,8 @@ export function createSessionPool(options: {
     putIdle(session) {
       session.sink.current = undefined;
       if (session.conn.destroyed) return;
-      if (closing || session.messages >= options.maxMessagesPerSession) return quit(session);
+      const max = Math.min(options.maxMessagesPerSession, session.maxMessages ?? Infinity);
+      if (closing || session.messages >= max) return quit(session);
       const timer = setTimeout(() => quit(session), options.idleMs);
       timer.unref();
       let sessions = idle.get(session.key);

@@ -15,6 +15,8 @@ export type RecipientOutcome =
       enhanced: string | null;
       response: string;
       mx: string | null;
+      /** Deferred without a connection by the provider's traffic shaping, until its next turn. */
+      throttle?: { provider: string; until: Date };
     }
   | {
       status: 'bounced';

@@ -278,7 +278,13 @@ function resultOf(outcome: RecipientOutcome): RecipientResult {
     case 'delivered':
       return { kind: 'delivered', code: outcome.code, response: outcome.response };
     case 'deferred':
-      return { kind: 'deferred', code: outcome.code, response: outcome.response, fromServer: outcome.mx !== null };
+      return {
+        kind: 'deferred',
+        code: outcome.code,
+        response: outcome.response,
+        fromServer: outcome.mx !== null,
+        ...(outcome.throttle ? { throttle: outcome.throttle } : {}),
+      };
     case 'bounced':
       return { kind: 'bounced', code: outcome.code, response: outcome.response, bounce: outcome.bounce };
   }
@@ -433,7 +439,8 @@ export async function recordAttempts(
     const effects = attemptEffects(transitions[i]!, recorded);
     if (countsTowardReputation(a.email, a.domain)) reputation.push(reputationDeltaOf(a.email, effects.events));
     messages.push(...emailEventsOf(a.email, effects.events));
-    if (effects.retry.length > 0) messages.push(retryTimer(deps, a.email, a.domain, effects.retry, a.attempt, now));
+    if (effects.retry.length > 0)
+      messages.push(retryTimer(deps, a.email, a.domain, effects.retry, a.attempt, now, throttledUntil(a.results)));
     if (effects.lastEvent) lastEvents.set(a.email.id, effects.lastEvent);
     if (effects.bounced.length > 0) bounces.push({ email: a.email, bounced: effects.bounced });
   });
@@ -505,6 +512,13 @@ function providersOf(traces: readonly SmtpTrace[]): Map<string, Provider> {
   return providers;
 }
 
+/** When the attempt's provider has a turn again, when its shaping deferred every recipient it deferred. */
+function throttledUntil(results: readonly RecipientResult[]): Date | undefined {
+  const deferred = results.filter((r) => r.kind === 'deferred');
+  if (deferred.length === 0 || deferred.some((r) => !r.throttle)) return undefined;
+  return new Date(Math.max(...deferred.map((r) => r.throttle!.until.getTime())));
+}
+
 /** The timer that sends the command again for the deferred `positions`, after the back-off of `attempt`. */
 function retryTimer(
   deps: DeliverDeps,
@@ -513,8 +527,13 @@ function retryTimer(
   positions: number[],
   attempt: number,
   now: Date,
+  throttled: Date | undefined,
 ): OutboxMessage {
-  const due = new Date(now.getTime() + retryDelayMs(attempt, deps.delayScale));
+  // A throttled provider's recipients come back when it has a turn again (spread over a tenth of the wait),
+  // not after the back-off of a refusal: the hold is what they wait for.
+  const due = throttled
+    ? new Date(throttled.getTime() + Math.random() * 0.1 * Math.max(0, throttled.getTime() - now.getTime()))
+    : new Date(now.getTime() + retryDelayMs(attempt, deps.delayScale));
   return timerMessage(
     email.team_id,
     `email-deliver:${email.id}:${domain}:${positions[0] ?? 0}`,
