@@ -37,6 +37,20 @@ beforeAll(async () => {
       res.end(JSON.stringify({ object: 'dev_inbox', enabled: false, count: 0 }));
       return;
     }
+    // The reputation banner's read on every page: a team sending, nothing paused.
+    if (req.method === 'GET' && req.url === '/reputation') {
+      const window = { sends: 0, bounces: 0, complaints: 0, bounce_rate: 0, complaint_rate: 0, paused: null };
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          object: 'reputation',
+          thresholds: { bounce_rate: 0.04, complaint_rate: 0.0008, window: 10_000, min_sends: 2_500 },
+          team: window,
+          domains: [],
+        }),
+      );
+      return;
+    }
     let data = '';
     req.on('data', (chunk: Buffer) => (data += chunk.toString()));
     req.on('end', () => {
