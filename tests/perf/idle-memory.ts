@@ -19,14 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Resend } from 'resend';
 import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
-import {
-  createVerifiedDomain,
-  observeBroker,
-  startDnsServer,
-  startSinkMx,
-  startSystem,
-  type System,
-} from '@postline/testing';
+import { createVerifiedDomain, startDnsServer, startSinkMx, startSystem, type System } from '@postline/testing';
 import { localInfra, log, median, sleep } from './harness.ts';
 
 localInfra();
@@ -121,20 +114,14 @@ async function underLoad(system: System, sink: Awaited<ReturnType<typeof startSi
     for (const name of SERVICE_NAMES) peaks[name] = Math.max(peaks[name], read(pidOf(system, name)).rss);
   }, 100);
   try {
-    const events = await observeBroker({
-      amqpUrl: String(system.env.AMQP_URL),
-      prefix: String(system.env.BROKER_PREFIX),
-      bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
-    });
     const { api_key: apiKey } = await system.admin('team', 'create', '--name', 'Memory');
     const resend = new Resend(String(apiKey), { baseUrl: system.apiUrl });
     const domain = await createVerifiedDomain({
       resend,
       dns,
-      events,
+      env: system.env,
       name: `mem${Date.now().toString(36)}.example.com`,
     });
-    await events.close();
     const { error: hookError } = await resend.webhooks.create({
       endpoint: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
       events: ['email.sent', 'email.delivered'],

@@ -22,7 +22,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { Resend } from 'resend';
 import { createDb, createLogger, createMetrics, createRetentionPruner } from '@postline/platform';
-import { createVerifiedDomain, observeBroker, startDeliveringSystem } from '@postline/testing';
+import { createVerifiedDomain, startDeliveringSystem } from '@postline/testing';
 import { DISPATCHER_RETAINED_TABLES } from '../../services/webhook-dispatcher/src/db/retention.ts';
 import { senderRetainedTables } from '../../services/sender/src/retention/tables.ts';
 import type { SenderDb } from '../../services/sender/src/db/schema.ts';
@@ -84,16 +84,15 @@ const count = async (query: string, params: unknown[] = []) =>
   Number((await client.query<{ n: string }>(query, params)).rows[0]?.n ?? 0);
 
 try {
-  const events = await observeBroker({
-    amqpUrl: String(system.env.AMQP_URL),
-    prefix: String(system.env.BROKER_PREFIX),
-    bindings: [{ exchange: 'events', pattern: 'internal.domain.state' }],
-  });
   const team = await system.admin('team', 'create', '--name', 'Retention bench');
   const teamId = String(team.team_id);
   const resend = new Resend(String(team.api_key), { baseUrl: system.apiUrl });
-  const domain = await createVerifiedDomain({ resend, dns, events, name: `ret${Date.now().toString(36)}.example.com` });
-  await events.close();
+  const domain = await createVerifiedDomain({
+    resend,
+    dns,
+    env: system.env,
+    name: `ret${Date.now().toString(36)}.example.com`,
+  });
   const hook = await resend.webhooks.create({
     endpoint: `http://127.0.0.1:${webhookPort}/hook`,
     events: ['email.sent', 'email.delivered'],
