@@ -1,7 +1,7 @@
 // Traffic shaping per mailbox provider through the whole system: a local MX under Gmail's MX host name
 // (reached through the local DNS server) that answers `421 4.7.28` under load, beside another provider's
 // MX that keeps taking mail. The sender holds Gmail only, says so in its events and metrics, and delivers
-// the held mail once the MX recovers, each message once.
+// the held mail once the MX recovers, each message once; a deferral by the hold takes no step of the back-off.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +63,7 @@ beforeAll(async () => {
     bindings: [
       { exchange: 'events', pattern: 'email.*' },
       { exchange: 'events', pattern: 'internal.domain.state' },
+      { exchange: 'commands', pattern: 'sender.deliver' },
     ],
   });
   resend = testResend(String((await system.admin('team', 'create', '--name', 'Shaping')).api_key), system.apiUrl);
@@ -140,6 +141,12 @@ describe('traffic shaping per mailbox provider', () => {
     const copies = (id: string) => gmail.messages.filter((m) => m.raw.toString().includes(`Message-ID: <${id}@`));
     expect(copies(first)).toHaveLength(1);
     expect(copies(second)).toHaveLength(1);
+    // The held email's retry, sent by its timer through the scheduler, counts the attempt as throttled: the
+    // back-off does not step for it.
+    const retried = events.messages.find(
+      (m) => m.routingKey === 'sender.deliver' && m.envelope.data.email_id === second && m.envelope.data.attempt === 2,
+    );
+    expect(retried?.envelope.data).toMatchObject({ attempt: 2, throttled: 1 });
     expect(other.messages.filter((m) => m.raw.toString().includes(`Message-ID: <${elsewhere}@`))).toHaveLength(1);
     const after = await metrics();
     expect(metricValue(after, 'smtp_provider_held', GMAIL_LABEL)).toBe(0);

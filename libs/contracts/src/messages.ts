@@ -101,6 +101,11 @@ export const DeliverEmail = z.object({
   /** Indexes into the email's recipients, at most 50. */
   recipients: z.array(z.number().int().min(0)).min(1).max(50),
   attempt: z.number().int().min(1),
+  /**
+   * How many of the attempts before this one our own traffic shaping deferred (the provider held, or its
+   * rate used up) without a connection: the retry back-off does not count them. Absent: none.
+   */
+  throttled: z.number().int().min(0).optional(),
 });
 export type DeliverEmail = z.infer<typeof DeliverEmail>;
 

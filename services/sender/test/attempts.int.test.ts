@@ -116,14 +116,19 @@ const query = (emailId: string, positions: number[], attempt = 1, team = teamId)
   now,
 });
 
-function attempted(loaded: LoadedAttempt | undefined, domainName: string, results: RecipientResult[]): DeliveryAttempt {
+function attempted(
+  loaded: LoadedAttempt | undefined,
+  domainName: string,
+  results: RecipientResult[],
+  at: { attempt: number; throttled: number } = { attempt: 1, throttled: 0 },
+): DeliveryAttempt {
   if (!loaded) throw new Error('nothing loaded');
   return {
     kind: 'attempted',
     email: loaded.email,
     recipients: loaded.recipients,
     results,
-    attempt: 1,
+    ...at,
     domain: domainName,
     traces: [],
     messageHeaders: null,
@@ -321,6 +326,76 @@ describe('recordAttempts', () => {
   });
 });
 
+describe('retries of deliveries held by the traffic shaping', () => {
+  /** The retry timers set for an email, oldest first: when each is due and the command it sends. */
+  async function retryTimersOf(emailId: string): Promise<{ due: number; command: Record<string, unknown> }[]> {
+    const { rows } = await sql<{ due: string; command: Record<string, unknown> }>`select
+        envelope->'data'->>'due_at' as due, envelope->'data'->'message'->'data' as command from outbox
+      where routing_key = 'scheduler.set-timer' and envelope->'data'->'message'->'data'->>'email_id' = ${emailId}
+      order by id`.execute(db);
+    return rows.map((r) => ({ due: Date.parse(r.due), command: r.command }));
+  }
+  const refused: RecipientResult = { kind: 'deferred', code: 421, response: '421 4.7.28 Slow down', fromServer: true };
+  const minute = 60_000;
+
+  it('does not count a deferral by the shaping toward the back-off, and keeps the lifetime from the first deferral', async () => {
+    const id = await accept(['held@provider.test']);
+    const record = async (result: RecipientResult, at: { attempt: number; throttled: number }) => {
+      const [loaded] = await loadAttempts(db, [query(id, [0], at.attempt)]);
+      const started = Date.now();
+      await db
+        .transaction()
+        .execute((trx) => recordAttempts(deps(), trx, [attempted(loaded, 'provider.test', [result], at)]));
+      return started;
+    };
+
+    // Attempt 1: the provider refuses; the retry is the first step of the back-off.
+    const first = await record(refused, { attempt: 1, throttled: 0 });
+    const { first_deferred_at: deferredSince } = await db
+      .selectFrom('recipients')
+      .select('first_deferred_at')
+      .where('email_id', '=', id)
+      .executeTakeFirstOrThrow();
+    // Attempt 2: its provider is held for 30 minutes; no connection was made.
+    const holdEnds = new Date(Date.now() + 30 * minute);
+    const held: RecipientResult = {
+      kind: 'deferred',
+      code: 451,
+      response: '451 4.7.0 Deliveries to this mailbox provider are throttled: 421 4.7.28 Slow down',
+      fromServer: false,
+      throttle: { provider: 'gmail', until: holdEnds },
+    };
+    const second = await record(held, { attempt: 2, throttled: 0 });
+    // Attempt 3, after the hold: refused again.
+    const third = await record(refused, { attempt: 3, throttled: 1 });
+
+    const [afterFirst, afterHeld, afterThird] = await retryTimersOf(id);
+    expect(afterFirst!.command).toEqual({ email_id: id, domain: 'provider.test', recipients: [0], attempt: 2 });
+    expect(afterFirst!.due - first).toBeGreaterThanOrEqual(4.5 * minute);
+    // The held attempt comes back when the hold ends (within a tenth of the wait), marked as throttled.
+    expect(afterHeld!.command).toEqual({
+      email_id: id,
+      domain: 'provider.test',
+      recipients: [0],
+      attempt: 3,
+      throttled: 1,
+    });
+    expect(afterHeld!.due).toBeGreaterThanOrEqual(holdEnds.getTime());
+    expect(afterHeld!.due - second).toBeLessThanOrEqual(33 * minute);
+    // The refusal after the hold waits the second step (10 min ± 10%), not the third (20 min).
+    expect(afterThird!.command).toMatchObject({ attempt: 4, throttled: 1 });
+    expect(afterThird!.due - third).toBeGreaterThanOrEqual(9 * minute);
+    expect(afterThird!.due - Date.now()).toBeLessThanOrEqual(11 * minute);
+
+    const recipient = await db
+      .selectFrom('recipients')
+      .select(['status', 'attempts', 'first_deferred_at'])
+      .where('email_id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(recipient).toEqual({ status: 'deferred', attempts: 3, first_deferred_at: deferredSince });
+  });
+});
+
 describe('temporary suppression after repeated transient bounces', () => {
   async function bounceThrice(
     address: string,
@@ -432,10 +507,7 @@ describe('temporary suppression after repeated transient bounces', () => {
       response: '451 4.7.1 Client host blocked using zen.spamhaus.org',
       fromServer: true,
     };
-    const second = {
-      ...(attempted(loaded, 'far.test', [blocked]) as DeliveryAttempt & { kind: 'attempted' }),
-      attempt: 2,
-    };
+    const second = attempted(loaded, 'far.test', [blocked], { attempt: 2, throttled: 0 });
     await db.transaction().execute((trx) => recordAttempts(deps(), trx, [second]));
     const row = await db
       .selectFrom('recipients')

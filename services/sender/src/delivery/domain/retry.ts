@@ -26,3 +26,40 @@ export function retryDelayMs(attempt: number, scale: number, random: () => numbe
   const base = BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1] ?? (BACKOFF_MS.at(-1) as number);
   return Math.round(base * scale * (0.9 + 0.2 * random()));
 }
+
+/** A deferred delivery's next attempt: its number, when it is due, and how many attempts the shaping deferred. */
+export type Retry = { attempt: number; throttled: number; due: Date };
+
+/**
+ * The retry of attempt `attempt`, of which `throttled` attempts before it were deferred by our own traffic
+ * shaping. An attempt the shaping deferred too (`throttledUntil`: when its provider has a turn again) made no
+ * connection: its retry is due at that turn, spread over a tenth of the wait so that the held mail does not
+ * all come back at once, and it takes no step of the back-off, which counts only the attempts that went to
+ * the provider (Postfix keeps mail for a held destination queued the same way). The delivery lifetime counts
+ * from the first deferral either way.
+ *
+ * @example
+ * retryOf({ attempt: 3, throttled: 1 }, undefined, now, 1) // due in about 10 min: the second step
+ */
+export function retryOf(
+  at: { attempt: number; throttled: number },
+  throttledUntil: Date | undefined,
+  now: Date,
+  scale: number,
+  random: () => number = Math.random,
+): Retry {
+  if (throttledUntil) {
+    const wait = Math.max(0, throttledUntil.getTime() - now.getTime());
+    return {
+      attempt: at.attempt + 1,
+      throttled: at.throttled + 1,
+      due: new Date(throttledUntil.getTime() + random() * 0.1 * wait),
+    };
+  }
+  const step = Math.max(1, at.attempt - at.throttled);
+  return {
+    attempt: at.attempt + 1,
+    throttled: at.throttled,
+    due: new Date(now.getTime() + retryDelayMs(step, scale, random)),
+  };
+}

@@ -39,7 +39,7 @@ import {
   type BouncedRecipient,
 } from '../domain/attempt-record.ts';
 import { suppressedResult, type RecipientResult } from '../domain/recipient-result.ts';
-import { retryDelayMs, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
+import { retryOf, DELIVERY_LIFETIME_MS, TRANSIENT_SUPPRESSION } from '../domain/retry.ts';
 import { providerOfMx, type Provider } from '../domain/providers.ts';
 import { sandboxResult } from '../domain/sandbox.ts';
 import { type TrackingCipher, rewriteForTracking, UNSUBSCRIBE_PATH } from '../../engagement/index.ts';
@@ -69,6 +69,8 @@ export type DeliveryAttempt =
       recipients: RecipientRow[];
       results: RecipientResult[];
       attempt: number;
+      /** The attempts before this one that the traffic shaping deferred (the command's `throttled`). */
+      throttled: number;
       domain: string;
       /** What each MX address tried (or the MX lookup) said, in order; empty when nothing went to SMTP. */
       traces: SmtpTrace[];
@@ -122,7 +124,7 @@ export type DeliverDeps = {
 /** The `sender.deliver` command: the recipients (positions) of an email at one domain, and which attempt. */
 export type DeliverCommand = {
   team_id: string | null;
-  data: { email_id: string; domain: string; recipients: number[]; attempt: number };
+  data: { email_id: string; domain: string; recipients: number[]; attempt: number; throttled?: number };
 };
 
 /** Reads what the attempt needs and makes it (before any transaction). */
@@ -206,6 +208,7 @@ async function attemptLoaded(
     recipients,
     results,
     attempt,
+    throttled: command.data.throttled ?? 0,
     domain,
     traces: made.traces,
     messageHeaders: made.messageHeaders,
@@ -439,8 +442,7 @@ export async function recordAttempts(
     const effects = attemptEffects(transitions[i]!, recorded);
     if (countsTowardReputation(a.email, a.domain)) reputation.push(reputationDeltaOf(a.email, effects.events));
     messages.push(...emailEventsOf(a.email, effects.events));
-    if (effects.retry.length > 0)
-      messages.push(retryTimer(deps, a.email, a.domain, effects.retry, a.attempt, now, throttledUntil(a.results)));
+    if (effects.retry.length > 0) messages.push(retryTimer(deps, a, effects.retry, now));
     if (effects.lastEvent) lastEvents.set(a.email.id, effects.lastEvent);
     if (effects.bounced.length > 0) bounces.push({ email: a.email, bounced: effects.bounced });
   });
@@ -519,31 +521,28 @@ function throttledUntil(results: readonly RecipientResult[]): Date | undefined {
   return new Date(Math.max(...deferred.map((r) => r.throttle!.until.getTime())));
 }
 
-/** The timer that sends the command again for the deferred `positions`, after the back-off of `attempt`. */
+/**
+ * The timer that sends the command again for the deferred `positions`: after the back-off, or when the
+ * provider has a turn again if its shaping deferred them (retryOf).
+ */
 function retryTimer(
   deps: DeliverDeps,
-  email: EmailRow,
-  domain: string,
+  a: DeliveryAttempt & { kind: 'attempted' },
   positions: number[],
-  attempt: number,
   now: Date,
-  throttled: Date | undefined,
 ): OutboxMessage {
-  // A throttled provider's recipients come back when it has a turn again (spread over a tenth of the wait),
-  // not after the back-off of a refusal: the hold is what they wait for.
-  const due = throttled
-    ? new Date(throttled.getTime() + Math.random() * 0.1 * Math.max(0, throttled.getTime() - now.getTime()))
-    : new Date(now.getTime() + retryDelayMs(attempt, deps.delayScale));
+  const retry = retryOf(a, throttledUntil(a.results), now, deps.delayScale);
   return timerMessage(
-    email.team_id,
-    `email-deliver:${email.id}:${domain}:${positions[0] ?? 0}`,
-    due,
+    a.email.team_id,
+    `email-deliver:${a.email.id}:${a.domain}:${positions[0] ?? 0}`,
+    retry.due,
     'sender.deliver',
     {
-      email_id: email.id,
-      domain,
+      email_id: a.email.id,
+      domain: a.domain,
       recipients: positions,
-      attempt: attempt + 1,
+      attempt: retry.attempt,
+      ...(retry.throttled > 0 ? { throttled: retry.throttled } : {}),
     },
   );
 }

@@ -123,7 +123,7 @@ export async function resumeSending(
 export type ParkedDelivery = {
   teamId: string;
   domainId: string;
-  command: { email_id: string; domain: string; recipients: number[]; attempt: number };
+  command: { email_id: string; domain: string; recipients: number[]; attempt: number; throttled?: number };
 };
 
 /**
