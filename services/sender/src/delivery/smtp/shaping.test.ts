@@ -91,6 +91,40 @@ describe('traffic shaping', () => {
     expect(shaper.states()[0]?.heldUntil).toEqual(new Date(clock.now + 20_000));
   });
 
+  it('keeps a hold as it is when deliveries that began before it push back too', async () => {
+    const { shaper, clock, events } = shaperAt({
+      providers: { gmail: { messagesPerMinute: 6000, maxConnections: 3 } },
+      pushback: { holdMs: 10_000, holdAfterPushbacks: 1 },
+    });
+    const inFlight = [go(await shaper.admit('gmail', 0)), go(await shaper.admit('gmail', 0))];
+    inFlight[0]!.done(PUSHBACK);
+    const held = shaper.states()[0];
+    expect(held).toMatchObject({ rate: 3000, heldUntil: new Date(clock.now + 10_000) });
+    clock.now += 1000;
+    inFlight[1]!.done(PUSHBACK);
+    expect(shaper.states()[0]).toEqual(held);
+    expect(events).toEqual(['gmail pushback', 'gmail held']);
+  });
+
+  it('does not send a delivery that waited for a session while its provider became held', async () => {
+    const { shaper, clock } = shaperAt({
+      providers: { gmail: { messagesPerMinute: 6000, maxConnections: 1 } },
+      pushback: { holdMs: 10_000, holdAfterPushbacks: 1 },
+    });
+    const first = go(await shaper.admit('gmail', 0));
+    const waiting = shaper.admit('gmail', 60_000);
+    first.done(PUSHBACK);
+    expect(await waiting).toEqual({
+      kind: 'wait',
+      held: true,
+      until: new Date(clock.now + 10_000),
+      reason: PUSHBACK.reason,
+    });
+    // Its session slot was given back: once the hold ends the next delivery has it at once.
+    clock.now += 10_000;
+    expect((await shaper.admit('gmail', 0)).kind).toBe('go');
+  });
+
   it('counts deferrals in a row as a pushback', async () => {
     const { shaper, clock } = shaperAt();
     for (let i = 0; i < 3; i++) {

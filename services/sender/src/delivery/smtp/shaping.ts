@@ -241,9 +241,19 @@ export function createShaper(options: {
     }
   };
 
+  /** The key's hold now, counted as a delivery it deferred; undefined when it is not held. */
+  const holdOf = (key: string, s: State, at: number): (Turn & { kind: 'wait' }) | undefined => {
+    if (s.heldUntil <= at) return undefined;
+    options.onChange?.(key, 'throttled');
+    return { kind: 'wait', until: new Date(s.heldUntil), reason: s.reason ?? 'held', held: true };
+  };
+
   const signal = (key: string, s: State, result: DeliverySignal) => {
     const policy = config.pushback;
     const limit = limitsOf(s).messagesPerMinute;
+    // The reply to a delivery that began before the hold says nothing new: the hold stands as it is (else the
+    // sessions in flight when a provider pushes back would each lower the rate and double the hold again).
+    if ((result.kind === 'pushback' || result.kind === 'deferral') && s.heldUntil > now()) return;
     switch (result.kind) {
       case 'success':
         s.pushbacks = 0;
@@ -278,10 +288,8 @@ export function createShaper(options: {
     async admit(key, maxWaitMs) {
       const s = stateOf(key);
       const at = now();
-      if (s.heldUntil > at) {
-        options.onChange?.(key, 'throttled');
-        return { kind: 'wait', until: new Date(s.heldUntil), reason: s.reason ?? 'held', held: true };
-      }
+      const hold = holdOf(key, s, at);
+      if (hold) return hold;
       refill(s, at);
       const waitMs = s.tokens >= 1 ? 0 : Math.ceil(((1 - s.tokens) * 60_000) / s.rate);
       if (waitMs > maxWaitMs) {
@@ -303,6 +311,12 @@ export function createShaper(options: {
           reason: 'every connection to the provider busy',
           held: false,
         };
+      // Held while this delivery waited for its token or a session: it waits for the hold, not sent against it.
+      const heldMeanwhile = holdOf(key, s, now());
+      if (heldMeanwhile) {
+        release();
+        return heldMeanwhile;
+      }
       let finished = false;
       return {
         kind: 'go',
