@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import nodemailer from 'nodemailer';
 import { Resend } from 'resend';
 import { createVerifiedDomain, observeBroker, startDnsServer, startSinkMx, startSystem } from '@postline/testing';
-import { inTurns, localInfra, middle, profileEnv } from './harness.ts';
+import { acceptInBatches, inTurns, localInfra, middle, profileEnv } from './harness.ts';
 
 localInfra();
 
@@ -128,23 +128,12 @@ try {
     await sinkIdle();
     sink.messages.length = 0;
     const start = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (next < N) {
-          const from = next;
-          next = Math.min(N, next + 100);
-          const batch = Array.from({ length: next - from }, (_, k) => ({
-            from: `Acme <hello@${domain.name}>`,
-            to: `s${round}.${from + k}@${RCPT}`,
-            subject: 'Your receipt',
-            html,
-          }));
-          const { error } = await resend.batch.send(batch);
-          if (error) throw new Error(JSON.stringify(error));
-        }
-      }),
-    );
+    await acceptInBatches(resend, N, (i) => ({
+      from: `Acme <hello@${domain.name}>`,
+      to: `s${round}.${i}@${RCPT}`,
+      subject: 'Your receipt',
+      html,
+    }));
     const acceptedSeconds = (performance.now() - start) / 1000;
     await sink.waitForMessages(N, 600_000);
     const seconds = (performance.now() - start) / 1000;

@@ -1,6 +1,8 @@
 // What every benchmark script under tests/perf shares: the local servers as defaults, the closed-loop
 // phase (warm-up, then a measuring window), rounds taken in turns, percentiles and medians, and the waits
 // between phases. A script says what it sends and what it compares; this file says how it is measured.
+import { join } from 'node:path';
+import type { Resend } from 'resend';
 import type { System } from '@postline/testing';
 
 /**
@@ -14,9 +16,14 @@ export function localInfra(): { databaseUrl: string; amqpUrl: string; redisUrl: 
   return { databaseUrl: process.env.DATABASE_URL, amqpUrl: process.env.AMQP_URL, redisUrl: process.env.REDIS_URL };
 }
 
-/** `PROFILE_DIR=/tmp/prof` makes each started service write its CPU profile there when it stops. */
-export function profileEnv(): Record<string, string> {
-  return process.env.PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.PROFILE_DIR}` } : {};
+/**
+ * `PROFILE_DIR=/tmp/prof` makes each started service write its CPU profile there when it stops (under
+ * `PROFILE_DIR/<under>` when given: a script that starts several systems keeps their profiles apart).
+ */
+export function profileEnv(under?: string): Record<string, string> {
+  const dir = process.env.PROFILE_DIR;
+  if (!dir) return {};
+  return { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${under ? join(dir, under) : dir}` };
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -174,4 +181,30 @@ export async function settled(left: () => Promise<number>, what: string): Promis
     await sleep(500);
   }
   throw new Error(`${what} did not drain within 3 minutes`);
+}
+
+/** One email of a `POST /emails/batch` request. */
+export type BatchEmail = Parameters<Resend['batch']['send']>[0][number];
+
+/**
+ * Accepts `count` emails, `email(i)` each, with `POST /emails/batch`: 100 a request, `inFlight` requests at
+ * once (default 4), as a burst of API traffic would send them. Resolves once all are accepted.
+ */
+export async function acceptInBatches(
+  resend: Resend,
+  count: number,
+  email: (i: number) => BatchEmail,
+  inFlight = 4,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < count) {
+        const from = next;
+        next = Math.min(count, next + 100);
+        const { error } = await resend.batch.send(Array.from({ length: next - from }, (_, k) => email(from + k)));
+        if (error) throw new Error(JSON.stringify(error));
+      }
+    }),
+  );
 }
