@@ -13,7 +13,7 @@
 // its dependencies installed) with the same environment: what the shaping's code costs. A burst's figure is
 // emails / (last message at the sink − first request sent); the rounds alternate which side goes first, and
 // the cost is 1 − the median over the rounds of shaped / unshaped. The script also times the shaping's own
-// work for one delivery in this process (keyOf, admit, and done with signalOf's reading of the outcome).
+// work for one delivery in this process (keyOf, held, admit, and done with signalOf's reading of the outcome).
 //
 // isolation: one system and two providers, each with its sink MX on its own loopback address, found through
 // the local DNS server: a plain MX domain ("healthy") and a domain whose MX has Gmail's host name, so that
@@ -124,6 +124,8 @@ async function shapingWorkMicros(mx: string): Promise<number> {
   const shaper = createShaper({ config: DEFAULT_SHAPING, now: () => (clock += 1) });
   const outcome = [{ status: 'delivered', code: 250, response: '250 2.0.0 OK', mx }];
   const once = async () => {
+    // Asked before the message is made (Mta.held), then for the turn.
+    if (shaper.held(shaper.keyOf(mx))) throw new Error('held');
     const turn = await shaper.admit(shaper.keyOf(mx), 300_000);
     if (turn.kind !== 'go') throw new Error(`no turn: ${turn.reason}`);
     turn.done(signalOf(outcome));

@@ -396,6 +396,58 @@ describe('retries of deliveries held by the traffic shaping', () => {
   });
 });
 
+describe('a delivery to a provider held by the traffic shaping', () => {
+  it('is deferred without making its message: nothing composed, signed or sent', async () => {
+    const id = await accept(['waiting@held.test']);
+    const until = new Date(Date.now() + 60_000);
+    const asked: unknown[] = [];
+    const heldMta: Mta = {
+      held: (request) => {
+        asked.push(request);
+        return Promise.resolve(
+          request.recipients.map((recipient) => ({
+            status: 'deferred' as const,
+            recipient,
+            code: 451,
+            enhanced: '4.7.0',
+            response: '451 4.7.0 Deliveries to this mailbox provider are throttled: 421 4.7.28 Slow down',
+            mx: null,
+            throttle: { provider: 'gmail', until },
+          })),
+        );
+      },
+      deliver: () => Promise.reject(new Error('a held delivery must not reach the MTA')),
+      inFlight: () => 0,
+      close: () => Promise.resolve(),
+    };
+    const attemptDeps = {
+      ...deps(),
+      mta: heldMta,
+      composer: {
+        compose: () => Promise.reject(new Error('a held delivery must not be composed')),
+        close: () => Promise.resolve(),
+      },
+    };
+    const attempt = await attemptDelivery(attemptDeps, {
+      team_id: teamId,
+      data: { email_id: id, domain: 'held.test', recipients: [0], attempt: 1 },
+    });
+    expect(asked).toEqual([expect.objectContaining({ domain: 'held.test', recipients: ['waiting@held.test'] })]);
+    expect(attempt).toMatchObject({
+      kind: 'attempted',
+      results: [{ kind: 'deferred', fromServer: false, throttle: { provider: 'gmail', until } }],
+      messageHeaders: null,
+    });
+    await db.transaction().execute((trx) => recordAttempts(attemptDeps, trx, [attempt]));
+    expect(await outboxOf(id)).toEqual([
+      'email.sent',
+      'sender.deliver',
+      'email.delivery_delayed',
+      'scheduler.set-timer',
+    ]);
+  });
+});
+
 describe('temporary suppression after repeated transient bounces', () => {
   async function bounceThrice(
     address: string,
@@ -645,6 +697,7 @@ describe('attemptDelivery of a message that cannot be made', () => {
   const logged: unknown[] = [];
   const refusingMta: Mta = {
     deliver: () => Promise.reject(new Error('nothing unsigned or unbuilt may reach the MTA')),
+    held: () => Promise.resolve(undefined),
     inFlight: () => 0,
     close: () => Promise.resolve(),
   };
@@ -821,6 +874,7 @@ describe('delivery claims: one SMTP transaction per attempt across processes', (
           mx: 'mx.far.test',
         }));
       },
+      held: () => Promise.resolve(undefined),
       inFlight: () => 0,
       close: () => Promise.resolve(),
     };

@@ -639,6 +639,7 @@ describe('MTA address policy', () => {
     const lax: MxResolver = {
       resolve: () =>
         Promise.resolve({ kind: 'hosts', hosts: [{ exchange: 'mx.evil.test', priority: 10, addresses: [mx.host] }] }),
+      cached: () => undefined,
     };
 
     const [outcome] = await mta({ allowPrivate: false, resolver: lax }).deliver(request('evil.test', ['ok']));

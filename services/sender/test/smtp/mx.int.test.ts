@@ -54,13 +54,17 @@ describe('createMxResolver', () => {
     dns.set(d, [{ type: 'MX', exchange: `mx.${d}`, priority: 10 }]);
     dns.set(`mx.${d}`, [{ type: 'A', address: '192.0.2.30' }]);
     const mxQueries = () => dns.queries.filter((q) => q.name === d && q.type === 'MX').length;
+    expect(cached.cached(d)).toBeUndefined();
     expect((await cached.resolve(d)).kind).toBe('hosts');
     expect((await cached.resolve(d)).kind).toBe('hosts');
+    // The kept answer is also there to read without a lookup.
+    expect(cached.cached(d.toUpperCase())).toMatchObject({ kind: 'hosts', hosts: [{ exchange: `mx.${d}` }] });
     expect(mxQueries()).toBe(1);
 
     const broken = domain();
     dns.fail(broken, 'servfail');
     expect((await cached.resolve(broken)).kind).toBe('temporary');
+    expect(cached.cached(broken)).toBeUndefined();
     dns.fail(broken, undefined);
     dns.set(broken, [{ type: 'MX', exchange: `mx.${d}`, priority: 10 }]);
     expect((await cached.resolve(broken)).kind).toBe('hosts');

@@ -5,6 +5,7 @@ import { freePort, startDnsServer, startSinkMx, waitFor, type DnsServer, type Si
 import { createMta } from '../../src/delivery/smtp/mta.ts';
 import { createMxResolver } from '../../src/delivery/smtp/mx.ts';
 import { createShaper, shapingConfigOf, type Shaper } from '../../src/delivery/smtp/shaping.ts';
+import type { SmtpTrace } from '../../src/delivery/smtp/transcript.ts';
 import type { DeliveryRequest, Mta, RecipientOutcome } from '../../src/delivery/smtp/types.ts';
 
 const GMAIL_MX = 'gmail-smtp-in.l.google.com';
@@ -39,7 +40,8 @@ beforeAll(async () => {
     config: shapingConfigOf({ pushback: { holdAfterPushbacks: 2, holdMs: 400 } }),
   });
   mta = createMta({
-    resolver: createMxResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, allowPrivate: true, cacheMs: 0 }),
+    // Answers kept (the default minute): the MTA tells a held delivery from the MX answer it already has.
+    resolver: createMxResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, allowPrivate: true }),
     port,
     heloName: 'mta.postline.test',
     allowPrivate: true,
@@ -106,9 +108,23 @@ describe('traffic shaping per mailbox provider', () => {
     expect(shaper.states().find((s) => s.key === 'gmail')).toMatchObject({ rate: 750, heldUntil: expect.any(Date) });
     expect(shaper.states().find((s) => s.key === 'microsoft')).toMatchObject({ rate: 1200, heldUntil: null });
 
-    // Retried before the hold ends: deferred again, and the MX is not dialled.
+    // Retried before the hold ends: deferred again, and the MX is not dialled. The MTA tells so before any
+    // message is made for it, with the same outcome; the other provider is not held.
+    const { raw: _, ...unmade } = request('gmail.test', 'g-early');
+    const trace: SmtpTrace[] = [];
+    const told = await mta.held({ ...unmade, trace });
+    expect(told).toEqual([
+      expect.objectContaining({
+        status: 'deferred',
+        code: 451,
+        mx: null,
+        throttle: expect.objectContaining({ provider: 'gmail' }),
+      }),
+    ]);
+    expect(trace[0]?.lines).toEqual([expect.stringMatching(/^\* deliveries to gmail are held until /)]);
+    expect(await mta.held(request('outlook.test', 'm-early'))).toBeUndefined();
     const early = await mta.deliver(request('gmail.test', 'g-early'));
-    expect(early[0]).toMatchObject({ status: 'deferred', throttle: { provider: 'gmail' } });
+    expect(early).toEqual(told);
     expect(gmail.connections()).toBe(connectionsWhileHeld);
 
     // The provider recovers; once the hold ends, the deferred mail goes through, at a rate raised by each success.

@@ -13,7 +13,7 @@ import {
   type AddressFailure,
   type SmtpError,
 } from './replies.ts';
-import { createShaper, DEFAULT_SHAPING, signalOf, type Shaper } from './shaping.ts';
+import { createShaper, DEFAULT_SHAPING, signalOf, type Shaper, type Turn } from './shaping.ts';
 import { createSessionPool, type PooledSession, type SessionPool } from './session-pool.ts';
 import { createTranscript, NO_TRANSCRIPT, type Transcript } from './transcript.ts';
 import type { DeliveryRequest, Mta, RecipientOutcome } from './types.ts';
@@ -186,33 +186,7 @@ export function createMta(options: MtaOptions): Mta {
   ): Promise<Map<string, RecipientOutcome>> {
     const key = shaper.keyOf(hosts[0]!.exchange);
     const turn = await shaper.admit(key, slotWaitMs);
-    if (turn.kind === 'wait') {
-      const detail = turn.held
-        ? `deliveries to ${key} are held until ${turn.until.toISOString()} after it answered: ${turn.reason}`
-        : `deliveries to ${key} are slowed (${turn.reason}); next turn at ${turn.until.toISOString()}`;
-      request.trace?.push({
-        mx: null,
-        ip: null,
-        port: null,
-        tls: null,
-        startedAt: new Date(),
-        durationMs: 0,
-        recipients,
-        lines: [`* ${detail}`],
-        omitted: 0,
-      });
-      const { code, enhanced, response } = localReply(LOCAL_REPLIES.providerThrottled, detail);
-      const throttle = { provider: key, until: turn.until };
-      return eachRecipient(recipients, (r) => ({
-        status: 'deferred',
-        recipient: r,
-        code,
-        enhanced,
-        response,
-        mx: null,
-        throttle,
-      }));
-    }
+    if (turn.kind === 'wait') return throttled(key, turn, request, recipients);
     let outcomes: Map<string, RecipientOutcome> | undefined;
     try {
       outcomes = await tryHosts(hosts, request, recipients, turn.maxMessagesPerConnection);
@@ -220,6 +194,40 @@ export function createMta(options: MtaOptions): Mta {
     } finally {
       turn.done(outcomes ? signalOf(outcomes.values()) : { kind: 'none' });
     }
+  }
+
+  /** Every recipient deferred without a connection by the shaping of the provider at `key`, until its next turn. */
+  function throttled(
+    key: string,
+    wait: Turn & { kind: 'wait' },
+    request: Pick<DeliveryRequest, 'trace'>,
+    recipients: string[],
+  ): Map<string, RecipientOutcome> {
+    const detail = wait.held
+      ? `deliveries to ${key} are held until ${wait.until.toISOString()} after it answered: ${wait.reason}`
+      : `deliveries to ${key} are slowed (${wait.reason}); next turn at ${wait.until.toISOString()}`;
+    request.trace?.push({
+      mx: null,
+      ip: null,
+      port: null,
+      tls: null,
+      startedAt: new Date(),
+      durationMs: 0,
+      recipients,
+      lines: [`* ${detail}`],
+      omitted: 0,
+    });
+    const { code, enhanced, response } = localReply(LOCAL_REPLIES.providerThrottled, detail);
+    const throttle = { provider: key, until: wait.until };
+    return eachRecipient(recipients, (r) => ({
+      status: 'deferred',
+      recipient: r,
+      code,
+      enhanced,
+      response,
+      mx: null,
+      throttle,
+    }));
   }
 
   /** Each address of each MX host in order until one gives per-recipient results. */
@@ -489,6 +497,19 @@ export function createMta(options: MtaOptions): Mta {
       inFlight.add(running);
       void running.finally(() => inFlight.delete(running));
       return running;
+    },
+    held(request) {
+      // Only a whole delivery that deliver would defer alike (every recipient sendable, the MTA open), from
+      // the MX answer already kept: a domain not looked up lately is left to deliver, not asked of DNS twice.
+      const recipients = [...new Set(request.recipients)];
+      if (closed || recipients.some((r) => r === '' || UNSENDABLE.test(r))) return Promise.resolve(undefined);
+      const mx = options.resolver.cached(request.domain);
+      if (mx?.kind !== 'hosts') return Promise.resolve(undefined);
+      const key = shaper.keyOf(mx.hosts[0]!.exchange);
+      const wait = shaper.held(key);
+      if (!wait) return Promise.resolve(undefined);
+      const outcomes = throttled(key, wait, request, recipients);
+      return Promise.resolve(request.recipients.map((r) => storable(outcomes.get(r)!)));
     },
     inFlight: () => inFlight.size,
     async close() {

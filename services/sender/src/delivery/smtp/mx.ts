@@ -12,7 +12,11 @@ export type MxResult =
   | ({ kind: 'permanent'; subType: BounceSubType } & SmtpReply)
   | ({ kind: 'temporary' } & SmtpReply);
 
-export type MxResolver = { resolve: (domain: string) => Promise<MxResult> };
+export type MxResolver = {
+  resolve: (domain: string) => Promise<MxResult>;
+  /** The answer kept for `domain`, without asking DNS: undefined when none is kept (or it is too old). */
+  cached: (domain: string) => MxResult | undefined;
+};
 
 export type MxResolverOptions = {
   /** DNS servers as `ip` or `ip:port` (`[v6]:port`); empty for the system's resolvers. */
@@ -148,11 +152,17 @@ export function createMxResolver(options: MxResolverOptions): MxResolver {
   const own = (result: MxResult): MxResult =>
     result.kind === 'hosts' ? { kind: 'hosts', hosts: sortByPreference(result.hosts) } : result;
 
+  const fresh = (key: string) => {
+    const hit = cache.get(key);
+    return hit && Date.now() - hit.at < (options.cacheMs ?? DEFAULT_CACHE_MS) ? own(hit.result) : undefined;
+  };
+
   return {
+    cached: (domain) => fresh(domain.toLowerCase()),
     async resolve(domain) {
       const key = domain.toLowerCase();
-      const hit = cache.get(key);
-      if (hit && Date.now() - hit.at < (options.cacheMs ?? DEFAULT_CACHE_MS)) return own(hit.result);
+      const hit = fresh(key);
+      if (hit) return hit;
       let lookup = pending.get(key);
       if (!lookup) {
         // The answer is cached before the lookup stops being pending, so a caller always finds one of them.

@@ -125,6 +125,24 @@ describe('traffic shaping', () => {
     expect((await shaper.admit('gmail', 0)).kind).toBe('go');
   });
 
+  it('tells whether a provider is held without taking a turn, counting the delivery it defers', async () => {
+    const { shaper, clock, events } = shaperAt({ pushback: { holdMs: 10_000, holdAfterPushbacks: 1 } });
+    expect(shaper.held('gmail')).toBeUndefined();
+    go(await shaper.admit('gmail', 0)).done(PUSHBACK);
+    expect(shaper.held('gmail')).toEqual({
+      kind: 'wait',
+      held: true,
+      until: new Date(clock.now + 10_000),
+      reason: PUSHBACK.reason,
+    });
+    expect(shaper.held('microsoft')).toBeUndefined();
+    clock.now += 10_000;
+    expect(shaper.held('gmail')).toBeUndefined();
+    expect(events).toEqual(['gmail pushback', 'gmail held', 'gmail throttled']);
+    // The hold ended: the rate (halved) gives a turn at once.
+    expect((await shaper.admit('gmail', 0)).kind).toBe('go');
+  });
+
   it('counts deferrals in a row as a pushback', async () => {
     const { shaper, clock } = shaperAt();
     for (let i = 0; i < 3; i++) {

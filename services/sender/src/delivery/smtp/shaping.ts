@@ -146,6 +146,11 @@ export type Shaper = {
   keyOf: (mx: string) => string;
   /** Waits (up to `maxWaitMs`) for the key's rate and a connection slot. */
   admit: (key: string, maxWaitMs: number) => Promise<Turn>;
+  /**
+   * The hold on the key, as admit would answer it at once, or undefined: lets a caller defer a delivery before
+   * doing any work for it (counted as throttled, like admit's).
+   */
+  held: (key: string) => (Turn & { kind: 'wait' }) | undefined;
   /** Every key that has been used, with its state now. */
   states: () => ProviderState[];
   /** Replaces the limits (a reloaded file); current rates and holds are kept, within the new limits. */
@@ -328,6 +333,11 @@ export function createShaper(options: {
           signal(key, s, result);
         },
       };
+    },
+
+    held(key) {
+      const s = states.get(key);
+      return s ? holdOf(key, s, now()) : undefined;
     },
 
     states() {

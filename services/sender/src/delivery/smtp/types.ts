@@ -52,6 +52,14 @@ export type DeliveryRequest = {
 export type Mta = {
   /** Never throws for the destination's behaviour; returns one outcome per recipient, in order. */
   deliver: (request: DeliveryRequest) => Promise<RecipientOutcome[]>;
+  /**
+   * The outcomes `deliver` would give at once because the traffic shaping holds the domain's provider (each
+   * recipient deferred, without a connection), or undefined when it would try or cannot tell without a DNS
+   * lookup: so that the message is not made for a delivery that cannot go. Adds to `trace` as `deliver` would.
+   */
+  held: (
+    request: Pick<DeliveryRequest, 'domain' | 'recipients' | 'trace' | 'keep'>,
+  ) => Promise<RecipientOutcome[] | undefined>;
   /** Deliveries (SMTP transactions, with their MX lookups) under way now. */
   inFlight: () => number;
   close: () => Promise<void>;

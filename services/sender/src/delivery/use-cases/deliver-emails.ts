@@ -196,7 +196,7 @@ async function attemptLoaded(
   command: DeliverCommand,
   loaded: LoadedAttempt,
 ): Promise<DeliveryAttempt> {
-  const { email_id: emailId, domain, attempt } = command.data;
+  const { domain, attempt } = command.data;
   const { email, recipients, suppressed } = loaded;
   // The onboarding sender's emails have no domain row: they go to sandbox addresses, and to the team's
   // members through the development inbox (deliverSigned keeps them in the install), never out.
@@ -225,30 +225,17 @@ async function attemptLoaded(
 
   const toSend = recipients.filter((_, i) => results[i] === undefined);
   if (toSend.length > 0) {
-    // A raw email's MIME is read before its share of the budget, which its size sets.
-    const rawMime = isRawEmail(email) ? await findRawMime(deps.db, email.id) : undefined;
-    const footprint = rawMime
-      ? messageFootprint({ html: null, text: null }, rawMime.length)
-      : messageFootprint(email, loaded.attachmentBytes);
-    const release = await deps.budget.reserve(footprint);
     const started = process.hrtime.bigint();
-    let outcomes: RecipientOutcome[] | { unsendable: string };
-    try {
-      outcomes = await (isRawEmail(email)
-        ? signAndSendRaw(deps, email, rawMime, sending, toSend, made)
-        : composeAndSend(deps, email, sending, toSend, loaded.hasAttachments, made));
-    } catch (err) {
-      // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
-      // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
-      if (!(err instanceof DkimSigningError || err instanceof CompositionError)) throw err;
-      deps.logger.error(
-        { err, emailId, domain: sending.name },
-        'email cannot be composed and signed; its delivery fails',
-      );
-      outcomes = { unsendable: err instanceof DkimSigningError ? 'dkim_signing_failed' : 'message_not_composable' };
-    } finally {
-      release();
-    }
+    // Mail for a provider its traffic shaping holds is deferred before its message is made: every attempt
+    // against the hold would otherwise compose and sign it for nothing, on the cores the other providers'
+    // deliveries need.
+    const held = await deps.mta.held({
+      domain: (toSend[0] as RecipientRow).domain,
+      recipients: toSend.map((r) => r.address),
+      trace: made.traces,
+      keep: sending.domain_id === ONBOARDING_DOMAIN_ID,
+    });
+    const outcomes = held ?? (await makeAndSend(deps, email, sending, toSend, loaded, made));
     const outcomeOf = new Map(Array.isArray(outcomes) ? outcomes.map((outcome) => [outcome.recipient, outcome]) : []);
     recipients.forEach((recipient, i) => {
       if (results[i] !== undefined) return;
@@ -261,6 +248,42 @@ async function attemptLoaded(
     deps.observe?.(results as RecipientResult[], Number(process.hrtime.bigint() - started) / 1e9);
   }
   return done(results as RecipientResult[]);
+}
+
+/**
+ * Makes the message (composed, or a raw email's MIME) within the memory budget, signs it and sends it to
+ * `recipients` in one SMTP transaction; `unsendable` when it cannot be made.
+ */
+async function makeAndSend(
+  deps: DeliverDeps,
+  email: EmailRow,
+  sending: SendingDomainRow,
+  recipients: RecipientRow[],
+  loaded: LoadedAttempt,
+  made: Made,
+): Promise<RecipientOutcome[] | { unsendable: string }> {
+  // A raw email's MIME is read before its share of the budget, which its size sets.
+  const rawMime = isRawEmail(email) ? await findRawMime(deps.db, email.id) : undefined;
+  const footprint = rawMime
+    ? messageFootprint({ html: null, text: null }, rawMime.length)
+    : messageFootprint(email, loaded.attachmentBytes);
+  const release = await deps.budget.reserve(footprint);
+  try {
+    return await (isRawEmail(email)
+      ? signAndSendRaw(deps, email, rawMime, sending, recipients, made)
+      : composeAndSend(deps, email, sending, recipients, loaded.hasAttachments, made));
+  } catch (err) {
+    // The message cannot be made (a DKIM key that cannot sign, content the composer refuses): another
+    // try would fail alike, and it is never sent unsigned, so its recipients here end failed.
+    if (!(err instanceof DkimSigningError || err instanceof CompositionError)) throw err;
+    deps.logger.error(
+      { err, emailId: email.id, domain: sending.name },
+      'email cannot be composed and signed; its delivery fails',
+    );
+    return { unsendable: err instanceof DkimSigningError ? 'dkim_signing_failed' : 'message_not_composable' };
+  } finally {
+    release();
+  }
 }
 
 /** What an attempt kept of the message it sent: each transaction's trace and the signed header block. */

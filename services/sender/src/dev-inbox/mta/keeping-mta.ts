@@ -68,6 +68,8 @@ export function createKeepingMta(opts: {
         }),
       );
     },
+    // A kept message goes to no provider: only one the network would send can be held.
+    held: (request) => (opts.all || request.keep ? Promise.resolve(undefined) : opts.network.held(request)),
     inFlight: () => opts.network.inFlight() + keeping,
     close: () => opts.network.close(),
   };
