@@ -63,7 +63,7 @@ export {
   isPublicEvent,
   parseMessage,
 } from './catalog.ts';
-export { SERVICE_NAMES, SERVICE_NODE_FLAGS, type ServiceName } from './services.ts';
+export { SERVICE_NAMES, type ServiceName } from './services.ts';
 export {
   PROPERTY_KEY,
   type PropertyType,

@@ -69,6 +69,7 @@ export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/m
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
 export { createIntervalJob, type IntervalJob } from './lifecycle/interval-job.ts';
+export { collectAndShrink, createMemoryTrim, type MemoryProbe } from './lifecycle/memory-trim.ts';
 export {
   createBroker,
   type Broker,
