@@ -118,14 +118,19 @@ export function createGateway(
     logger,
   });
   const notices = mail ? noticeParts({ config, db, logger, metrics, mail }) : [];
-  // Request logs outlive no team's retention; idempotency records go after 24 hours (above), well within it.
+  // Request logs and the notices emailed to admins outlive no team's retention (a notice not sent by then is
+  // given up); idempotency records go after 24 hours (above), well within it.
   const retentionPrune = createRetentionPruner({
     db,
     logger,
     registry: metrics.registry,
     everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
     retentionOf: () => teamRetentionOverrides(db),
-    tables: [{ table: 'request_logs', time: 'created_at' }],
+    tables: [
+      { table: 'request_logs', time: 'created_at' },
+      // One row per notice and person: (message_id, user_id) is its key, so its rows are named by their place.
+      { table: 'notice_emails', time: 'created_at', key: 'ctid' },
+    ],
   });
   const retentionSync = createRetentionSync({
     db,
