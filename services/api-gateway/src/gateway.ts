@@ -29,6 +29,7 @@ import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createNoticeMailer } from './jobs/notice-mailer.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
+import { createReputationSync } from './jobs/reputation-sync.ts';
 import { createRetentionSync } from './jobs/retention-sync.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { createDashboardMail, type DashboardMail } from './owners/dashboard-mail.ts';
@@ -138,6 +139,13 @@ export function createGateway(
     owners: [config.SENDER_URL, config.INBOUND_SMTP_URL, config.WEBHOOK_DISPATCHER_URL],
     everyMs: Math.max(200, 5000 * config.POSTLINE_DELAY_SCALE),
   });
+  // The reputation guard's lines the operator set for a team, pushed to the sender the same way.
+  const reputationSync = createReputationSync({
+    db,
+    logger,
+    sender: config.SENDER_URL,
+    everyMs: Math.max(200, 5000 * config.POSTLINE_DELAY_SCALE),
+  });
   const http = gatewayHttp({
     db,
     redis,
@@ -198,6 +206,7 @@ export function createGateway(
           idempotencyPrune,
           retentionPrune,
           retentionSync,
+          reputationSync,
           ...notices,
           // Stopped right after HTTP: a request in flight keeps its key's lease until it is answered.
           idempotencyLeases.part,
