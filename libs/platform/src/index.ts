@@ -49,6 +49,7 @@ export { parseInput } from './http/validate.ts';
 export { emailContentPolicy, setPublicLinkHeaders, type PublicLinkHeaders } from './http/public-link-headers.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
+export { createWorkerPool, type WorkerPool } from './concurrency/worker-pool.ts';
 export { createOpenedCache } from './cache/opened-cache.ts';
 export {
   requireTeam,

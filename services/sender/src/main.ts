@@ -55,7 +55,7 @@ import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } f
 import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSenderMetrics } from './metrics.ts';
-import { countPauses, createReputationGuard } from './reputation/index.ts';
+import { countPauses, createReputationGuard, teamThresholdsRoutes } from './reputation/index.ts';
 import { senderRetainedTables } from './retention/tables.ts';
 
 const config = loadConfig();
@@ -108,7 +108,8 @@ const trackingCipher = createTrackingCipher(config.POSTLINE_SECRET_KEY);
 // Each SMTP transaction is claimed before it starts, so that a copy of its command elsewhere waits for it.
 const deliveryClaims = createDeliveryClaims({ db, logger });
 
-// The reputation guard's lines (docs/reputation.md).
+// The reputation guard's lines for the install (docs/reputation.md); a team's own, set by the operator, take
+// their place.
 const thresholds = {
   bounceRate: config.REPUTATION_BOUNCE_RATE,
   complaintRate: config.REPUTATION_COMPLAINT_RATE,
@@ -176,8 +177,10 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
 
 await runtime.start({
   routes: (app) => {
-    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    // Not API routes: the gateway's pushes of a team's retention (for this service's retention job) and of
+    // the reputation guard's lines the operator set for it.
     app.use(teamRetentionRoutes(db));
+    app.use(teamThresholdsRoutes(db));
     app.use(
       internalRoutes({
         db,

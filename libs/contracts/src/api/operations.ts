@@ -419,7 +419,7 @@ export const OPERATIONS: readonly Operation[] = [
   // ---- Reputation ----
   get('/reputation', 'Reputation', 'The team’s sending reputation', {
     extension:
-      'Postline’s own: the rolling bounce and complaint rates of the team and of each sending domain over their last sends, the lines in force, and any pause the reputation guard made.',
+      'Postline’s own: the rolling bounce and complaint rates of the team and of each sending domain over their last sends, the lines in force (the install’s, or those the operator set for the team), and any pause the reputation guard made.',
     success: ok(rs.Reputation),
     errors: [],
   }),

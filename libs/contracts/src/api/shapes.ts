@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DomainCapabilities, DomainRecordStatus, DomainStatus, SuppressionOrigin } from '../events.ts';
 import { ListEnvelope } from '../pagination.ts';
+import { REPUTATION_THRESHOLD_NAMES } from '../reputation-thresholds.ts';
 
 export { Form, FormList } from './form-shapes.ts';
 
@@ -839,12 +840,17 @@ const ReputationWindow = {
 };
 export const Reputation = z.strictObject({
   object: z.literal('reputation'),
-  thresholds: z.strictObject({
-    bounce_rate: z.number(),
-    complaint_rate: z.number(),
-    window: z.number().int(),
-    min_sends: z.number().int(),
-  }),
+  thresholds: z
+    .strictObject({
+      bounce_rate: z.number().describe('The bounce line in force for the team, a fraction (0.04 = 4%).'),
+      complaint_rate: z.number().describe('The complaint line in force for the team, a fraction.'),
+      window: z.number().int().describe('The window: the last this many sends.'),
+      min_sends: z.number().int().describe('A window is judged once it holds this many sends.'),
+      set_for_team: z
+        .array(z.enum(REPUTATION_THRESHOLD_NAMES))
+        .describe('The lines the operator set for this team; the others are the install’s.'),
+    })
+    .describe('The lines in force for the team: the install’s, or those the operator set for it.'),
   team: z.strictObject(ReputationWindow),
   domains: z.array(z.strictObject({ id: Id, name: z.string(), ...ReputationWindow })),
 });

@@ -434,6 +434,15 @@ export type ReputationPausesTable = {
   line: number;
   paused_at: Date;
 };
+/** The reputation guard's lines the operator set for a team (migration 202612111000); null: the install's. */
+export type TeamReputationThresholdsTable = {
+  team_id: string;
+  bounce_rate: number | null;
+  complaint_rate: number | null;
+  window_sends: number | null;
+  min_sends: number | null;
+  changed_at: Date;
+};
 export type ParkedDeliveriesTable = {
   id: Generated<string>;
   team_id: string;
@@ -445,6 +454,7 @@ export type ParkedDeliveriesTable = {
 export type SenderDb = MessagingTables & {
   reputation_deltas: ReputationDeltasTable;
   reputation_pauses: ReputationPausesTable;
+  team_reputation_thresholds: TeamReputationThresholdsTable;
   parked_deliveries: ParkedDeliveriesTable;
   email_events: EmailEventsTable;
   email_metrics: EmailMetricsTable;
