@@ -8,4 +8,3 @@ export const SERVICE_NAMES = [
   'domain-verifier',
 ] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
-

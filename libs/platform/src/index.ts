@@ -50,7 +50,6 @@ export { emailContentPolicy, setPublicLinkHeaders, type PublicLinkHeaders } from
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
 export { createWorkerPool, type WorkerPool } from './concurrency/worker-pool.ts';
-export { createOpenedCache } from './cache/opened-cache.ts';
 export {
   requireTeam,
   teamOf,

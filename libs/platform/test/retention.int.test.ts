@@ -194,6 +194,38 @@ describe('the retention job', () => {
     expect(rows.map((r) => r.author).sort()).toEqual([notes.kept, notes.keptLonger].sort());
   });
 
+  it('deletes a table with its own batch size in as many statements as that takes', async () => {
+    await sql`create table reports (id uuid primary key, team_id uuid not null, ended_at timestamptz not null)`.execute(
+      db,
+    );
+    await sql`create index reports_team_ended on reports (team_id, ended_at)`.execute(db);
+    const team = newId();
+    for (let i = 0; i < 5; i++) {
+      await sql`insert into reports (id, team_id, ended_at)
+        values (${newId()}::uuid, ${team}::uuid, ${new Date(Date.now() - 40 * DAY)})`.execute(db);
+    }
+    // Counts the statements that delete (each batch is one).
+    let deletes = 0;
+    const counted = db.withPlugin({
+      transformQuery: (args) => {
+        if (args.node.kind === 'RawNode' && args.node.sqlFragments.join('').includes('delete from')) deletes++;
+        return args.node;
+      },
+      transformResult: (args) => Promise.resolve(args.result),
+    });
+    const counts = await createRetentionPruner({
+      db: counted,
+      logger,
+      registry: createMetrics('retention-test').registry,
+      everyMs: 60_000,
+      tables: [{ table: 'reports', time: 'ended_at', batch: 2 }],
+      retentionOf: () => readTeamRetention(db),
+    }).runOnce();
+    expect(counts).toEqual({ reports: 5 });
+    // 2 + 2 + 1, against one statement at the job's default of 500.
+    expect(deletes).toBe(3);
+  });
+
   it('keeps a later retention change when an older push arrives after it', async () => {
     const team = newId();
     await saveTeamRetention(db, team, { days: 7, changedAt: new Date('2026-02-01T00:00:00Z') });

@@ -46,6 +46,15 @@ describe('the worker pool', () => {
     expect((await p.run({ kind: 'echo', value: 'still here' })).value).toBe('still here');
   });
 
+  it('rejects a job that cannot be sent to a thread, and leaves that thread idle to stop', async () => {
+    const p = pool({ threads: 1, idleMs: 50 });
+    // A function cannot be cloned to another thread: postMessage throws before the job leaves.
+    const unclonable = { kind: 'echo', value: (() => 'x') as unknown as string } satisfies PoolTestJob;
+    await expect(p.run(unclonable)).rejects.toMatchObject({ name: 'DataCloneError' });
+    expect(p.workers()).toHaveLength(1);
+    await waitFor('the idle thread stopped', () => p.workers().length === 0);
+  });
+
   it('fails the jobs of a thread that dies, and the next job starts another', async () => {
     const p = pool({ threads: 1 });
     const latch = new SharedArrayBuffer(4);

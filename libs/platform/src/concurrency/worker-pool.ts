@@ -120,7 +120,14 @@ export function createWorkerPool<In, Out>(opts: {
       const id = nextId++;
       return new Promise<Out>((resolve, reject) => {
         slot.jobs.set(id, { resolve, reject });
-        slot.worker.postMessage({ id, job } satisfies WorkerJob<In>, [...transfer]);
+        try {
+          slot.worker.postMessage({ id, job } satisfies WorkerJob<In>, [...transfer]);
+        } catch (err) {
+          // A job that cannot be cloned or transferred never reached the thread: it must not hold it busy.
+          slot.jobs.delete(id);
+          watchIdle(slot);
+          reject(err as Error);
+        }
       });
     },
     async close() {

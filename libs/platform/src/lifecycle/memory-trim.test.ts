@@ -62,6 +62,26 @@ describe('createMemoryTrim', () => {
     }
   });
 
+  it('trims once per idle period even when a collection leaves the new space above the threshold', async () => {
+    jest.useFakeTimers();
+    try {
+      const p = fakeProcess();
+      // A collection that cannot shrink the new space (a --min-semi-space-size above the threshold).
+      const collect = () => p.state.collections++;
+      const trim = createMemoryTrim({ logger, everyMs: 1000, probe: p.probe, collect });
+      trim.start();
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(p.state.collections).toBe(1);
+      // Work, then idle: one more.
+      p.state.cpuMicros += 900_000;
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(p.state.collections).toBe(2);
+      trim.stop();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('leaves a new space that has not grown past the threshold alone', async () => {
     jest.useFakeTimers();
     try {

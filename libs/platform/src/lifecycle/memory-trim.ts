@@ -76,6 +76,9 @@ export function createMemoryTrim(opts: MemoryTrimOptions): { name: string; start
   let timer: NodeJS.Timeout | undefined;
   let lastCpu = 0;
   let lastAt = 0;
+  // Cleared by a trim and set again only by a busy check: one trim per idle period, even if a collection
+  // leaves the new space above the threshold (an operator's --min-semi-space-size, say).
+  let armed = true;
 
   const check = (force = false) => {
     const cpu = probe.cpuMicros();
@@ -83,9 +86,14 @@ export function createMemoryTrim(opts: MemoryTrimOptions): { name: string; start
     const share = (cpu - lastCpu) / 1000 / (at - lastAt);
     lastCpu = cpu;
     lastAt = at;
+    if (!force && share >= idleShare) {
+      armed = true;
+      return;
+    }
     const before = probe.newSpaceBytes();
-    if ((!force && share >= idleShare) || before < minNewSpaceBytes) return;
+    if (!armed || before < minNewSpaceBytes) return;
     collect();
+    armed = false;
     // The collection's own CPU time is not the process's work.
     lastCpu = probe.cpuMicros();
     lastAt = performance.now();

@@ -23,6 +23,11 @@ export type RetainedTable = {
    * for rows whose worth is a trend over a fixed span that the API and dashboard show.
    */
   minDays?: number;
+  /**
+   * Rows per statement (default 500, or the job's `batch` when smaller): fewer for a table whose rows each
+   * carry many children, so that one statement still deletes a bounded number of rows.
+   */
+  batch?: number;
   /** A further condition a row must meet to go, given the cutoff (a scheduled email goes once sent). */
   where?: (cutoff: Date) => RawBuilder<unknown>;
   /**
@@ -115,14 +120,15 @@ export function createRetentionPruner<DB>(deps: {
         const cutoff = new Date(now().getTime() - days * 86_400_000);
         let first: Date | undefined = oldest;
         if (oldest < cutoff) {
+          const size = Math.min(rule.batch ?? batch, batch);
           await rule.prepare?.(teamId, cutoff);
           for (let i = 0; i < MAX_BATCHES; i++) {
-            const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, batch);
+            const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, size);
             for (const [table, n] of Object.entries(deleted)) {
               counts[table] = (counts[table] ?? 0) + n;
               if (n > 0) pruned.inc({ table }, n);
             }
-            if ((deleted[rule.table] ?? 0) < batch) break;
+            if ((deleted[rule.table] ?? 0) < size) break;
           }
           first = await oldestOf(deps.db, rule, teamId);
         }
