@@ -110,7 +110,7 @@ async function providers(paced = false): Promise<ApiShape<'ProviderShaping'>['pr
   const r = await fetch(`${system.apiUrl}/deliverability/providers`, {
     headers: { authorization: `Bearer ${readerKey}` },
   });
-  expect(r.status).toBe(200);
+  if (r.status !== 200) throw new Error(`GET /deliverability/providers answered ${r.status}: ${await r.text()}`);
   return ((await r.json()) as ApiShape<'ProviderShaping'>).providers;
 }
 
