@@ -52,6 +52,7 @@ import {
   createSingleAccepts,
 } from './emails/index.ts';
 import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } from './broadcasts/index.ts';
+import { createShapingSnapshots } from './deliverability/index.ts';
 import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSenderMetrics } from './metrics.ts';
@@ -76,10 +77,22 @@ const senderMetrics = createSenderMetrics(
 const shaper = createShaper({
   config: config.SHAPING_CONFIG ? readShapingFile(config.SHAPING_CONFIG) : DEFAULT_SHAPING,
   scale: config.POSTLINE_DELAY_SCALE,
-  onChange: senderMetrics.shapingEvent,
+  onChange: (key, event) => {
+    senderMetrics.shapingEvent(key, event);
+    // GET /deliverability/providers shows a slowdown or a hold as it begins, not at the next snapshot.
+    if (event === 'pushback' || event === 'held') void shapingSnapshots.write();
+  },
 });
 if (config.SHAPING_CONFIG) reloadShapingOnHangup(config.SHAPING_CONFIG, shaper, logger);
 senderMetrics.watchShaping(shaper);
+// This process's shaping, written for the install-wide view; its sending IP learnt from its SMTP sessions.
+let sendingIp: string | null = null;
+const shapingSnapshots = createShapingSnapshots({
+  db,
+  logger,
+  states: () => shaper.states(),
+  sendingIp: () => sendingIp,
+});
 const networkMta = createMta({
   resolver: createMxResolver({
     servers: config.DNS_SERVERS,
@@ -90,6 +103,7 @@ const networkMta = createMta({
   heloName: config.SMTP_HELO_NAME,
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
   shaper,
+  onLocalAddress: (ip) => void (sendingIp = ip),
   logger,
 });
 // The development inbox keeps the onboarding sender's messages to team members, and under DEV_INBOX every one.
@@ -209,6 +223,8 @@ await runtime.start({
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
     // Stops after the consumers: the claims of attempts they settled are released, the others go stale.
     deliveryClaims.part,
+    // Stops after the consumers too: its rows go once no delivery is left to change them.
+    shapingSnapshots.part,
     createIdempotencyPrune({ db, now, logger }),
     createDevInboxPrune({ db, now, logger, retentionDays: config.DEV_INBOX_RETENTION_DAYS }),
     createMetricFold({ db, logger }),

@@ -431,6 +431,14 @@ export const OPERATIONS: readonly Operation[] = [
     errors: ['validation_error', 'not_found', 'invalid_permission'],
   }),
 
+  // ---- Deliverability ----
+  get('/deliverability/providers', 'Deliverability', 'Traffic shaping per mailbox provider', {
+    extension:
+      'Postline’s own: how fast the install sends to each mailbox provider, and why and until when it is slowed or held after the provider pushed back (a `421 4.7.28`). Install-wide, the same for every team; read only.',
+    success: ok(rs.ProviderShaping),
+    errors: [],
+  }),
+
   // ---- Development inbox ----
   get('/dev-inbox', 'Development Inbox', 'Whether the development inbox is on', {
     extension:

@@ -112,6 +112,19 @@ describe('traffic shaping', () => {
     expect((await third).kind).toBe('go');
   });
 
+  it('tells in its states the sessions open and the deferrals in a row', async () => {
+    const { shaper } = shaperAt();
+    const turn = go(await shaper.admit('gmail', 0));
+    expect(shaper.states()[0]).toMatchObject({
+      connections: 1,
+      maxConnections: 2,
+      maxMessagesPerConnection: 100,
+      deferrals: 0,
+    });
+    turn.done({ kind: 'deferral', reason: '451 4.3.0 try later' });
+    expect(shaper.states()[0]).toMatchObject({ connections: 0, deferrals: 1 });
+  });
+
   it('reads what a delivery said about its provider', () => {
     const deferred = (code: number, enhanced: string | null, response: string, mx: string | null = 'mx') => ({
       status: 'deferred',
