@@ -88,6 +88,7 @@ export const SENDER_MODULE_GRAPH = {
   broadcasts: ['message', 'sending-domains', 'templates', 'audience', 'emails', 'engagement'],
   delivery: ['message', 'suppressions', 'emails', 'engagement'],
   'dev-inbox': ['delivery'],
+  deliverability: ['delivery'],
 };
 
 function senderModuleBoundaries() {

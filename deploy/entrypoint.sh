@@ -1,7 +1,6 @@
 #!/bin/sh
 # Selects what this container runs from SERVICE (one image for every service, see deploy/Dockerfile).
-#   SERVICE=<service>  exec node services/<service>/src/main.ts (exec, so SIGTERM reaches node directly),
-#                      with the Node options of every service (SERVICE_NODE_FLAGS in libs/contracts/src/services.ts)
+#   SERVICE=<service>  exec node services/<service>/src/main.ts (exec, so SIGTERM reaches node directly)
 #   SERVICE=migrate    runs every service's migrate.ts in turn (each is idempotent; stops at the first failure)
 set -eu
 
@@ -17,7 +16,7 @@ case "${SERVICE:-}" in
     done
     ;;
   api-gateway | sender | inbound-smtp | webhook-dispatcher | scheduler | domain-verifier)
-    exec node --max-semi-space-size=4 "services/${SERVICE}/src/main.ts" "$@"
+    exec node "services/${SERVICE}/src/main.ts" "$@"
     ;;
   *)
     echo "SERVICE must be one of: ${SERVICES} migrate (got '${SERVICE:-}')" >&2

@@ -3,7 +3,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { migrateAll } from './migrate.ts';
-import { SERVICE_NODE_FLAGS } from '@postline/contracts';
 import { ROOT, SERVICES, entry, localEnv, localSecretKey } from './services.ts';
 
 // Addresses of this host's own services follow the ports that were set (API_PORT=4000: the relay asks the
@@ -36,7 +35,7 @@ function stopAll(signal: NodeJS.Signals, code: number) {
 }
 
 for (const service of SERVICES) {
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry(service, 'main')], { stdio: 'inherit', env });
+  const child = spawn(process.execPath, [entry(service, 'main')], { stdio: 'inherit', env });
   children.set(service, child);
   child.on('exit', (code, signal) => {
     if (!stopping) {

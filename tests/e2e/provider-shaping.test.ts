@@ -2,14 +2,17 @@
 // (reached through the local DNS server) that answers `421 4.7.28` under load, beside another provider's
 // MX that keeps taking mail. The sender holds Gmail only, says so in its events and metrics, and delivers
 // the held mail once the MX recovers, each message once; a deferral by the hold takes no step of the back-off.
+// GET /deliverability/providers shows the hold to any team, with the reply that caused it and when it ends.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Resend } from 'resend';
+import type { ApiShape } from '@postline/contracts';
 import {
   createVerifiedDomain,
   observeBroker,
+  sleep,
   startDeliveringSystem,
   startSinkMx,
   waitFor,
@@ -34,6 +37,8 @@ let other: SinkMx;
 let gmail: SinkMx;
 let events: BrokerObserver;
 let resend: Resend;
+/** Another team's key: the shaping view is the install's, the same for every team. */
+let readerKey: string;
 let from: string;
 let pushingBack = true;
 
@@ -67,6 +72,7 @@ beforeAll(async () => {
     ],
   });
   resend = testResend(String((await system.admin('team', 'create', '--name', 'Shaping')).api_key), system.apiUrl);
+  readerKey = String((await system.admin('team', 'create', '--name', 'Reader')).api_key);
   const domain = await createVerifiedDomain({ resend, dns, events, name: 'shaping.example.com' });
   from = `Shaping <hello@${domain.name}>`;
 }, 120_000);
@@ -99,8 +105,21 @@ const metricValue = (text: string, name: string, ...labels: string[]) => {
 };
 const GMAIL_LABEL = 'provider="gmail"';
 
+/** The shaping view; `paced`: polled, so no faster than the reader team's rate limit (10 a second) allows. */
+async function providers(paced = false): Promise<ApiShape<'ProviderShaping'>['providers']> {
+  if (paced) await sleep(200);
+  const r = await fetch(`${system.apiUrl}/deliverability/providers`, {
+    headers: { authorization: `Bearer ${readerKey}` },
+  });
+  if (r.status !== 200) throw new Error(`GET /deliverability/providers answered ${r.status}: ${await r.text()}`);
+  return ((await r.json()) as ApiShape<'ProviderShaping'>).providers;
+}
+
 describe('traffic shaping per mailbox provider', () => {
   it('holds the provider that answers 421 4.7.28, not the others, and delivers its mail once it recovers', async () => {
+    // Nothing sent yet: no provider to show.
+    expect(await providers()).toEqual([]);
+
     // The first email meets the 421s, which hold Gmail.
     const first = await send(`first@${GMAIL}`);
     const firstDelay = await eventFor('email.delivery_delayed', first);
@@ -121,6 +140,20 @@ describe('traffic shaping per mailbox provider', () => {
     expect(metricValue(text, 'smtp_provider_rate_per_minute', GMAIL_LABEL)).toBeLessThan(
       metricValue(text, 'smtp_provider_rate_limit_per_minute', GMAIL_LABEL)!,
     );
+    // The API shows the hold: why (the provider's reply), until when, and the sender process holding it.
+    let gmailShaping: Awaited<ReturnType<typeof providers>>[number] | undefined;
+    await waitFor('gmail held on GET /deliverability/providers', async () => {
+      gmailShaping = (await providers(true)).find((p) => p.key === 'gmail');
+      return gmailShaping?.state === 'held';
+    });
+    expect(gmailShaping).toMatchObject({
+      provider: 'gmail',
+      reason: expect.stringContaining('421 4.7.28'),
+      limits: { messages_per_minute: 3000, max_connections: 20, max_messages_per_connection: 100 },
+      replicas: [{ state: 'held', sending_ip: expect.stringMatching(/^127\./) }],
+    });
+    expect(gmailShaping!.rate_per_minute).toBeLessThan(gmailShaping!.limit_per_minute);
+    expect(Date.parse(gmailShaping!.held_until!)).toBeGreaterThan(Date.now() - 1000);
 
     // While held: new mail to Gmail is deferred naming the throttle, without dialling the MX; the other
     // provider's mail goes through.
@@ -150,6 +183,14 @@ describe('traffic shaping per mailbox provider', () => {
     expect(other.messages.filter((m) => m.raw.toString().includes(`Message-ID: <${elsewhere}@`))).toHaveLength(1);
     const after = await metrics();
     expect(metricValue(after, 'smtp_provider_held', GMAIL_LABEL)).toBe(0);
+    // Released (the view follows within its few seconds): Gmail no longer held; the other provider, at its
+    // limits, is not listed.
+    let released: Awaited<ReturnType<typeof providers>> = [];
+    await waitFor('gmail released on GET /deliverability/providers', async () => {
+      released = await providers(true);
+      return released[0]?.state !== 'held';
+    });
+    expect(released.map((p) => [p.key, p.held_until])).toEqual([['gmail', null]]);
     expect(
       metricValue(after, 'smtp_provider_shaping_events_total', GMAIL_LABEL, 'event="throttled"'),
     ).toBeGreaterThanOrEqual(1);

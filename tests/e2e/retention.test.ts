@@ -2,12 +2,13 @@
 // pushes it to the owners, and each owner's retention job deletes the rows its teams have kept too long.
 // Rows are backdated in Postgres (as if written 40 days ago); those past their team's retention go with
 // every row about them, and their neighbours (recent rows, and another team's with a longer retention)
-// stay, as do the metrics counted from them.
+// stay, as do the metrics counted from them. DMARC reports, received at the MX, are kept at least 90 days
+// by the end of the period they cover.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import nodemailer from 'nodemailer';
 import { sql, type Kysely } from 'kysely';
 import type { Resend } from 'resend';
-import { createDb } from '@postline/platform';
+import { createDb, newId } from '@postline/platform';
 import {
   createReceivingDomain,
   createVerifiedDomain,
@@ -33,7 +34,7 @@ const stamp = Date.now().toString(36);
 type Team = { id: string; key: string; resend: Resend; emails: { old: string; recent: string } };
 const teams = {} as Record<'byDefault' | 'longer', Team>;
 let inboundDomain = '';
-const domains: Record<string, string> = {};
+const domains: Record<string, { id: string; name: string }> = {};
 const received = { old: '', recent: '' };
 /** When the old emails' requests were logged: their request logs are the ones before it. */
 let betweenSends: Date;
@@ -77,6 +78,32 @@ const receive = async (subject: string) => {
   return /queued as (\S+)/.exec(info.response)?.[1] ?? '';
 };
 
+/** A DMARC aggregate report about `domain` (RFC 7489), one record of three messages, mailed to its report address. */
+async function sendDmarcReport(team: Team, domain: { id: string; name: string }, reportId: string): Promise<void> {
+  const address = String((await api(team, `/domains/${domain.id}/dmarc-reports`)).body.report_address);
+  const begin = Math.floor(Date.now() / 1000) - 86_400;
+  const xml = `<?xml version="1.0" encoding="UTF-8"?>
+<feedback>
+  <report_metadata><org_name>Reporter</org_name><email>dmarc@reporter.test</email><report_id>${reportId}</report_id>
+    <date_range><begin>${begin}</begin><end>${begin + 86_399}</end></date_range></report_metadata>
+  <policy_published><domain>${domain.name}</domain><p>none</p></policy_published>
+  <record><row><source_ip>192.0.2.10</source_ip><count>3</count>
+      <policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>pass</spf></policy_evaluated></row>
+    <identifiers><header_from>${domain.name}</header_from></identifiers>
+    <auth_results><dkim><domain>${domain.name}</domain><result>pass</result></dkim>
+      <spf><domain>${domain.name}</domain><result>pass</result></spf></auth_results></record>
+</feedback>`;
+  const info = await mx().sendMail({
+    envelope: { from: 'dmarc@reporter.test', to: [address] },
+    from: 'dmarc@reporter.test',
+    to: address,
+    subject: `Report Domain: ${domain.name}`,
+    text: 'An aggregate report.',
+    attachments: [{ filename: `${reportId}.xml`, content: xml, contentType: 'text/xml' }],
+  });
+  expect(info.response).toMatch(/^250 /);
+}
+
 const metricsOf = async (team: Team) =>
   (await api(team, `/emails/metrics?${new URLSearchParams({ start_date: day(-1), end_date: day(1) }).toString()}`)).body
     .totals as Record<string, number>;
@@ -107,9 +134,9 @@ beforeAll(async () => {
       teams[name] = team;
       dataOf(await team.resend.webhooks.create({ endpoint: receiver.url, events: ['email.sent', 'email.delivered'] }));
     }
-    // The longer team keeps 90 days; the other the default 30.
-    const set = await system.admin('team', 'set-retention', '--team', teams.longer.id, '--days', '90');
-    expect(set).toEqual({ team_id: teams.longer.id, retention_days: 90 });
+    // The longer team keeps 120 days (past the 90 every team keeps DMARC reports); the other the default 30.
+    const set = await system.admin('team', 'set-retention', '--team', teams.longer.id, '--days', '120');
+    expect(set).toEqual({ team_id: teams.longer.id, retention_days: 120 });
     inboundDomain = (
       await createReceivingDomain({
         resend: teams.byDefault.resend,
@@ -120,17 +147,16 @@ beforeAll(async () => {
       })
     ).name;
     for (const name of ['byDefault', 'longer'] as const) {
-      domains[name] = (
-        await createVerifiedDomain({
-          resend: teams[name].resend,
-          dns: world.dns,
-          events,
-          name: `ret-${name.toLowerCase()}-${stamp}.example.com`,
-        })
-      ).name;
+      const { id, name: domainName } = await createVerifiedDomain({
+        resend: teams[name].resend,
+        dns: world.dns,
+        events,
+        name: `ret-${name.toLowerCase()}-${stamp}.example.com`,
+      });
+      domains[name] = { id, name: domainName };
     }
     for (const name of ['byDefault', 'longer'] as const) {
-      teams[name].emails.old = dataOf(await sendTo(teams[name], String(domains[name]), 'old')).id;
+      teams[name].emails.old = dataOf(await sendTo(teams[name], domains[name]!.name, 'old')).id;
     }
     received.old = await receive('old');
     // Request logs are written a moment after their requests: the old sends' logs first, then the line.
@@ -145,7 +171,7 @@ beforeAll(async () => {
     );
     betweenSends = new Date();
     for (const name of ['byDefault', 'longer'] as const) {
-      teams[name].emails.recent = dataOf(await sendTo(teams[name], String(domains[name]), 'recent')).id;
+      teams[name].emails.recent = dataOf(await sendTo(teams[name], domains[name]!.name, 'recent')).id;
     }
     received.recent = await receive('recent');
   } finally {
@@ -173,7 +199,7 @@ describe('data retention', () => {
         async () =>
           (await count(
             db,
-            sql`select 1 from team_retention where team_id = ${teams.longer.id}::uuid and days = 90`,
+            sql`select 1 from team_retention where team_id = ${teams.longer.id}::uuid and days = 120`,
           )) === 1,
       );
     }
@@ -193,7 +219,7 @@ describe('data retention', () => {
     }>`select raw_id from received_emails where id = ${received.old}::uuid`.execute(dbs.inbound);
     const rawOldId = String(rawOld.rows[0]?.raw_id);
 
-    // 40 days ago: past the default 30, within the longer team's 90.
+    // 40 days ago: past the default 30, within the longer team's 120.
     const old = [byDefault.emails.old, longer.emails.old];
     await sql`update emails set created_at = now() - interval '40 days' where id = any(${old}::uuid[])`.execute(
       dbs.sender,
@@ -286,6 +312,72 @@ describe('data retention', () => {
     expect(await metricsOf(byDefault)).toEqual(metricsBefore);
   });
 
+  it('deletes DMARC reports past the longer of 90 days and their team’s retention, and notices past the team’s', async () => {
+    const { byDefault, longer } = teams;
+    const reportIds = {
+      gone: `gone-${stamp}`,
+      floor: `floor-${stamp}`,
+      recent: `recent-${stamp}`,
+      longer: `longer-${stamp}`,
+    };
+    await sendDmarcReport(byDefault, domains.byDefault!, reportIds.gone);
+    await sendDmarcReport(byDefault, domains.byDefault!, reportIds.floor);
+    await sendDmarcReport(byDefault, domains.byDefault!, reportIds.recent);
+    await sendDmarcReport(longer, domains.longer!, reportIds.longer);
+    // Notices emailed to admins (as the admin-notices consumer writes them), sent long ago or lately.
+    const notices = { old: newId(), recent: newId(), longer: newId() };
+    const notice = (id: string, team: Team, ageDays: number) => sql`insert into notice_emails
+        (message_id, user_id, team_id, to_address, subject, text, sent_at, created_at)
+      values (${id}::uuid, ${newId()}::uuid, ${team.id}::uuid, 'admin@example.com', 'Notice', 'Text',
+        now() - make_interval(days => ${ageDays}), now() - make_interval(days => ${ageDays}))`;
+    await notice(notices.old, byDefault, 40).execute(dbs.gateway);
+    await notice(notices.recent, byDefault, 1).execute(dbs.gateway);
+    await notice(notices.longer, longer, 40).execute(dbs.gateway);
+
+    // The periods the reports cover, as if received then: 100 days ago (past 90 for the default team, within the
+    // longer team's 120), and 40 days ago (past the default team's 30, within the 90 every team keeps).
+    const backdate = (reportId: string, days: number) => sql`update dmarc_reports
+      set begin_at = now() - make_interval(days => ${days + 1}), end_at = now() - make_interval(days => ${days})
+      where report_id = ${reportId}`;
+    await backdate(reportIds.gone, 100).execute(dbs.inbound);
+    await backdate(reportIds.floor, 40).execute(dbs.inbound);
+    await backdate(reportIds.longer, 100).execute(dbs.inbound);
+    const goneId = String(
+      (await sql<{ id: string }>`select id from dmarc_reports where report_id = ${reportIds.gone}`.execute(dbs.inbound))
+        .rows[0]?.id,
+    );
+
+    await waitFor(
+      'the old DMARC report gone',
+      async () => (await count(dbs.inbound, sql`select 1 from dmarc_reports where id = ${goneId}::uuid`)) === 0,
+    );
+    await waitFor(
+      'the old notice gone',
+      async () =>
+        (await count(dbs.gateway, sql`select 1 from notice_emails where message_id = ${notices.old}::uuid`)) === 0,
+    );
+    expect(await count(dbs.inbound, sql`select 1 from dmarc_report_records where report_id = ${goneId}::uuid`)).toBe(0);
+    const kept = await sql<{ report_id: string; records: number }>`select r.report_id,
+        (select count(*)::int from dmarc_report_records c where c.report_id = r.id) as records
+      from dmarc_reports r where r.report_id = any(${Object.values(reportIds)}) order by r.report_id`.execute(
+      dbs.inbound,
+    );
+    expect(kept.rows).toEqual(
+      [reportIds.floor, reportIds.longer, reportIds.recent].sort().map((report_id) => ({ report_id, records: 1 })),
+    );
+    const keptNotices = await sql<{ message_id: string }>`select message_id from notice_emails
+      where message_id = any(${Object.values(notices)}::uuid[])`.execute(dbs.gateway);
+    expect(keptNotices.rows.map((r) => r.message_id).sort()).toEqual([notices.recent, notices.longer].sort());
+    // The API's longest period still shows the report 40 days old.
+    const shown = await api(
+      byDefault,
+      `/domains/${domains.byDefault!.id}/dmarc-reports?${new URLSearchParams({ from: day(-89), to: day(1) }).toString()}`,
+    );
+    expect((shown.body.reports as { report_id: string }[]).map((r) => r.report_id).sort()).toEqual(
+      [reportIds.floor, reportIds.recent].sort(),
+    );
+  });
+
   it("keeps a broadcast's results and clicked links after its emails are gone", async () => {
     const { byDefault } = teams;
     const resend = byDefault.resend;
@@ -298,7 +390,7 @@ describe('data retention', () => {
     const broadcast = dataOf(
       await resend.broadcasts.create({
         segmentId: segment,
-        from: `Acme <news@${String(domains.byDefault)}>`,
+        from: `Acme <news@${domains.byDefault!.name}>`,
         subject: 'News',
         html: '<p>News <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>',
         send: true,

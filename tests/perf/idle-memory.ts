@@ -1,6 +1,6 @@
 // Benchmark (run by hand, not a jest test): the memory of the six services, idle and under a delivery burst.
 //
-//   node tests/perf/idle-memory.ts [--settle 10] [--samples 5] [--load] [--emails 4000] [--rounds 2]
+//   node tests/perf/idle-memory.ts [--settle 30] [--samples 5] [--load] [--emails 4000] [--rounds 2]
 //
 // Idle: the system started as `npm start` starts it (every service as `node services/<svc>/src/main.ts`
 // with the defaults: no NODE_ENV, LOG_LEVEL, pool size or other setting of the test systems), on a fresh
@@ -26,7 +26,7 @@ localInfra();
 
 const { values: args } = parseArgs({
   options: {
-    settle: { type: 'string', default: '10' },
+    settle: { type: 'string', default: '30' },
     samples: { type: 'string', default: '5' },
     load: { type: 'boolean', default: false },
     emails: { type: 'string', default: '4000' },

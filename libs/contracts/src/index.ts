@@ -63,7 +63,7 @@ export {
   isPublicEvent,
   parseMessage,
 } from './catalog.ts';
-export { SERVICE_NAMES, SERVICE_NODE_FLAGS, type ServiceName } from './services.ts';
+export { SERVICE_NAMES, type ServiceName } from './services.ts';
 export {
   PROPERTY_KEY,
   type PropertyType,
@@ -106,6 +106,16 @@ export {
   SEND_EMAIL_BODY,
 } from './api-limits.ts';
 export { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, RetentionDays, TeamRetentionUpdate } from './retention.ts';
+export {
+  MAX_REPUTATION_WINDOW,
+  REPUTATION_THRESHOLD_NAMES,
+  ReputationRate,
+  ReputationSends,
+  TEAM_REPUTATION_PATH,
+  TeamReputationThresholds,
+  TeamReputationUpdate,
+  type ReputationThresholdName,
+} from './reputation-thresholds.ts';
 export * as ApiRequests from './api/requests.ts';
 export {
   EMAIL_COUNT_METRICS,

@@ -49,7 +49,7 @@ export { parseInput } from './http/validate.ts';
 export { emailContentPolicy, setPublicLinkHeaders, type PublicLinkHeaders } from './http/public-link-headers.ts';
 export { createSlots, once, waitInLine } from './concurrency/slots.ts';
 export { createKeyedSlots, type KeyedSlots } from './concurrency/keyed-slots.ts';
-export { createOpenedCache } from './cache/opened-cache.ts';
+export { createWorkerPool, type WorkerPool } from './concurrency/worker-pool.ts';
 export {
   requireTeam,
   teamOf,
@@ -69,6 +69,7 @@ export { createMetrics, Counter, Gauge, Histogram, type Metrics } from './http/m
 export { createLifecycle, type Lifecycle, type Stoppable } from './lifecycle/lifecycle.ts';
 export { createWakeup, type Wakeup } from './lifecycle/wakeup.ts';
 export { createIntervalJob, type IntervalJob } from './lifecycle/interval-job.ts';
+export { collectAndShrink, createMemoryTrim, type MemoryProbe } from './lifecycle/memory-trim.ts';
 export {
   createBroker,
   type Broker,

@@ -157,6 +157,75 @@ describe('the retention job', () => {
     expect(await exists('letters', 'id', held.id)).toBe(false);
   });
 
+  it('keeps rows for a table’s fewest days over a shorter retention, and names rows without a one-column key by their place', async () => {
+    // Notes: two columns make a row's key, and a note is kept at least 90 days.
+    await sql`create table notes (team_id uuid not null, author uuid not null, written_at timestamptz not null,
+      primary key (team_id, author))`.execute(db);
+    await sql`create index notes_team_written on notes (team_id, written_at)`.execute(db);
+    const byDefault = newId();
+    const longer = newId();
+    await saveTeamRetention(db, longer, { days: 120, changedAt: new Date() });
+    const note = async (teamId: string, ageDays: number) => {
+      const author = newId();
+      await sql`insert into notes (team_id, author, written_at)
+        values (${teamId}::uuid, ${author}::uuid, ${new Date(Date.now() - ageDays * DAY)})`.execute(db);
+      return author;
+    };
+    const notes = {
+      // Past the default 30 days but within the 90 kept at least.
+      kept: await note(byDefault, 60),
+      gone: await note(byDefault, 91),
+      alsoGone: await note(byDefault, 95),
+      // A team's longer retention still counts.
+      keptLonger: await note(longer, 100),
+      goneLonger: await note(longer, 121),
+    };
+    const counts = await createRetentionPruner({
+      db,
+      logger,
+      registry: createMetrics('retention-test').registry,
+      everyMs: 60_000,
+      tables: [{ table: 'notes', time: 'written_at', key: 'ctid', minDays: 90 }],
+      retentionOf: () => readTeamRetention(db),
+      batch: 1,
+    }).runOnce();
+    expect(counts).toEqual({ notes: 3 });
+    const { rows } = await sql<{ author: string }>`select author from notes`.execute(db);
+    expect(rows.map((r) => r.author).sort()).toEqual([notes.kept, notes.keptLonger].sort());
+  });
+
+  it('deletes a table with its own batch size in as many statements as that takes', async () => {
+    await sql`create table reports (id uuid primary key, team_id uuid not null, ended_at timestamptz not null)`.execute(
+      db,
+    );
+    await sql`create index reports_team_ended on reports (team_id, ended_at)`.execute(db);
+    const team = newId();
+    for (let i = 0; i < 5; i++) {
+      await sql`insert into reports (id, team_id, ended_at)
+        values (${newId()}::uuid, ${team}::uuid, ${new Date(Date.now() - 40 * DAY)})`.execute(db);
+    }
+    // Counts the statements that delete (each batch is one).
+    let deletes = 0;
+    const counted = db.withPlugin({
+      transformQuery: (args) => {
+        if (args.node.kind === 'RawNode' && args.node.sqlFragments.join('').includes('delete from')) deletes++;
+        return args.node;
+      },
+      transformResult: (args) => Promise.resolve(args.result),
+    });
+    const counts = await createRetentionPruner({
+      db: counted,
+      logger,
+      registry: createMetrics('retention-test').registry,
+      everyMs: 60_000,
+      tables: [{ table: 'reports', time: 'ended_at', batch: 2 }],
+      retentionOf: () => readTeamRetention(db),
+    }).runOnce();
+    expect(counts).toEqual({ reports: 5 });
+    // 2 + 2 + 1, against one statement at the job's default of 500.
+    expect(deletes).toBe(3);
+  });
+
   it('keeps a later retention change when an older push arrives after it', async () => {
     const team = newId();
     await saveTeamRetention(db, team, { days: 7, changedAt: new Date('2026-02-01T00:00:00Z') });

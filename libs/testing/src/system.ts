@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import amqp from 'amqplib';
-import { SERVICE_NAMES, SERVICE_NODE_FLAGS, type ServiceName } from '@postline/contracts';
+import { SERVICE_NAMES, type ServiceName } from '@postline/contracts';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -261,7 +261,7 @@ export async function startSystem(
   const services = {} as Record<ServiceName, RunningService>;
   const spawnProcess = (name: ServiceName, port: number, overrides: NodeJS.ProcessEnv = {}): RunningService => {
     const output: string[] = [];
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, 'services', name, 'src', 'main.ts')], {
+    const child = spawn(process.execPath, [join(ROOT, 'services', name, 'src', 'main.ts')], {
       env: { ...env, HTTP_PORT: String(port), ...overrides },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

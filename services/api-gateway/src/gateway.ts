@@ -29,6 +29,7 @@ import { watchKeyChanges } from './jobs/key-change-listener.ts';
 import { createKeyUsageTracker } from './jobs/key-usage.ts';
 import { createNoticeMailer } from './jobs/notice-mailer.ts';
 import { createRequestLogWriter } from './jobs/request-log-writer.ts';
+import { createReputationSync } from './jobs/reputation-sync.ts';
 import { createRetentionSync } from './jobs/retention-sync.ts';
 import { createGatewayMetrics } from './metrics.ts';
 import { createDashboardMail, type DashboardMail } from './owners/dashboard-mail.ts';
@@ -118,19 +119,31 @@ export function createGateway(
     logger,
   });
   const notices = mail ? noticeParts({ config, db, logger, metrics, mail }) : [];
-  // Request logs outlive no team's retention; idempotency records go after 24 hours (above), well within it.
+  // Request logs and the notices emailed to admins outlive no team's retention (a notice not sent by then is
+  // given up); idempotency records go after 24 hours (above), well within it.
   const retentionPrune = createRetentionPruner({
     db,
     logger,
     registry: metrics.registry,
     everyMs: retentionPruneEveryMs(config.POSTLINE_DELAY_SCALE),
     retentionOf: () => teamRetentionOverrides(db),
-    tables: [{ table: 'request_logs', time: 'created_at' }],
+    tables: [
+      { table: 'request_logs', time: 'created_at' },
+      // One row per notice and person: (message_id, user_id) is its key, so its rows are named by their place.
+      { table: 'notice_emails', time: 'created_at', key: 'ctid' },
+    ],
   });
   const retentionSync = createRetentionSync({
     db,
     logger,
     owners: [config.SENDER_URL, config.INBOUND_SMTP_URL, config.WEBHOOK_DISPATCHER_URL],
+    everyMs: Math.max(200, 5000 * config.POSTLINE_DELAY_SCALE),
+  });
+  // The reputation guard's lines the operator set for a team, pushed to the sender the same way.
+  const reputationSync = createReputationSync({
+    db,
+    logger,
+    sender: config.SENDER_URL,
     everyMs: Math.max(200, 5000 * config.POSTLINE_DELAY_SCALE),
   });
   const http = gatewayHttp({
@@ -193,6 +206,7 @@ export function createGateway(
           idempotencyPrune,
           retentionPrune,
           retentionSync,
+          reputationSync,
           ...notices,
           // Stopped right after HTTP: a request in flight keeps its key's lease until it is answered.
           idempotencyLeases.part,

@@ -161,12 +161,82 @@ describe('the admin CLI', () => {
       });
   });
 
+  it('sets a team’s reputation lines one by one, marked for the sender to be told, and clears them', async () => {
+    const team = await gw.createTeam();
+    const row = () =>
+      gw.db
+        .selectFrom('teams')
+        .select([
+          'reputation_bounce_rate',
+          'reputation_complaint_rate',
+          'reputation_window',
+          'reputation_min_sends',
+          'reputation_unsynced',
+        ])
+        .where('id', '=', team.teamId)
+        .executeTakeFirstOrThrow();
+    const set = async (...args: string[]) =>
+      JSON.parse((await cli('team', 'set-reputation', '--team', team.teamId, ...args)).stdout) as unknown;
+    expect(await set('--bounce-rate', '0.05', '--complaint-rate', '0.001')).toEqual({
+      team_id: team.teamId,
+      reputation_thresholds: { bounce_rate: 0.05, complaint_rate: 0.001, window: null, min_sends: null },
+    });
+    // The harness's gateway has no sender to push to: the change stays marked until it answers.
+    expect(await row()).toEqual({
+      reputation_bounce_rate: 0.05,
+      reputation_complaint_rate: 0.001,
+      reputation_window: null,
+      reputation_min_sends: null,
+      reputation_unsynced: true,
+    });
+    // A later command keeps the lines it does not name; "default" gives one back to the install.
+    expect(await set('--window', '5000', '--min-sends', '1000', '--complaint-rate', 'default')).toEqual({
+      team_id: team.teamId,
+      reputation_thresholds: { bounce_rate: 0.05, complaint_rate: null, window: 5000, min_sends: 1000 },
+    });
+    for (const args of [
+      [],
+      ['--bounce-rate', '0'],
+      ['--bounce-rate', '5%'],
+      ['--bounce-rate', '1.5'],
+      ['--complaint-rate', ''],
+      ['--window', '0'],
+      ['--window', '2.5'],
+      ['--min-sends', 'lots'],
+      // Above the team's window of 5,000: a minimum no window reaches.
+      ['--min-sends', '6000'],
+    ])
+      await expect(cli('team', 'set-reputation', '--team', team.teamId, ...args)).rejects.toMatchObject({
+        code: 2,
+      });
+    expect(await row()).toMatchObject({
+      reputation_bounce_rate: 0.05,
+      reputation_window: 5000,
+      reputation_min_sends: 1000,
+    });
+
+    const cleared = JSON.parse((await cli('team', 'clear-reputation', '--team', team.teamId)).stdout) as unknown;
+    expect(cleared).toEqual({
+      team_id: team.teamId,
+      reputation_thresholds: { bounce_rate: null, complaint_rate: null, window: null, min_sends: null },
+    });
+    expect(await row()).toEqual({
+      reputation_bounce_rate: null,
+      reputation_complaint_rate: null,
+      reputation_window: null,
+      reputation_min_sends: null,
+      reputation_unsynced: true,
+    });
+  });
+
   it('exits 1, not 2 (a usage error), for a well-formed team id that names no team', async () => {
     const missing = '01a21ae0-cde7-75ab-9b3c-000000000000';
     for (const args of [
       ['team', 'disable', '--team', missing],
       ['team', 'set-rate-limit', '--team', missing, '--per-second', '5'],
       ['team', 'set-retention', '--team', missing, '--days', '90'],
+      ['team', 'set-reputation', '--team', missing, '--bounce-rate', '0.05'],
+      ['team', 'clear-reputation', '--team', missing],
       ['user', 'create', '--team', missing, '--email', 'nobody@example.com'],
       ['key', 'create', '--team', missing, '--name', 'x'],
     ])

@@ -44,7 +44,13 @@ beforeAll(async () => {
       res.end(
         JSON.stringify({
           object: 'reputation',
-          thresholds: { bounce_rate: 0.04, complaint_rate: 0.0008, window: 10_000, min_sends: 2_500 },
+          thresholds: {
+            bounce_rate: 0.04,
+            complaint_rate: 0.0008,
+            window: 10_000,
+            min_sends: 2_500,
+            set_for_team: [],
+          },
           team: window,
           domains: [],
         }),

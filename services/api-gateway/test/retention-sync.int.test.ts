@@ -1,12 +1,13 @@
 // The gateway's push of a team's retention to the owners that keep a copy (sender, inbound-smtp,
 // webhook-dispatcher), here local stand-ins over real HTTP: every owner is told, one that refuses is told
-// again until it answers, and only then is the change marked done.
+// again until it answers, and only then is the change marked done. The reputation guard's lines the operator
+// set for a team go to the sender the same way.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TEAM_HEADER } from '@postline/platform';
 import { waitFor } from '@postline/testing';
-import { setTeamRetention } from '../src/db/teams.ts';
+import { setTeamReputation, setTeamRetention } from '../src/db/teams.ts';
 import { startGateway, type Gateway } from './harness.ts';
 
 type Push = { path: string; method: string; team: string | undefined; body: unknown };
@@ -83,5 +84,37 @@ describe('the retention push', () => {
       owners.sender.pushes.some((p) => p.team === team.teamId && (p.body as { days: number }).days === 7),
     );
     expect(owners.sender.pushes.filter((p) => p.team === team.teamId).length).toBe(told + 1);
+  });
+});
+
+describe('the reputation lines push', () => {
+  const reputationUnsynced = async (teamId: string) =>
+    (await gw.db.selectFrom('teams').select('reputation_unsynced').where('id', '=', teamId).executeTakeFirstOrThrow())
+      .reputation_unsynced;
+
+  it('tells the sender alone, again until it answers, and then marks the change done', async () => {
+    const team = await gw.createTeam();
+    owners.sender.status = 503;
+    const changedAt = new Date();
+    const lines = { bounceRate: 0.05, complaintRate: null, window: 5000, minSends: null };
+    await setTeamReputation(gw.db, team.teamId, lines, changedAt);
+    const sender = owners.sender;
+    const isPush = (p: Push) => p.team === team.teamId && p.path === '/internal/team-reputation';
+    await waitFor('a second push', () => sender.pushes.filter(isPush).length >= 2);
+    expect(sender.pushes.find(isPush)).toEqual({
+      path: '/internal/team-reputation',
+      method: 'PUT',
+      team: team.teamId,
+      body: {
+        thresholds: { bounce_rate: 0.05, complaint_rate: null, window: 5000, min_sends: null },
+        changed_at: changedAt.toISOString(),
+      },
+    });
+    expect(await reputationUnsynced(team.teamId)).toBe(true);
+    sender.status = 204;
+    await waitFor('the change marked done', async () => !(await reputationUnsynced(team.teamId)));
+    // The other owners keep no reputation lines: they are never told.
+    for (const owner of [owners['inbound-smtp'], owners['webhook-dispatcher']])
+      expect(owner.pushes.filter(isPush)).toEqual([]);
   });
 });

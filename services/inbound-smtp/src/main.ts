@@ -12,12 +12,13 @@ import {
 import { loadConfig, SCHEMA } from './config.ts';
 import { createDomainStateConsumer } from './consumers/domain-state.ts';
 import { findDomainsForHost, findLiveDomain } from './db/receiving-domains.ts';
-import { DEFAULT_DMARC_LIMITS } from './use-cases/dmarc-reports.ts';
 import type { InboundDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createInboundMetrics } from './metrics.ts';
 import { INBOUND_RETAINED_TABLES } from './db/retention.ts';
 import { createDomainCache } from './smtp/mx-domains.ts';
+import { DEFAULT_DMARC_LIMITS } from './domain/dmarc-report-reading.ts';
+import { createDmarcReportReader } from './message-parsing/dmarc-report-reader.ts';
 import { createAuthenticator, parseMessage } from './message-parsing/mx-message.ts';
 import { createMxServer } from './smtp/mx-server.ts';
 import { createRelayGateway } from './gateway/relay-gateway.ts';
@@ -37,6 +38,8 @@ const tls = await loadTlsCredentials(config, logger);
 const { db, broker } = runtime;
 const now = () => new Date();
 
+// DMARC reports are read on a thread of their own, started when one arrives and stopped once idle.
+const dmarcReader = createDmarcReportReader({ limits: DEFAULT_DMARC_LIMITS, logger });
 // The MX: RCPT domains through a cache of a few seconds over the read model the domain-state consumer keeps.
 const receiving = {
   db,
@@ -48,7 +51,7 @@ const receiving = {
   }),
   verpKey: verpKeyOf(config.POSTLINE_SECRET_KEY),
   mxHost: config.INBOUND_MX_HOST,
-  dmarcLimits: DEFAULT_DMARC_LIMITS,
+  readDmarcReports: dmarcReader.read,
   logger,
 };
 const mx = createMxServer({
@@ -90,7 +93,8 @@ await runtime.start({
     app.use(teamRetentionRoutes(db));
     app.use(internalRoutes(receivedEmails));
   },
-  // Parts stop in reverse: the relay and the MX first (letting transactions in flight commit), then the consumer.
+  // Parts stop in reverse: the relay and the MX first (letting transactions in flight commit), then the DMARC
+  // reading thread, the retention job and the consumer.
   parts: [
     { name: 'internal.domain.state', start: () => domainState.start(), stop: () => domainState.stop() },
     createRetentionPruner({
@@ -101,6 +105,7 @@ await runtime.start({
       retentionOf: () => readTeamRetention(db),
       tables: INBOUND_RETAINED_TABLES,
     }),
+    { name: 'dmarc-report-reader', start: () => undefined, stop: () => dmarcReader.close() },
     mx,
     relay,
   ],

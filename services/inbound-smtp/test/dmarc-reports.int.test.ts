@@ -25,10 +25,25 @@ let reportAddress: string;
 
 const world = useSystem();
 
-/** A fixture report about this file's domain (the fixtures name `dmarc-test.example.com`). */
-function fixture(name: string): Buffer {
-  const xml = readFileSync(new URL(`./fixtures/dmarc/${name}`, import.meta.url), 'utf8');
-  return Buffer.from(xml.replaceAll('dmarc-test.example.com', domain.name));
+const DAY_MS = 86_400_000;
+/** The UTC day the fixtures' periods begin (1795737600), and the day this run files them under: a week ago, so
+ * that the reports are recent (the retention job drops reports whose period ended more than 90 days ago). */
+const FIXTURE_DAY = Date.UTC(2026, 10, 27);
+const REPORT_DAY = Math.floor(Date.now() / DAY_MS) * DAY_MS - 7 * DAY_MS;
+const utcDay = (offsetDays: number) => new Date(REPORT_DAY + offsetDays * DAY_MS).toISOString().slice(0, 10);
+
+/**
+ * A fixture report about this file's domain (the fixtures name `dmarc-test.example.com`), edited by `edit` if
+ * given, its period moved by whole days to REPORT_DAY.
+ */
+function fixture(name: string, edit: (xml: string) => string = (xml) => xml): Buffer {
+  const xml = edit(readFileSync(new URL(`./fixtures/dmarc/${name}`, import.meta.url), 'utf8'));
+  const shift = (REPORT_DAY - FIXTURE_DAY) / 1000;
+  return Buffer.from(
+    xml
+      .replaceAll('dmarc-test.example.com', domain.name)
+      .replace(/<(begin|end)>(\d+)<\/\1>/g, (_, tag: string, at: string) => `<${tag}>${Number(at) + shift}</${tag}>`),
+  );
 }
 
 const reporter = (name: string) =>
@@ -61,7 +76,7 @@ async function get(path: string, key = apiKey): Promise<{ status: number; body: 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const PERIOD = 'from=2026-11-20&to=2026-12-05';
+const PERIOD = `from=${utcDay(-7)}&to=${utcDay(8)}`;
 const reports = () => get(`/domains/${domain.id}/dmarc-reports?${PERIOD}`);
 
 /** The inbound-smtp's `inbound_dmarc_reports_total` by outcome. */
@@ -157,7 +172,7 @@ describe('DMARC aggregate reports at the MX', () => {
       dkim_aligned: 194,
     });
     expect(body.days).toEqual([
-      { date: '2026-11-27', messages: 211, dmarc_pass: 194, dmarc_fail: 17, spf_aligned: 154, dkim_aligned: 194 },
+      { date: utcDay(0), messages: 211, dmarc_pass: 194, dmarc_fail: 17, spf_aligned: 154, dkim_aligned: 194 },
     ]);
     const sources = body.sources as {
       source_ip: string;
@@ -209,11 +224,12 @@ describe('DMARC aggregate reports at the MX', () => {
 
   it('drops an XML bomb, a gzip bomb, broken XML and a report about another domain, keeping the good one beside them', async () => {
     const before = await outcomes();
-    const nextDay = fixture('yahoo.xml')
-      .toString()
-      .replace('1795824000.551234', '1795910400.100001')
-      .replace('<begin>1795737600</begin>', '<begin>1795824000</begin>')
-      .replace('<end>1795823999</end>', '<end>1795910399</end>');
+    const nextDay = fixture('yahoo.xml', (xml) =>
+      xml
+        .replace('1795824000.551234', '1795910400.100001')
+        .replace('<begin>1795737600</begin>', '<begin>1795824000</begin>')
+        .replace('<end>1795823999</end>', '<end>1795910399</end>'),
+    );
     const response = await sendReport('attacker@example.net', [
       { filename: 'laughs.xml', content: fixture('billion-laughs.xml'), contentType: 'text/xml' },
       // 64 MiB of zeros once inflated: past the 20 MiB cap, stopped there.
@@ -240,7 +256,7 @@ describe('DMARC aggregate reports at the MX', () => {
     });
     const { body } = await reports();
     expect(body.totals).toMatchObject({ reports: 6, messages: 236 });
-    expect((body.days as { date: string }[]).map((d) => d.date)).toEqual(['2026-11-27', '2026-11-28']);
+    expect((body.days as { date: string }[]).map((d) => d.date)).toEqual([utcDay(0), utcDay(1)]);
     expect(JSON.stringify(body)).not.toContain('victim.example.org');
     // The MX is still up and takes the next report address.
     expect((await rcptReply(system.smtp.mx, reportAddress)).code).toBe(250);

@@ -3,11 +3,12 @@
 // sockets: nodemailer and a raw SMTP client as the sending MTAs, a DNS server for their SPF, DKIM and DMARC
 // records, and a TCP proxy in front of Postgres to cut it.
 import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import { dkimSign } from 'mailauth';
 import nodemailer from 'nodemailer';
-import { createDb, createLogger, createMetrics, newId, verpAddress } from '@postline/platform';
+import { createDb, createLogger, createMetrics, createWorkerPool, newId, verpAddress } from '@postline/platform';
 import {
   createTestDatabase,
   freePort,
@@ -23,16 +24,18 @@ import {
 } from '@postline/testing';
 import { SCHEMA } from '../src/config.ts';
 import { findDomainsForHost, findLiveDomain } from '../src/db/receiving-domains.ts';
-import { DEFAULT_DMARC_LIMITS } from '../src/use-cases/dmarc-reports.ts';
 import { migrate } from '../src/db/migrate.ts';
 import type { InboundDb } from '../src/db/schema.ts';
+import type { ReadReport } from '../src/domain/dmarc-report-reading.ts';
 import { createInboundMetrics } from '../src/metrics.ts';
 import { createDomainCache } from '../src/smtp/mx-domains.ts';
+import { DEFAULT_DMARC_LIMITS } from '../src/domain/dmarc-report-reading.ts';
+import { createDmarcReportReader, type DmarcReadJob } from '../src/message-parsing/dmarc-report-reader.ts';
 import { createAuthenticator, parseMessage } from '../src/message-parsing/mx-message.ts';
 import { createMxServer, type MxLimits } from '../src/smtp/mx-server.ts';
 import { selfSignedCertificate } from '../src/tls/tls.ts';
 import { applyDomainState } from '../src/use-cases/apply-domain-state.ts';
-import { receiveMessage } from '../src/use-cases/receive-message.ts';
+import { receiveMessage, type ReceiveDeps } from '../src/use-cases/receive-message.ts';
 
 jest.setTimeout(60_000);
 
@@ -55,8 +58,13 @@ const logger = createLogger({ service: 'mx-test', level: 'silent' });
 const running: { stop: () => Promise<void> }[] = [];
 let port: number;
 
-/** An MX like main.ts wires it, on a free port, with these limits. */
-async function startMx(limits: Partial<MxLimits> = {}): Promise<number> {
+const dmarcReader = createDmarcReportReader({ limits: DEFAULT_DMARC_LIMITS });
+
+/** An MX like main.ts wires it, on a free port, with these limits (and another DMARC report reader if given). */
+async function startMx(
+  limits: Partial<MxLimits> = {},
+  readDmarcReports: ReceiveDeps['readDmarcReports'] = dmarcReader.read,
+): Promise<number> {
   const mxPort = await freePort();
   const receiving = {
     db,
@@ -64,7 +72,7 @@ async function startMx(limits: Partial<MxLimits> = {}): Promise<number> {
     authenticate: createAuthenticator({ servers: [dns.address], timeoutMs: 500, mta: MX_HOST }),
     verpKey: VERP_KEY,
     mxHost: MX_HOST,
-    dmarcLimits: DEFAULT_DMARC_LIMITS,
+    readDmarcReports,
     logger,
   };
   const mx = createMxServer({
@@ -136,6 +144,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const part of running.reverse()) await part.stop();
+  await dmarcReader.close();
   await db?.destroy();
   await admin?.destroy();
   await pgProxy?.close();
@@ -520,6 +529,62 @@ describe('DATA', () => {
       return sent;
     });
     expect(await emailsWithSubject(subject)).toHaveLength(1);
+  });
+});
+
+describe('DMARC reports', () => {
+  it('answers other sessions while a report is read on its thread, and stores the report after', async () => {
+    // A reading thread held until this test lets go, as a large report holds it for seconds.
+    const latch = new SharedArrayBuffer(4);
+    const flag = new Int32Array(latch);
+    const held = createWorkerPool<DmarcReadJob & { latch: SharedArrayBuffer }, ReadReport[]>({
+      name: 'held-dmarc',
+      url: new URL('./fixtures/held-dmarc-worker.ts', import.meta.url),
+      threads: 1,
+    });
+    running.push({ stop: () => held.close() });
+    const mxPort = await startMx({}, (attachments) => held.run({ attachments, limits: DEFAULT_DMARC_LIMITS, latch }));
+    const reportId = unique('report');
+    const xml = readFileSync(new URL('./fixtures/dmarc/mailru.xml', import.meta.url), 'utf8')
+      .replaceAll('dmarc-test.example.com', DOMAIN)
+      .replace(/<report_id>[^<]+</, `<report_id>${reportId}<`);
+    const reportAddress = `dmarc+${DOMAIN_ID.replaceAll('-', '')}@${MX_HOST}`;
+    let reportReply: string | undefined;
+    const report = transport(mxPort)
+      .sendMail({
+        envelope: { from: 'dmarc@reporter.test', to: [reportAddress] },
+        from: 'dmarc@reporter.test',
+        to: reportAddress,
+        subject: `Report Domain: ${DOMAIN}`,
+        text: 'An aggregate report.',
+        attachments: [{ filename: 'report.xml', content: xml, contentType: 'text/xml' }],
+      })
+      .then((info) => (reportReply = info.response));
+    await waitFor('the report being read', () => Atomics.load(flag, 0) === 1);
+
+    // Meanwhile another client's whole transaction is answered, its mail stored.
+    const subject = unique('meanwhile');
+    const other = await transport(mxPort).sendMail({
+      envelope: { from: 'alice@sender.test', to: [`support@${DOMAIN}`] },
+      from: 'alice@sender.test',
+      to: `support@${DOMAIN}`,
+      subject,
+      text: 'Hi',
+    });
+    expect(other.response).toMatch(/^250 2\.0\.0 Ok: queued as /);
+    expect(await emailsWithSubject(subject)).toHaveLength(1);
+    expect(reportReply).toBeUndefined();
+
+    Atomics.store(flag, 0, 2);
+    Atomics.notify(flag, 0);
+    await report;
+    expect(reportReply).toMatch(/^250 2\.0\.0 Ok: queued$/);
+    const stored = await admin
+      .selectFrom('dmarc_reports')
+      .select(['domain_id', 'org_name', 'message_count'])
+      .where('report_id', '=', reportId)
+      .execute();
+    expect(stored).toEqual([{ domain_id: DOMAIN_ID, org_name: 'Mail.Ru', message_count: '2' }]);
   });
 });
 

@@ -52,10 +52,11 @@ import {
   createSingleAccepts,
 } from './emails/index.ts';
 import { createBroadcastFanOutConsumer, createBroadcastScheduledSendConsumer } from './broadcasts/index.ts';
+import { createShapingSnapshots } from './deliverability/index.ts';
 import type { SenderDb } from './db/schema.ts';
 import { internalRoutes } from './http/routes.ts';
 import { createSenderMetrics } from './metrics.ts';
-import { countPauses, createReputationGuard } from './reputation/index.ts';
+import { countPauses, createReputationGuard, teamThresholdsRoutes } from './reputation/index.ts';
 import { senderRetainedTables } from './retention/tables.ts';
 
 const config = loadConfig();
@@ -76,10 +77,22 @@ const senderMetrics = createSenderMetrics(
 const shaper = createShaper({
   config: config.SHAPING_CONFIG ? readShapingFile(config.SHAPING_CONFIG) : DEFAULT_SHAPING,
   scale: config.POSTLINE_DELAY_SCALE,
-  onChange: senderMetrics.shapingEvent,
+  onChange: (key, event) => {
+    senderMetrics.shapingEvent(key, event);
+    // GET /deliverability/providers shows a slowdown or a hold as it begins, not at the next snapshot.
+    if (event === 'pushback' || event === 'held') void shapingSnapshots.write();
+  },
 });
 if (config.SHAPING_CONFIG) reloadShapingOnHangup(config.SHAPING_CONFIG, shaper, logger);
 senderMetrics.watchShaping(shaper);
+// This process's shaping, written for the install-wide view; its sending IP learnt from its SMTP sessions.
+let sendingIp: string | null = null;
+const shapingSnapshots = createShapingSnapshots({
+  db,
+  logger,
+  states: () => shaper.states(),
+  sendingIp: () => sendingIp,
+});
 const networkMta = createMta({
   resolver: createMxResolver({
     servers: config.DNS_SERVERS,
@@ -90,6 +103,7 @@ const networkMta = createMta({
   heloName: config.SMTP_HELO_NAME,
   allowPrivate: config.ALLOW_PRIVATE_NETWORK_TARGETS,
   shaper,
+  onLocalAddress: (ip) => void (sendingIp = ip),
   logger,
 });
 // The development inbox keeps the onboarding sender's messages to team members, and under DEV_INBOX every one.
@@ -108,7 +122,8 @@ const trackingCipher = createTrackingCipher(config.POSTLINE_SECRET_KEY);
 // Each SMTP transaction is claimed before it starts, so that a copy of its command elsewhere waits for it.
 const deliveryClaims = createDeliveryClaims({ db, logger });
 
-// The reputation guard's lines (docs/reputation.md).
+// The reputation guard's lines for the install (docs/reputation.md); a team's own, set by the operator, take
+// their place.
 const thresholds = {
   bounceRate: config.REPUTATION_BOUNCE_RATE,
   complaintRate: config.REPUTATION_COMPLAINT_RATE,
@@ -176,8 +191,10 @@ const consumers: { consumes: string; consumer: Consumer }[] = [
 
 await runtime.start({
   routes: (app) => {
-    // Not an API route: the gateway's push of a team's retention, for this service's retention job.
+    // Not API routes: the gateway's pushes of a team's retention (for this service's retention job) and of
+    // the reputation guard's lines the operator set for it.
     app.use(teamRetentionRoutes(db));
+    app.use(teamThresholdsRoutes(db));
     app.use(
       internalRoutes({
         db,
@@ -206,6 +223,8 @@ await runtime.start({
     { name: 'composer', start: () => undefined, stop: () => composer.close() },
     // Stops after the consumers: the claims of attempts they settled are released, the others go stale.
     deliveryClaims.part,
+    // Stops after the consumers too: its rows go once no delivery is left to change them.
+    shapingSnapshots.part,
     createIdempotencyPrune({ db, now, logger }),
     createDevInboxPrune({ db, now, logger, retentionDays: config.DEV_INBOX_RETENTION_DAYS }),
     createMetricFold({ db, logger }),

@@ -2,7 +2,8 @@
 // which a shared system must not have): a team whose sends bounce past the line is paused (new sends answer
 // 403 sending_paused, its queued email waits pending, `internal.reputation.paused` is emitted), another
 // team's domain goes on sending, a member cannot resume, an admin's key resumes, and the email that waited
-// is delivered. The official resend SDK through the real gateway; the recipients' MX is a local smtp-server.
+// is delivered. A team whose lines the operator set with the admin CLI is judged by them. The official
+// resend SDK through the real gateway; the recipients' MX is a local smtp-server.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
 import type { Resend } from 'resend';
@@ -35,6 +36,7 @@ let db: Kysely<SenderDb>;
 type Team = { id: string; key: string; resend: Resend; domain: string };
 let paused: Team;
 let other: Team;
+let lenient: Team;
 
 async function team(name: string, domain: string): Promise<Team> {
   const created = await system.admin('team', 'create', '--name', name);
@@ -84,6 +86,7 @@ beforeAll(async () => {
   db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SCHEMA }).db;
   paused = await team('Bouncy', 'bouncy.example.com');
   other = await team('Careful', 'careful.example.com');
+  lenient = await team('Lenient', 'lenient.example.com');
 }, 120_000);
 
 afterAll(async () => {
@@ -198,5 +201,55 @@ describe('the reputation guard', () => {
       async () => (await lastEvent(paused, String(after.body.id))) === 'delivered',
       30_000,
     );
+  });
+
+  it('judges a team by the lines the operator set with the admin CLI, shows them, and clears them', async () => {
+    const set = await system.admin('team', 'set-reputation', '--team', lenient.id, '--bounce-rate', '0.5');
+    expect(set).toEqual({
+      team_id: lenient.id,
+      reputation_thresholds: { bounce_rate: 0.5, complaint_rate: null, window: null, min_sends: null },
+    });
+    // The gateway pushes the lines to the sender within seconds; GET /reputation shows those in force.
+    const lines = async () =>
+      (await call(lenient, 'GET', '/reputation')).body.thresholds as Record<string, unknown> | undefined;
+    await waitFor('the lines in force', async () => (await lines())?.bounce_rate === 0.5, 30_000);
+    expect(await lines()).toEqual({
+      bounce_rate: 0.5,
+      complaint_rate: 0.0008,
+      window: 20,
+      min_sends: 10,
+      set_for_team: ['bounce_rate'],
+    });
+
+    // Three bounces in ten sends: 30%, over the install's 4% line but not over the team's 50%.
+    const first = await Promise.all([
+      ...Array.from({ length: 3 }, (_, i) => send(lenient, `hard-lenient${i}@${RCPT}`)),
+      ...Array.from({ length: 7 }, (_, i) => send(lenient, `fine-lenient${i}@${RCPT}`)),
+    ]);
+    expect(first.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const window = async () => (await call(lenient, 'GET', '/reputation')).body.team as Record<string, unknown>;
+    await waitFor('the ten sends counted', async () => (await window()).sends === 10, 60_000);
+    expect(await window()).toMatchObject({ sends: 10, bounces: 3, paused: null });
+
+    // Five more bounces: eight in fifteen sends, 53%, over the team's line.
+    for (let i = 3; i < 8; i++) expect((await send(lenient, `hard-lenient${i}@${RCPT}`)).status).toBe(200);
+    const pausedEvent = await events.waitFor(
+      'the lenient team paused',
+      (m) => m.routingKey === 'internal.reputation.paused' && m.envelope.team_id === lenient.id,
+      { timeoutMs: 60_000 },
+    );
+    expect(pausedEvent.envelope.data).toMatchObject({
+      reason: 'bounce_rate',
+      thresholds: { bounce_rate: 0.5, complaint_rate: 0.0008, window: 20, min_sends: 10 },
+    });
+    const refused = await send(lenient, `someone@${RCPT}`);
+    expect(refused.status).toBe(403);
+    expect(String(refused.body.message)).toContain('above the 50% line');
+
+    // Cleared: the install's lines again.
+    const cleared = await system.admin('team', 'clear-reputation', '--team', lenient.id);
+    expect(cleared).toMatchObject({ reputation_thresholds: { bounce_rate: null } });
+    await waitFor('the install’s lines in force', async () => (await lines())?.bounce_rate === 0.04, 30_000);
+    expect(await lines()).toMatchObject({ set_for_team: [] });
   });
 });

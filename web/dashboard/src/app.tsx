@@ -22,6 +22,7 @@ const Audience = lazy(() => import('./pages/audience/index.tsx'));
 const Templates = lazy(() => import('./pages/templates/index.tsx'));
 const Broadcasts = lazy(() => import('./pages/broadcasts/index.tsx'));
 const Metrics = lazy(() => import('./pages/metrics.tsx'));
+const Deliverability = lazy(() => import('./pages/deliverability.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks/index.tsx'));
 const Logs = lazy(() => import('./pages/logs/index.tsx'));
 const Suppressions = lazy(() => import('./pages/suppressions.tsx'));
@@ -46,6 +47,7 @@ export function App() {
         <Route path="/dev-inbox" element={<SignedIn page={<DevInbox />} />} />
         <Route path="/dev-inbox/:id" element={<SignedIn page={<DevInbox />} />} />
         <Route path="/metrics" element={<SignedIn page={<Metrics />} />} />
+        <Route path="/deliverability" element={<SignedIn page={<Deliverability />} />} />
         <Route path="/audience/*" element={<SignedIn page={<Audience />} />} />
         <Route path="/templates/*" element={<SignedIn page={<Templates />} />} />
         <Route path="/broadcasts/*" element={<SignedIn page={<Broadcasts />} />} />

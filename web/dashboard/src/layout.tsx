@@ -18,6 +18,7 @@ export const NAV: NavItem[] = [
   { to: '/received', label: 'Received' },
   { to: '/dev-inbox', label: 'Dev inbox' },
   { to: '/metrics', label: 'Metrics' },
+  { to: '/deliverability', label: 'Deliverability' },
   { to: '/audience', label: 'Audience' },
   { to: '/templates', label: 'Templates' },
   { to: '/broadcasts', label: 'Broadcasts' },

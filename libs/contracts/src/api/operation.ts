@@ -21,6 +21,7 @@ export const FAMILIES = [
   'Broadcasts',
   'Suppressions',
   'Reputation',
+  'Deliverability',
   'Development Inbox',
   'Webhooks',
   'Public Links',

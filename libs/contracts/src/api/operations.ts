@@ -419,7 +419,7 @@ export const OPERATIONS: readonly Operation[] = [
   // ---- Reputation ----
   get('/reputation', 'Reputation', 'The team’s sending reputation', {
     extension:
-      'Postline’s own: the rolling bounce and complaint rates of the team and of each sending domain over their last sends, the lines in force, and any pause the reputation guard made.',
+      'Postline’s own: the rolling bounce and complaint rates of the team and of each sending domain over their last sends, the lines in force (the install’s, or those the operator set for the team), and any pause the reputation guard made.',
     success: ok(rs.Reputation),
     errors: [],
   }),
@@ -429,6 +429,14 @@ export const OPERATIONS: readonly Operation[] = [
     body: json(rq.ResumeSendingBody),
     success: ok(rs.Reputation),
     errors: ['validation_error', 'not_found', 'invalid_permission'],
+  }),
+
+  // ---- Deliverability ----
+  get('/deliverability/providers', 'Deliverability', 'Traffic shaping per mailbox provider', {
+    extension:
+      'Postline’s own: how fast the install sends to each mailbox provider, and why and until when it is slowed or held after the provider pushed back (a `421 4.7.28`). Install-wide, the same for every team; read only.',
+    success: ok(rs.ProviderShaping),
+    errors: [],
   }),
 
   // ---- Development inbox ----

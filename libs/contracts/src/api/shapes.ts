@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DomainCapabilities, DomainRecordStatus, DomainStatus, SuppressionOrigin } from '../events.ts';
 import { ListEnvelope } from '../pagination.ts';
+import { REPUTATION_THRESHOLD_NAMES } from '../reputation-thresholds.ts';
 
 export { Form, FormList } from './form-shapes.ts';
 
@@ -839,12 +840,77 @@ const ReputationWindow = {
 };
 export const Reputation = z.strictObject({
   object: z.literal('reputation'),
-  thresholds: z.strictObject({
-    bounce_rate: z.number(),
-    complaint_rate: z.number(),
-    window: z.number().int(),
-    min_sends: z.number().int(),
-  }),
+  thresholds: z
+    .strictObject({
+      bounce_rate: z.number().describe('The bounce line in force for the team, a fraction (0.04 = 4%).'),
+      complaint_rate: z.number().describe('The complaint line in force for the team, a fraction.'),
+      window: z.number().int().describe('The window: the last this many sends.'),
+      min_sends: z.number().int().describe('A window is judged once it holds this many sends.'),
+      set_for_team: z
+        .array(z.enum(REPUTATION_THRESHOLD_NAMES))
+        .describe('The lines the operator set for this team; the others are the install’s.'),
+    })
+    .describe('The lines in force for the team: the install’s, or those the operator set for it.'),
   team: z.strictObject(ReputationWindow),
   domains: z.array(z.strictObject({ id: Id, name: z.string(), ...ReputationWindow })),
+});
+
+/** One sender process's traffic shaping of a provider, or the install's (its processes' together). */
+const ShapingFigures = {
+  state: z
+    .enum(['normal', 'slowed', 'held'])
+    .describe(
+      '`held`: deliveries to the provider wait until `held_until`; `slowed`: its rate is below the limit after it pushed back; `normal`: sending at the limit.',
+    ),
+  reason: z
+    .string()
+    .nullable()
+    .describe('The provider’s reply that caused the slowdown or hold (`421 4.7.28 …`); null when normal.'),
+  held_until: IsoTimestamp.nullable().describe('When the hold is expected to end; null when not held.'),
+  rate_per_minute: z
+    .number()
+    .describe('Messages a minute allowed now: the limit, halved on each pushback, given back as deliveries succeed.'),
+  limit_per_minute: z.number().describe('The configured messages a minute.'),
+  connections: z.number().int().describe('SMTP sessions open to the provider now.'),
+  max_connections: z.number().int(),
+  deferrals_in_a_row: z
+    .number()
+    .int()
+    .describe('Deferrals by the provider in a row since its last delivery (enough of them count as a pushback).'),
+};
+export const ProviderShaping = z.strictObject({
+  object: z.literal('provider_shaping'),
+  providers: z
+    .array(
+      z.strictObject({
+        key: z.string().describe('`gmail`, `microsoft`, `yahoo`, `apple`, or `other:<MX domain>`.'),
+        provider: z.enum(['gmail', 'microsoft', 'yahoo', 'apple', 'other']),
+        mx_domain: z.string().nullable().describe('For `other`: the MX domain shaped on its own.'),
+        ...ShapingFigures,
+        limits: z
+          .strictObject({
+            messages_per_minute: z.number(),
+            max_connections: z.number().int(),
+            max_messages_per_connection: z.number().int(),
+          })
+          .describe('The limits of one sender process (SHAPING_CONFIG): each process shapes its own share.'),
+        replicas: z
+          .array(
+            z.strictObject({
+              replica: z.string().describe('The sender process: its host name and process id.'),
+              sending_ip: z
+                .string()
+                .nullable()
+                .describe('The local address its SMTP sessions leave from; null before its first session.'),
+              ...ShapingFigures,
+              updated_at: IsoTimestamp,
+            }),
+          )
+          .describe('Each running sender process’s own state, the worst first.'),
+        updated_at: IsoTimestamp,
+      }),
+    )
+    .describe(
+      'The providers the running sender processes have sent to lately (another MX domain only while slowed or held), the held first, then the slowed. The state is the worst of the processes’, `held_until` the last of their holds to end; rates, limits and connections are summed over them.',
+    ),
 });

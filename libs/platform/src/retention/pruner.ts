@@ -5,7 +5,7 @@ import type { Logger } from '../logger/logger.ts';
 import { Counter, Gauge, type Metrics } from '../http/metrics.ts';
 
 /**
- * A table whose rows age out: a row goes once its `time` is older than its team's retention. The table
+ * A table whose rows age out: a row goes once its `time` is older than its team's retention (or `minDays`). The table
  * needs an index on (`team_id`, `time`): the pruner finds the teams with rows by skipping through it, and
  * each team's old rows through it.
  */
@@ -13,8 +13,21 @@ export type RetainedTable = {
   table: string;
   /** The row's age: a `timestamptz` column; a row whose value is null is kept (not finished yet). */
   time: string;
-  /** The column the children refer to (default `id`). */
+  /**
+   * The column that names a row (default `id`), which the children refer to. A table without a one-column key
+   * may name its rows by `ctid`: a row's place, which holds within the one statement that finds and deletes it.
+   */
   key?: string;
+  /**
+   * The fewest days a row is kept, whatever its team's retention (a shorter retention is lengthened to this):
+   * for rows whose worth is a trend over a fixed span that the API and dashboard show.
+   */
+  minDays?: number;
+  /**
+   * Rows per statement (default 500, or the job's `batch` when smaller): fewer for a table whose rows each
+   * carry many children, so that one statement still deletes a bounded number of rows.
+   */
+  batch?: number;
   /** A further condition a row must meet to go, given the cutoff (a scheduled email goes once sent). */
   where?: (cutoff: Date) => RawBuilder<unknown>;
   /**
@@ -103,18 +116,19 @@ export function createRetentionPruner<DB>(deps: {
     for (const rule of deps.tables) {
       let oldestKept: Date | undefined;
       for (const [teamId, oldest] of await oldestPerTeam(deps.db, rule)) {
-        const days = retention.get(teamId) ?? DEFAULT_RETENTION_DAYS;
+        const days = Math.max(retention.get(teamId) ?? DEFAULT_RETENTION_DAYS, rule.minDays ?? 0);
         const cutoff = new Date(now().getTime() - days * 86_400_000);
         let first: Date | undefined = oldest;
         if (oldest < cutoff) {
+          const size = Math.min(rule.batch ?? batch, batch);
           await rule.prepare?.(teamId, cutoff);
           for (let i = 0; i < MAX_BATCHES; i++) {
-            const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, batch);
+            const deleted = await deleteBatch(deps.db, rule, teamId, cutoff, size);
             for (const [table, n] of Object.entries(deleted)) {
               counts[table] = (counts[table] ?? 0) + n;
               if (n > 0) pruned.inc({ table }, n);
             }
-            if ((deleted[rule.table] ?? 0) < batch) break;
+            if ((deleted[rule.table] ?? 0) < size) break;
           }
           first = await oldestOf(deps.db, rule, teamId);
         }

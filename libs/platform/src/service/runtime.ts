@@ -6,6 +6,7 @@ import { createHttpApp, listen, type LargeBody, type Listening, type ReadinessCh
 import { createMetrics, type Metrics } from '../http/metrics.ts';
 import { createLifecycle, type Lifecycle, type Stoppable } from '../lifecycle/lifecycle.ts';
 import { createLogger, type Logger } from '../logger/logger.ts';
+import { createMemoryTrim } from '../lifecycle/memory-trim.ts';
 import { createOutboxRelay } from '../outbox/relay.ts';
 
 /** The variables every service's runtime reads (parsed by the service's own config.ts). */
@@ -33,8 +34,8 @@ export type ServiceRuntime<DB, B extends Broker | undefined = Broker> = {
   /**
    * Brings the service up: HTTP first (so /healthz answers while RabbitMQ is unreachable; /readyz says
    * so), then the broker connection and the outbox relay (when the service has a broker) and the given
-   * parts (consumers, jobs). Everything stops in reverse on SIGTERM: HTTP, parts, relay, broker, pool.
-   * Returns the listening server.
+   * parts (consumers, jobs), and last, in a process of its own, the idle memory trim (createMemoryTrim).
+   * Everything stops in reverse on SIGTERM: HTTP, parts, relay, broker, pool. Returns the listening server.
    */
   start: (opts: {
     routes?: (app: Express) => void;
@@ -136,6 +137,12 @@ export function createServiceRuntime<DB>(
         await brokered.relay.start();
       }
       for (const part of startOpts.parts ?? []) await part.start();
+      // Only a process the service owns: a test's process holding several services is not theirs to trim.
+      if (opts.handleSignals !== false) {
+        const trim = createMemoryTrim({ logger, metrics });
+        lifecycle.add(trim);
+        trim.start();
+      }
       return server;
     },
   };

@@ -3,6 +3,10 @@
 //   npm run admin -- team disable --team ID               → {"team_id":"…","access_enabled":false}
 //   npm run admin -- team enable --team ID                → {"team_id":"…","access_enabled":true}
 //   npm run admin -- team set-rate-limit --team ID --per-second N
+//   npm run admin -- team set-retention --team ID --days N  → {"team_id":"…","retention_days":N}
+//   npm run admin -- team set-reputation --team ID [--bounce-rate R] [--complaint-rate R] [--window N] [--min-sends N]
+//   npm run admin -- team clear-reputation --team ID      → {"team_id":"…","reputation_thresholds":{…}}
+//     (the team's own reputation guard lines, null for each taken from the install; "default" clears one)
 //   npm run admin -- user create --team ID --email EMAIL --name NAME [--role admin|member]
 //                                                         → {"user_id":"…","team_id":"…","role":"…","password":"…"}
 //     (a new user gets a random password, shown once; an existing user is added to the team and keeps theirs)

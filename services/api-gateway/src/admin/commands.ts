@@ -8,6 +8,7 @@ import type { GatewayDb } from '../db/schema.ts';
 import { insertTeam, setTeamAccess, setTeamRateLimit, setTeamRetention } from '../db/teams.ts';
 import { issueApiKey } from '../use-cases/api-keys.ts';
 import { createKeyCommand, KEY_USAGE } from './keys.ts';
+import { REPUTATION_USAGE, teamReputationCommand } from './reputation.ts';
 import { createUserCommand, USER_USAGE } from './users.ts';
 import { DEAD_LETTERS_USAGE, deadLetters, UsageError, type Line } from './dead-letters.ts';
 
@@ -19,6 +20,7 @@ const USAGE = `usage:
   team enable --team ID
   team set-rate-limit --team ID --per-second N
   team set-retention --team ID --days N
+${REPUTATION_USAGE}
 ${USER_USAGE}
 ${KEY_USAGE}
 ${DEAD_LETTERS_USAGE}`;
@@ -35,6 +37,10 @@ export async function runAdminCommand(argv: string[]): Promise<Line[]> {
         team: { type: 'string' },
         'per-second': { type: 'string' },
         days: { type: 'string' },
+        'bounce-rate': { type: 'string' },
+        'complaint-rate': { type: 'string' },
+        window: { type: 'string' },
+        'min-sends': { type: 'string' },
         queue: { type: 'string' },
         limit: { type: 'string' },
         email: { type: 'string' },
@@ -58,6 +64,9 @@ export async function runAdminCommand(argv: string[]): Promise<Line[]> {
     return [await createKeyCommand(values)];
   }
   if (noun !== 'team' || !verb) throw new UsageError(USAGE);
+  if (verb === 'set-reputation' || verb === 'clear-reputation') {
+    return [await teamReputationCommand(values, verb === 'clear-reputation')];
+  }
   return [await team(verb, values)];
 }
 

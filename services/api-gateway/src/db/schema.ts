@@ -14,6 +14,15 @@ export type TeamsTable = {
   retention_changed_at: Date | null;
   /** The owners have yet to be told of the last change (the retention-sync job). */
   retention_unsynced: Generated<boolean>;
+  /** The reputation guard's lines set for this team (fractions; sends); each null takes the install's. */
+  reputation_bounce_rate: number | null;
+  reputation_complaint_rate: number | null;
+  reputation_window: number | null;
+  reputation_min_sends: number | null;
+  /** When the operator last set or cleared them: orders the pushes to the sender. */
+  reputation_changed_at: Date | null;
+  /** The sender has yet to be told of the last change (the reputation-sync job). */
+  reputation_unsynced: Generated<boolean>;
   created_at: CreatedAt;
 };
 

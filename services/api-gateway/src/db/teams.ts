@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { GatewayDb, Team } from './schema.ts';
 
 export async function insertTeam(db: Kysely<GatewayDb>, team: { id: string; name: string }): Promise<Team> {
@@ -80,4 +80,96 @@ export async function markRetentionSynced(db: Kysely<GatewayDb>, id: string, cha
     .where('id', '=', id)
     .where('retention_changed_at', '=', changedAt)
     .execute();
+}
+
+/** A team's own reputation guard lines; null for each it takes from the install. */
+export type TeamReputationLines = {
+  bounceRate: number | null;
+  complaintRate: number | null;
+  window: number | null;
+  minSends: number | null;
+};
+
+/** The team's own reputation guard lines, locked until the caller's transaction ends; undefined: no such team. */
+export async function lockTeamReputation(
+  trx: Transaction<GatewayDb>,
+  id: string,
+): Promise<TeamReputationLines | undefined> {
+  const row = await trx
+    .selectFrom('teams')
+    .select(['reputation_bounce_rate', 'reputation_complaint_rate', 'reputation_window', 'reputation_min_sends'])
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+  return row && reputationLinesOf(row);
+}
+
+/** Sets the team's own reputation guard lines and marks them for the sender (the reputation-sync job). */
+export async function setTeamReputation(
+  db: Kysely<GatewayDb> | Transaction<GatewayDb>,
+  id: string,
+  lines: TeamReputationLines,
+  now: Date,
+): Promise<void> {
+  await db
+    .updateTable('teams')
+    .set({
+      reputation_bounce_rate: lines.bounceRate,
+      reputation_complaint_rate: lines.complaintRate,
+      reputation_window: lines.window,
+      reputation_min_sends: lines.minSends,
+      reputation_changed_at: now,
+      reputation_unsynced: true,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export type UnsyncedReputation = { id: string; lines: TeamReputationLines; changedAt: Date };
+
+/** Teams whose last change of reputation lines the sender has yet to be told of, a page at a time. */
+export async function unsyncedReputation(db: Kysely<GatewayDb>, limit: number): Promise<UnsyncedReputation[]> {
+  const rows = await db
+    .selectFrom('teams')
+    .select([
+      'id',
+      'reputation_bounce_rate',
+      'reputation_complaint_rate',
+      'reputation_window',
+      'reputation_min_sends',
+      'reputation_changed_at',
+    ])
+    .where('reputation_unsynced', '=', true)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.flatMap((row) =>
+    row.reputation_changed_at
+      ? [{ id: row.id, lines: reputationLinesOf(row), changedAt: row.reputation_changed_at }]
+      : [],
+  );
+}
+
+/** Clears the mark unless the operator changed the lines again meanwhile (that change is pushed next). */
+export async function markReputationSynced(db: Kysely<GatewayDb>, id: string, changedAt: Date): Promise<void> {
+  await db
+    .updateTable('teams')
+    .set({ reputation_unsynced: false })
+    .where('id', '=', id)
+    .where('reputation_changed_at', '=', changedAt)
+    .execute();
+}
+
+function reputationLinesOf(row: {
+  reputation_bounce_rate: number | null;
+  reputation_complaint_rate: number | null;
+  reputation_window: number | null;
+  reputation_min_sends: number | null;
+}): TeamReputationLines {
+  return {
+    bounceRate: row.reputation_bounce_rate,
+    complaintRate: row.reputation_complaint_rate,
+    window: row.reputation_window,
+    minSends: row.reputation_min_sends,
+  };
 }

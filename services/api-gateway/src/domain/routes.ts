@@ -17,7 +17,7 @@ const FAMILIES: [RegExp, Owner][] = [
   [/^\/emails\/receiving(\/|$)/, 'inbound-smtp'],
   [/^\/emails(\/|$)/, 'sender'],
   [
-    /^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|reputation|contact-properties|dev-inbox|forms)(\/|$)/,
+    /^\/(templates|contacts|segments|audiences|topics|broadcasts|suppressions|reputation|deliverability|contact-properties|dev-inbox|forms)(\/|$)/,
     'sender',
   ],
   // A domain's DMARC aggregate reports are received and kept by the MX's service.

@@ -81,6 +81,13 @@ describe('parseAggregateReport', () => {
     expect(parseAggregateReport(badIp, LIMITS)).toMatchObject({ ok: false, reason: 'malformed' });
     const badCount = fixture('yahoo.xml').replace('<count>25</count>', '<count>-1</count>');
     expect(parseAggregateReport(badCount, LIMITS)).toMatchObject({ ok: false, reason: 'malformed' });
+    const future = Math.floor(Date.now() / 1000) + 3 * 86_400;
+    const fromTheFuture = fixture('yahoo.xml').replace(/<end>\d+<\/end>/, `<end>${future}</end>`);
+    expect(parseAggregateReport(fromTheFuture, LIMITS)).toMatchObject({
+      ok: false,
+      reason: 'malformed',
+      detail: 'date_range ends in the future',
+    });
     expect(parseAggregateReport('<html><body>hi</body></html>', LIMITS)).toMatchObject({
       ok: false,
       reason: 'malformed',

@@ -140,6 +140,9 @@ function reportOf(doc: unknown, format: DmarcAggregateReport['format']): DmarcAg
   const begin = epoch(range.begin, 'date_range/begin');
   const end = epoch(range.end, 'date_range/end');
   if (end < begin) throw new ShapeError('date_range ends before it begins');
+  // A report covers a period that has ended; a day's slack for clocks. One dated later is forged or broken,
+  // and, kept by the end of its period, would outlive every retention.
+  if (end.getTime() > Date.now() + 86_400_000) throw new ShapeError('date_range ends in the future');
   const version = optionalText(feedback.version);
   if (version !== null && !/^\d+(\.\d+)?$/.test(version)) throw new ShapeError(`version ${version}`);
   const records = list(feedback.record).map((record, i) => recordOf(node(record, `record ${i + 1}`), i + 1));

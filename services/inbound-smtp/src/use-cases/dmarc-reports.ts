@@ -1,16 +1,17 @@
-// A DMARC report message at the MX: its report files read (decompressed, parsed, checked) before the MX's
-// transaction opens, then each report stored for each domain it was addressed to, in that transaction, so
-// that the 250 the MX answers after the commit means the reports are kept. A refused report (malformed,
+// A DMARC report message at the MX: its report files read (decompressed, parsed, checked, on a worker thread:
+// domain/dmarc-report-reading.ts) before the MX's transaction opens, then each report stored for each domain
+// it was addressed to, in that transaction, so that the 250 the MX answers after the commit means the
+// reports are kept. A refused report (malformed,
 // hostile, too large, about another domain) is dropped and counted without failing the message's others;
 // a report message is never a received email of the team (no `email.received`).
 import { newId, type Logger } from '@postline/platform';
 import type { Transaction } from 'kysely';
 import type { InboundDb } from '../db/schema.ts';
-import type { ParsedAttachment } from '../domain/received-message.ts';
 import { recordsFor } from '../domain/dmarc-report-address.ts';
-import { reportFilesOf, type FileRefusal, type ReportFileLimits } from '../domain/dmarc-report-files.ts';
+import type { FileRefusal } from '../domain/dmarc-report-files.ts';
+import type { ReadReport } from '../domain/dmarc-report-reading.ts';
+import type { ReportRefusal } from '../domain/dmarc-report-xml.ts';
 import { insertDmarcReport } from '../db/dmarc-reports.ts';
-import { parseAggregateReport, type DmarcAggregateReport, type ReportRefusal } from '../domain/dmarc-report-xml.ts';
 
 /** A RCPT at a domain's report address. */
 export type DmarcRecipient = { teamId: string; domainId: string; domainName: string };
@@ -22,33 +23,6 @@ export type DmarcRecipient = { teamId: string; domainId: string; domainName: str
  * `too_large`, `too_many_records`, `too_many_files`, `no_report` (a message without a report file).
  */
 export type DmarcOutcome = 'stored' | 'duplicate' | 'foreign_domain' | 'no_report' | ReportRefusal | FileRefusal;
-
-export type DmarcLimits = ReportFileLimits & { maxRecords: number };
-
-export const DEFAULT_DMARC_LIMITS: DmarcLimits = {
-  maxReportBytes: 20 * 1024 * 1024,
-  maxFiles: 50,
-  maxTotalBytes: 50 * 1024 * 1024,
-  // Google's reports for a large sender run to a few thousand records a day.
-  maxRecords: 20_000,
-};
-
-/** A report file as read: the report, or why it is dropped. */
-export type ReadReport = { file: string } & (
-  | { ok: true; report: DmarcAggregateReport }
-  | { ok: false; reason: ReportRefusal | FileRefusal; detail: string }
-);
-
-/** The reports of a message's attachments, each read or refused. Pure (CPU only: decompression and XML). */
-export function readDmarcReports(attachments: readonly ParsedAttachment[], limits: DmarcLimits): ReadReport[] {
-  return reportFilesOf(attachments, limits).map((file): ReadReport => {
-    if (!file.ok) return { file: file.name, ok: false, reason: file.reason, detail: file.detail };
-    const parsed = parseAggregateReport(file.xml, limits);
-    return parsed.ok
-      ? { file: file.name, ok: true, report: parsed.report }
-      : { file: file.name, ok: false, reason: parsed.reason, detail: parsed.detail };
-  });
-}
 
 /** Stores `reports` for each recipient's domain, in the MX's transaction; one outcome per report and domain. */
 export async function recordDmarcReports(

@@ -3,17 +3,17 @@
 import type { Kysely } from 'kysely';
 import { newId, outboxRows, type Logger, type OutboxMessage } from '@postline/platform';
 import type { AuthVerdicts } from '../domain/authentication-verdicts.ts';
-import { receivedFields, storable, type ParsedMessage, type SessionFacts } from '../domain/received-message.ts';
+import {
+  receivedFields,
+  storable,
+  type ParsedAttachment,
+  type ParsedMessage,
+  type SessionFacts,
+} from '../domain/received-message.ts';
 import { insertReceivedMessage, type ReceivedMessageRows } from '../db/received-emails.ts';
 import type { InboundDb } from '../db/schema.ts';
-import {
-  readDmarcReports,
-  recordDmarcReports,
-  type DmarcLimits,
-  type DmarcOutcome,
-  type DmarcRecipient,
-  type ReadReport,
-} from './dmarc-reports.ts';
+import type { ReadReport } from '../domain/dmarc-report-reading.ts';
+import { recordDmarcReports, type DmarcOutcome, type DmarcRecipient } from './dmarc-reports.ts';
 import { recordReturnPathMail, type ReturnPathOutcome } from './return-path-mail.ts';
 
 /** A message the MX took, with its recipients as routed at RCPT. */
@@ -37,7 +37,11 @@ export type ReceiveDeps = {
   verpKey: string;
   /** Our MX host: the domain of a Message-ID we make for a message without one. */
   mxHost: string;
-  dmarcLimits: DmarcLimits;
+  /**
+   * A report message's files read into reports, off the event loop (a report of 20,000 records takes seconds
+   * to read): message-parsing/dmarc-report-reader.ts.
+   */
+  readDmarcReports: (attachments: readonly ParsedAttachment[]) => Promise<ReadReport[]>;
   logger: Logger;
 };
 
@@ -68,7 +72,7 @@ export async function receiveMessage(deps: ReceiveDeps, message: IncomingMessage
     if (verdicts) ({ rows, events } = receivedRows(deps, message, parsed, verdicts));
     // A report is checked by its content and the address it came to, not by the message's DKIM or SPF: a
     // receiver's report mail is often unsigned, and a forged report can only add figures to a domain's own.
-    if (message.dmarcReports.length > 0) dmarcReports = readDmarcReports(parsed.attachments, deps.dmarcLimits);
+    if (message.dmarcReports.length > 0) dmarcReports = await deps.readDmarcReports(parsed.attachments);
   }
   const emailIds = rows?.emails.map((email) => email.id) ?? [];
   if (message.returnPath.length === 0 && message.dmarcReports.length === 0) {

@@ -434,6 +434,15 @@ export type ReputationPausesTable = {
   line: number;
   paused_at: Date;
 };
+/** The reputation guard's lines the operator set for a team (migration 202612111000); null: the install's. */
+export type TeamReputationThresholdsTable = {
+  team_id: string;
+  bounce_rate: number | null;
+  complaint_rate: number | null;
+  window_sends: number | null;
+  min_sends: number | null;
+  changed_at: Date;
+};
 export type ParkedDeliveriesTable = {
   id: Generated<string>;
   team_id: string;
@@ -442,10 +451,31 @@ export type ParkedDeliveriesTable = {
   parked_at: Date;
 };
 
+/** One sender process's traffic shaping for one provider (deliverability/db/provider-shaping.ts). */
+export type ProviderShapingTable = {
+  process_id: string;
+  replica: string;
+  sending_ip: string | null;
+  key: string;
+  provider: 'gmail' | 'microsoft' | 'yahoo' | 'apple' | 'other';
+  state: 'normal' | 'slowed' | 'held';
+  rate_per_minute: number;
+  limit_per_minute: number;
+  connections: number;
+  max_connections: number;
+  max_messages_per_connection: number;
+  deferrals: number;
+  reason: string | null;
+  held_until: Date | null;
+  updated_at: Date;
+};
+
 export type SenderDb = MessagingTables & {
   reputation_deltas: ReputationDeltasTable;
   reputation_pauses: ReputationPausesTable;
+  team_reputation_thresholds: TeamReputationThresholdsTable;
   parked_deliveries: ParkedDeliveriesTable;
+  provider_shaping: ProviderShapingTable;
   email_events: EmailEventsTable;
   email_metrics: EmailMetricsTable;
   email_metric_deltas: EmailMetricDeltasTable;

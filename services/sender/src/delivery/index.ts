@@ -14,9 +14,11 @@ export {
   DEFAULT_SHAPING,
   readShapingFile,
   reloadShapingOnHangup,
+  type ProviderState,
   type Shaper,
   type ShapingEvent,
 } from './smtp/shaping.ts';
 export { createMxResolver } from './smtp/mx.ts';
+export { PROVIDERS, type Provider } from './domain/providers.ts';
 export type { DeliverDeps } from './use-cases/deliver-emails.ts';
 export type { DeliveryRequest, Mta, RecipientOutcome } from './smtp/types.ts';

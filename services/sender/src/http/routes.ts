@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { requireTeam } from '@postline/platform';
 import { audienceRoutes } from '../audience/index.ts';
 import { broadcastRoutes } from '../broadcasts/index.ts';
+import { deliverabilityRoutes } from '../deliverability/index.ts';
 import { deliveryRoutes } from '../delivery/index.ts';
 import { devInboxRoutes } from '../dev-inbox/index.ts';
 import { emailsRoutes, publicLinkRoutes, type EmailLinkDeps, type EmailRouteDeps } from '../emails/index.ts';
@@ -29,6 +30,7 @@ export function internalRoutes(
       '/broadcasts',
       '/suppressions',
       '/reputation',
+      '/deliverability',
       '/contact-properties',
       '/dev-inbox',
       '/forms',
@@ -40,6 +42,7 @@ export function internalRoutes(
   router.use(devInboxRoutes(deps));
   router.use(suppressionRoutes(deps));
   router.use(reputationRoutes(deps));
+  router.use(deliverabilityRoutes(deps));
   router.use(audienceRoutes(deps));
   router.use(templateRoutes(deps));
   router.use(broadcastRoutes(deps));

@@ -1,4 +1,4 @@
-import { ApiError } from '@postline/platform';
+import { ApiError } from '@postline/platform/pure';
 import type { Refusal } from './domain/refusal.ts';
 
 /** The public error of a domain refusal: a 422 with the refusal's name and message. */

@@ -1,4 +1,5 @@
 export { reputationRoutes } from './http/reputation.ts';
+export { teamThresholdsRoutes } from './http/team-thresholds.ts';
 export { createReputationGuard } from './jobs/reputation-guard.ts';
 export { addReputationDeltas, countPauses, TEAM_SCOPE, type ReputationDelta } from './db/reputation.ts';
 export {

@@ -1,6 +1,7 @@
 // On every page while the reputation guard has paused the team's sending, or one of its domains': why (the
-// rate measured against its line, over how many sends), that queued email waits, and for an admin the
-// button that resumes it (POST /reputation/resume). A member is told to ask an admin.
+// rate measured against its line, over how many sends), the lines in force for the team (the install's, or
+// those the operator set for it), that queued email waits, and for an admin the button that resumes it
+// (POST /reputation/resume). A member is told to ask an admin.
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApiShape } from '@postline/contracts';
@@ -10,6 +11,7 @@ import { ErrorMessage } from '../ui/feedback.tsx';
 
 type Reputation = ApiShape<'Reputation'>;
 type Pause = NonNullable<Reputation['team']['paused']>;
+type Thresholds = Reputation['thresholds'];
 
 /** The query key of the team's reputation (its rates and pauses). */
 export const REPUTATION = 'reputation';
@@ -39,13 +41,41 @@ export function ReputationBanner() {
   return (
     <>
       {pauses.map((p) => (
-        <PauseBanner key={p.key} label={p.label} domainId={p.domainId} pause={p.pause} />
+        <PauseBanner key={p.key} label={p.label} domainId={p.domainId} pause={p.pause} thresholds={data.thresholds} />
       ))}
     </>
   );
 }
 
-function PauseBanner({ label, domainId, pause }: { label: string; domainId?: string | undefined; pause: Pause }) {
+/** The lines in force, as a sentence: which rates pause, over how many sends, and which the operator set. */
+function linesText(thresholds: Thresholds): string {
+  const names: Record<Thresholds['set_for_team'][number], string> = {
+    bounce_rate: 'bounce line',
+    complaint_rate: 'complaint line',
+    window: 'window',
+    min_sends: 'minimum',
+  };
+  const lines =
+    `Sending pauses at a bounce rate above ${percent(thresholds.bounce_rate)} or a complaint rate above ` +
+    `${percent(thresholds.complaint_rate)} over the last ${thresholds.window.toLocaleString('en-US')} sends, ` +
+    `judged from ${thresholds.min_sends.toLocaleString('en-US')} sends.`;
+  const set = thresholds.set_for_team.map((name) => names[name]);
+  if (set.length === 0) return lines;
+  const list = set.length === 1 ? set[0] : `${set.slice(0, -1).join(', ')} and ${set.at(-1)}`;
+  return `${lines} The ${list} ${set.length === 1 ? 'was' : 'were'} set for your team by the operator.`;
+}
+
+function PauseBanner({
+  label,
+  domainId,
+  pause,
+  thresholds,
+}: {
+  label: string;
+  domainId?: string | undefined;
+  pause: Pause;
+  thresholds: Thresholds;
+}) {
   const session = useSession();
   const client = useQueryClient();
   const [busy, setBusy] = useState(false);
@@ -75,6 +105,7 @@ function PauseBanner({ label, domainId, pause }: { label: string; domainId?: str
         <dt>Sends measured</dt>
         <dd>{pause.sends}</dd>
       </dl>
+      <p className="reputation-lines">{linesText(thresholds)}</p>
       {isAdmin ? (
         <button type="button" className="button small" disabled={busy} onClick={() => void resume()}>
           {domainId ? `Resume sending from ${label}` : 'Resume sending'}

@@ -2,7 +2,7 @@ import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'nod
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
-import { createOpenedCache } from '@postline/platform';
+import { createOpenedCache } from '@postline/platform/pure';
 import { toCrlf } from '../../message/index.ts';
 
 export type DkimKey = { domain: string; selector: string; privateKeyPem: string };

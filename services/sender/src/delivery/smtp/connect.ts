@@ -16,6 +16,8 @@ export type SessionSettings = {
   allowed: (ip: string) => AddressCheck;
   /** Counts each session opened (SessionPool.track). */
   pool: Pick<SessionPool, 'track'>;
+  /** Told the local address of each connection made: the address this process sends from. */
+  onLocalAddress?: (ip: string) => void;
   logger?: Logger;
 };
 
@@ -76,6 +78,7 @@ export function createSessionOpener(settings: SessionSettings): SessionOpener {
           },
         };
       }
+      if (socket.localAddress) settings.onLocalAddress?.(socket.localAddress);
       const sink: TranscriptSink = { current: transcript };
       const shaken = await handshake(socket, mx, ip, mode, sink);
       if ('conn' in shaken) {

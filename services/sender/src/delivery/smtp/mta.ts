@@ -55,6 +55,8 @@ export type MtaOptions = {
    * default: one with the default limits.
    */
   shaper?: Shaper;
+  /** Told the local address of each SMTP connection made (the traffic shaping view's sending IP). */
+  onLocalAddress?: (ip: string) => void;
   /** How long close() waits for transactions in flight before cutting them (default 10 s). */
   closeTimeoutMs?: number;
   logger?: Logger;
@@ -106,6 +108,7 @@ export function createMta(options: MtaOptions): Mta {
     socketTimeoutMs: options.socketTimeoutMs ?? 10 * 60_000,
     allowed,
     pool,
+    ...(options.onLocalAddress ? { onLocalAddress: options.onLocalAddress } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
 

@@ -98,11 +98,11 @@ describe('traffic shaping', () => {
     });
     const inFlight = [go(await shaper.admit('gmail', 0)), go(await shaper.admit('gmail', 0))];
     inFlight[0]!.done(PUSHBACK);
-    const held = shaper.states()[0];
-    expect(held).toMatchObject({ rate: 3000, heldUntil: new Date(clock.now + 10_000) });
+    const hold = { rate: 3000, heldUntil: new Date(clock.now + 10_000), reason: PUSHBACK.reason };
+    expect(shaper.states()[0]).toMatchObject(hold);
     clock.now += 1000;
-    inFlight[1]!.done(PUSHBACK);
-    expect(shaper.states()[0]).toEqual(held);
+    inFlight[1]!.done({ kind: 'pushback', reason: '421 4.7.0 Try again later' });
+    expect(shaper.states()[0]).toMatchObject(hold);
     expect(events).toEqual(['gmail pushback', 'gmail held']);
   });
 
@@ -162,6 +162,19 @@ describe('traffic shaping', () => {
     const third = shaper.admit('gmail', 1000);
     first.done({ kind: 'success' });
     expect((await third).kind).toBe('go');
+  });
+
+  it('tells in its states the sessions open and the deferrals in a row', async () => {
+    const { shaper } = shaperAt();
+    const turn = go(await shaper.admit('gmail', 0));
+    expect(shaper.states()[0]).toMatchObject({
+      connections: 1,
+      maxConnections: 2,
+      maxMessagesPerConnection: 100,
+      deferrals: 0,
+    });
+    turn.done({ kind: 'deferral', reason: '451 4.3.0 try later' });
+    expect(shaper.states()[0]).toMatchObject({ connections: 0, deferrals: 1 });
   });
 
   it('reads what a delivery said about its provider', () => {

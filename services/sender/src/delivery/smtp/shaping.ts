@@ -136,6 +136,12 @@ export type ProviderState = {
   /** Messages per minute allowed now, and the configured limit. */
   rate: number;
   limit: number;
+  /** Sessions open to the key now, and the configured caps. */
+  connections: number;
+  maxConnections: number;
+  maxMessagesPerConnection: number;
+  /** Deferrals by the provider in a row, short of the ones that count as a pushback. */
+  deferrals: number;
   heldUntil: Date | null;
   /** The reply that caused the last slowdown or hold. */
   reason: string | null;
@@ -351,6 +357,10 @@ export function createShaper(options: {
         provider: s.provider,
         rate: s.rate,
         limit: limitsOf(s).messagesPerMinute,
+        connections: slots.get(s.provider)?.active(key) ?? 0,
+        maxConnections: limitsOf(s).maxConnections,
+        maxMessagesPerConnection: limitsOf(s).maxMessagesPerConnection,
+        deferrals: s.deferrals,
         heldUntil: s.heldUntil > at ? new Date(s.heldUntil) : null,
         reason: s.reason,
       }));

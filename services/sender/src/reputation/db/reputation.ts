@@ -1,8 +1,15 @@
-// The reputation guard's tables (migration 202612101000): the deltas recorded outcomes append, the windows
-// and buckets the fold keeps, the pauses, and the delivery commands parked while paused.
+// The reputation guard's tables (migrations 202612101000, 202612111000): the deltas recorded outcomes append,
+// the windows and buckets the fold keeps, the pauses, the delivery commands parked while paused, and the
+// lines the operator set for teams.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { ReputationDeltasTable, SenderDb } from '../../db/schema.ts';
-import { BUCKETS, type PauseReason, type SendingPause, type WindowCounts } from '../domain/reputation.ts';
+import {
+  BUCKETS,
+  type PauseReason,
+  type SendingPause,
+  type TeamThresholds,
+  type WindowCounts,
+} from '../domain/reputation.ts';
 
 /** The domain_id of a team's own window and pause (the team as a whole). */
 export const TEAM_SCOPE = '00000000-0000-0000-0000-000000000000';
@@ -51,7 +58,14 @@ export async function takeReputationDeltas(trx: Transaction<SenderDb>, limit: nu
   }));
 }
 
-export type WindowRow = { teamId: string; domainId: string; totalSends: number; countsSince: Date | null };
+export type WindowRow = {
+  teamId: string;
+  domainId: string;
+  totalSends: number;
+  countsSince: Date | null;
+  /** The bucket size its buckets were cut by; null: the install's (a window from before sizes were kept). */
+  bucketSends: number | null;
+};
 
 /** The windows of `scopes`, created if missing and locked (in key order, so concurrent folds do not deadlock). */
 export async function lockWindows(
@@ -65,8 +79,14 @@ export async function lockWindows(
   const domains = sorted.map((s) => s.domainId);
   await sql`insert into reputation_windows (team_id, domain_id)
     select * from unnest(${teams}::uuid[], ${domains}::uuid[]) on conflict do nothing`.execute(trx);
-  const { rows } = await sql<{ team_id: string; domain_id: string; total_sends: string; counts_since: Date | null }>`
-    select w.team_id, w.domain_id, w.total_sends, w.counts_since from reputation_windows w
+  const { rows } = await sql<{
+    team_id: string;
+    domain_id: string;
+    total_sends: string;
+    counts_since: Date | null;
+    bucket_sends: number | null;
+  }>`
+    select w.team_id, w.domain_id, w.total_sends, w.counts_since, w.bucket_sends from reputation_windows w
     join unnest(${teams}::uuid[], ${domains}::uuid[]) as q (team_id, domain_id)
       on w.team_id = q.team_id and w.domain_id = q.domain_id
     order by w.team_id, w.domain_id for update of w`.execute(trx);
@@ -75,17 +95,41 @@ export async function lockWindows(
     domainId: r.domain_id,
     totalSends: Number(r.total_sends),
     countsSince: r.counts_since,
+    bucketSends: r.bucket_sends,
   }));
 }
 
 /**
- * Adds counts to a window's bucket `bucket`, moves its total on by their sends, drops the buckets that left
- * the window, and returns what the window holds now (its last BUCKETS buckets).
+ * Cuts a window's buckets again by a new bucket size (its team's window changed): what the window holds (its
+ * last BUCKETS buckets by the old size) becomes one bucket, the one its sends go to next by the new size, so
+ * that it keeps being judged on the same outcomes and they leave it as a window's worth of new sends comes.
+ */
+export async function rebaseWindow(
+  trx: Transaction<SenderDb>,
+  window: { teamId: string; domainId: string; totalSends: number },
+  sizes: { from: number; to: number },
+): Promise<void> {
+  const { teamId, domainId, totalSends } = window;
+  const kept = Math.floor(totalSends / sizes.from) - BUCKETS;
+  await sql`with old as (delete from reputation_buckets where team_id = ${teamId} and domain_id = ${domainId}
+      returning bucket, sends, bounces, complaints)
+    insert into reputation_buckets (team_id, domain_id, bucket, sends, bounces, complaints)
+    select ${teamId}, ${domainId}, ${Math.floor(totalSends / sizes.to)}, sum(sends), sum(bounces), sum(complaints)
+    from old where bucket > ${kept} having count(*) > 0`.execute(trx);
+  await sql`update reputation_windows set bucket_sends = ${sizes.to}
+    where team_id = ${teamId} and domain_id = ${domainId}`.execute(trx);
+}
+
+/**
+ * Adds counts to a window's bucket `bucket` (its buckets cut by `bucketSends`), moves its total on by their
+ * sends, drops the buckets that left the window, and returns what the window holds now (its last BUCKETS
+ * buckets).
  */
 export async function addToWindow(
   trx: Transaction<SenderDb>,
   window: { teamId: string; domainId: string },
   bucket: number,
+  bucketSends: number,
   counts: WindowCounts,
 ): Promise<WindowCounts> {
   const { teamId, domainId } = window;
@@ -94,7 +138,7 @@ export async function addToWindow(
     on conflict (team_id, domain_id, bucket) do update set sends = reputation_buckets.sends + excluded.sends,
       bounces = reputation_buckets.bounces + excluded.bounces,
       complaints = reputation_buckets.complaints + excluded.complaints`.execute(trx);
-  await sql`update reputation_windows set total_sends = total_sends + ${counts.sends}
+  await sql`update reputation_windows set total_sends = total_sends + ${counts.sends}, bucket_sends = ${bucketSends}
     where team_id = ${teamId} and domain_id = ${domainId}`.execute(trx);
   const { rows } = await sql<{ sends: string; bounces: string; complaints: string }>`
     with dropped as (delete from reputation_buckets
@@ -130,17 +174,20 @@ export async function resetWindows(
   if (all) await sql`update reputation_windows set counts_since = ${since} where team_id = ${teamId}`.execute(trx);
 }
 
-/** What a team's windows hold now: its own (domain_id TEAM_SCOPE) and each of its domains'. */
+/**
+ * What a team's windows hold now: its own (domain_id TEAM_SCOPE) and each of its domains', each by the bucket
+ * size its buckets were cut by (`installBucketSends` for a window from before sizes were kept).
+ */
 export async function readWindows(
   db: Db,
   teamId: string,
-  bucketSends: number,
+  installBucketSends: number,
 ): Promise<(WindowCounts & { domainId: string })[]> {
   const { rows } = await sql<{ domain_id: string; sends: string; bounces: string; complaints: string }>`
     select w.domain_id, coalesce(sum(b.sends), 0) as sends, coalesce(sum(b.bounces), 0) as bounces,
       coalesce(sum(b.complaints), 0) as complaints
     from reputation_windows w left join reputation_buckets b on b.team_id = w.team_id and b.domain_id = w.domain_id
-      and b.bucket > floor(w.total_sends / ${bucketSends}) - ${BUCKETS}
+      and b.bucket > floor(w.total_sends / coalesce(w.bucket_sends, ${installBucketSends})) - ${BUCKETS}
     where w.team_id = ${teamId} group by w.domain_id`.execute(db);
   return rows.map((r) => ({
     domainId: r.domain_id,
@@ -316,4 +363,46 @@ export function sendingPauseOf(pause: PauseRow): SendingPause {
     complaint_rate: pause.complaintRate,
     line: pause.line,
   };
+}
+
+/** The lines the operator set for each of `teamIds` that has any. */
+export async function readTeamThresholds(db: Db, teamIds: readonly string[]): Promise<Map<string, TeamThresholds>> {
+  if (teamIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('team_reputation_thresholds')
+    .selectAll()
+    .where('team_id', 'in', [...new Set(teamIds)])
+    .execute();
+  return new Map(
+    rows.map((r) => [
+      r.team_id,
+      { bounceRate: r.bounce_rate, complaintRate: r.complaint_rate, window: r.window_sends, minSends: r.min_sends },
+    ]),
+  );
+}
+
+/**
+ * Stores the lines the operator set for a team (all null: the install's again), unless a later change is
+ * stored already: the gateway's pushes may be repeated or reordered.
+ */
+export async function saveTeamThresholds(
+  db: Db,
+  teamId: string,
+  lines: TeamThresholds,
+  changedAt: Date,
+): Promise<void> {
+  const values = {
+    bounce_rate: lines.bounceRate,
+    complaint_rate: lines.complaintRate,
+    window_sends: lines.window,
+    min_sends: lines.minSends,
+    changed_at: changedAt,
+  };
+  await db
+    .insertInto('team_reputation_thresholds')
+    .values({ team_id: teamId, ...values })
+    .onConflict((oc) =>
+      oc.column('team_id').doUpdateSet(values).where('team_reputation_thresholds.changed_at', '<=', changedAt),
+    )
+    .execute();
 }

@@ -2,7 +2,7 @@
 // into buckets, when a window is over the line, and what a refused send is told. docs/reputation.md says
 // why the defaults are what they are.
 
-/** The operator's lines (REPUTATION_* variables): rates as fractions, the window and its minimum in sends. */
+/** The lines in force (REPUTATION_* variables, or a team's own): rates as fractions, the window and its minimum in sends. */
 export type ReputationThresholds = {
   /** Above this share of hard bounces among the window's sends, sending pauses. Default 0.04 (4%). */
   bounceRate: number;
@@ -20,6 +20,44 @@ export const DEFAULT_THRESHOLDS: ReputationThresholds = {
   window: 10_000,
   minSends: 2_500,
 };
+
+/** The lines the operator set for one team (`npm run admin -- team set-reputation`); null: the install's. */
+export type TeamThresholds = {
+  bounceRate: number | null;
+  complaintRate: number | null;
+  window: number | null;
+  minSends: number | null;
+};
+
+/** A line as the API names it. */
+export type ThresholdName = 'bounce_rate' | 'complaint_rate' | 'window' | 'min_sends';
+
+/**
+ * The lines in force for a team: each it has of its own, else the install's. A minimum above the window
+ * counts as the window: a window holds no more sends than that, so a higher minimum would never be reached
+ * and the team never judged.
+ */
+export function thresholdsOf(install: ReputationThresholds, own?: TeamThresholds): ReputationThresholds {
+  const window = own?.window ?? install.window;
+  return {
+    bounceRate: own?.bounceRate ?? install.bounceRate,
+    complaintRate: own?.complaintRate ?? install.complaintRate,
+    window,
+    minSends: Math.min(own?.minSends ?? install.minSends, window),
+  };
+}
+
+/** The lines the operator set for the team, by their API names, in the API's order. */
+export function linesSetFor(own?: TeamThresholds): ThresholdName[] {
+  if (!own) return [];
+  const set: [ThresholdName, number | null][] = [
+    ['bounce_rate', own.bounceRate],
+    ['complaint_rate', own.complaintRate],
+    ['window', own.window],
+    ['min_sends', own.minSends],
+  ];
+  return set.flatMap(([name, value]) => (value === null ? [] : [name]));
+}
 
 /** The window is this many buckets; the oldest is dropped as a new one opens. */
 export const BUCKETS = 10;

@@ -55,6 +55,7 @@ function reputationBody(view: ReputationView) {
       complaint_rate: thresholds.complaintRate,
       window: thresholds.window,
       min_sends: thresholds.minSends,
+      set_for_team: thresholds.setForTeam,
     },
     team: windowOf(view.team),
     domains: view.domains.map((d) => ({ id: d.domainId, name: d.name, ...windowOf(d) })),

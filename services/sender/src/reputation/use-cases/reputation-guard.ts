@@ -1,6 +1,7 @@
 // The reputation guard: folds the outcomes recorded since its last run into each team's and each sending
-// domain's window of last sends, and pauses a team or domain whose window is over a line, with
-// `internal.reputation.paused` in the same transaction (for the notifier that tells the team's admins).
+// domain's window of last sends, and pauses a team or domain whose window is over a line (the install's, or
+// the team's own where the operator set them), with `internal.reputation.paused` in the same transaction
+// (for the notifier that tells the team's admins).
 import type { Kysely } from 'kysely';
 import { enqueue, type Logger, type OutboxMessage } from '@postline/platform';
 import type { SenderDb } from '../../db/schema.ts';
@@ -10,6 +11,8 @@ import {
   insertPause,
   lockWindows,
   pausedTeams,
+  readTeamThresholds,
+  rebaseWindow,
   takeReputationDeltas,
   TEAM_SCOPE,
   type PauseRow,
@@ -17,8 +20,10 @@ import {
 } from '../db/reputation.ts';
 import {
   bucketOf,
+  bucketSize,
   pauseReasonOf,
   ratesOf,
+  thresholdsOf,
   type PauseReason,
   type ReputationThresholds,
   type WindowCounts,
@@ -26,6 +31,7 @@ import {
 
 export type GuardDeps = {
   db: Kysely<SenderDb>;
+  /** The install's lines (REPUTATION_*): a team's own, where the operator set them, take their place. */
   thresholds: ReputationThresholds;
   now: () => Date;
   logger: Logger;
@@ -57,8 +63,15 @@ export async function foldReputation(deps: GuardDeps): Promise<{ folded: number;
       if (delta.domainId !== TEAM_SCOPE) add(delta.teamId, delta.domainId, delta);
     }
     const windows = await lockWindows(trx, [...byScope.values()]);
+    // Read under the windows' locks: a window is cut by the lines the fold judges it by.
+    const own = await readTeamThresholds(
+      trx,
+      windows.map((w) => w.teamId),
+    );
+    const linesOf = (teamId: string) => thresholdsOf(deps.thresholds, own.get(teamId));
+    const installBucketSends = bucketSize(deps.thresholds.window);
     const now = deps.now();
-    const judged: { teamId: string; domainId: string; counts: WindowCounts }[] = [];
+    const judged: { teamId: string; domainId: string; counts: WindowCounts; lines: ReputationThresholds }[] = [];
     for (const window of windows) {
       const scope = byScope.get(`${window.teamId} ${window.domainId}`);
       const since = window.countsSince?.getTime() ?? -Infinity;
@@ -72,12 +85,17 @@ export async function foldReputation(deps: GuardDeps): Promise<{ folded: number;
         { sends: 0, bounces: 0, complaints: 0 },
       );
       if (sum.sends === 0 && sum.bounces === 0 && sum.complaints === 0) continue;
-      const counts = await addToWindow(trx, window, bucketOf(window.totalSends, deps.thresholds.window), sum);
-      judged.push({ teamId: window.teamId, domainId: window.domainId, counts });
+      const lines = linesOf(window.teamId);
+      const size = bucketSize(lines.window);
+      // The team's window changed since its buckets were cut: cut them again by the new size.
+      const cutBy = window.bucketSends ?? installBucketSends;
+      if (cutBy !== size) await rebaseWindow(trx, window, { from: cutBy, to: size });
+      const counts = await addToWindow(trx, window, bucketOf(window.totalSends, lines.window), size, sum);
+      judged.push({ teamId: window.teamId, domainId: window.domainId, counts, lines });
     }
 
     const overLine = judged.flatMap((w) => {
-      const reason = pauseReasonOf(w.counts, deps.thresholds);
+      const reason = pauseReasonOf(w.counts, w.lines);
       return reason ? [{ ...w, reason }] : [];
     });
     if (overLine.length === 0) return { folded: deltas.length, paused: [] };
@@ -108,12 +126,12 @@ export async function foldReputation(deps: GuardDeps): Promise<{ folded: number;
         sends: w.counts.sends,
         bounceRate: rates.bounceRate,
         complaintRate: rates.complaintRate,
-        line: w.reason === 'bounce_rate' ? deps.thresholds.bounceRate : deps.thresholds.complaintRate,
+        line: w.reason === 'bounce_rate' ? w.lines.bounceRate : w.lines.complaintRate,
         pausedAt: now,
       };
       if (!(await insertPause(trx, pause))) continue;
       paused.push(pause);
-      messages.push(pausedEvent(pause, deps.thresholds));
+      messages.push(pausedEvent(pause, w.lines));
     }
     if (messages.length > 0) await enqueue(trx, messages);
     for (const pause of paused) {

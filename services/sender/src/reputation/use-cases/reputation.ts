@@ -9,15 +9,29 @@ import {
   isTeamDomain,
   listPauses,
   parkDelivery,
+  readTeamThresholds,
   readWindows,
   resetWindows,
   takeReleasedDeliveries,
   TEAM_SCOPE,
   type PauseRow,
 } from '../db/reputation.ts';
-import { bucketSize, ratesOf, type ReputationThresholds, type WindowCounts } from '../domain/reputation.ts';
+import {
+  bucketSize,
+  linesSetFor,
+  ratesOf,
+  thresholdsOf,
+  type ReputationThresholds,
+  type ThresholdName,
+  type WindowCounts,
+} from '../domain/reputation.ts';
 
-export type ReputationDeps = { db: Kysely<SenderDb>; thresholds: ReputationThresholds; now: () => Date };
+export type ReputationDeps = {
+  db: Kysely<SenderDb>;
+  /** The install's lines (REPUTATION_*); a team's own take their place where the operator set them. */
+  thresholds: ReputationThresholds;
+  now: () => Date;
+};
 
 /** Who resumes: a dashboard user (an admin; a member is refused) or, undefined, a full-access API key. */
 export type Actor = { id: string; role: 'admin' | 'member' } | undefined;
@@ -29,16 +43,18 @@ export type ReputationScopeView = WindowCounts & {
 };
 
 export type ReputationView = {
-  thresholds: ReputationThresholds;
+  /** The lines in force for the team, and which of them the operator set for it. */
+  thresholds: ReputationThresholds & { setForTeam: ThresholdName[] };
   team: ReputationScopeView;
   domains: (ReputationScopeView & { domainId: string; name: string })[];
 };
 
 /** The team's windows and pauses: its own, and each sending domain's that has sent or is paused. */
 export async function readReputation(deps: ReputationDeps, teamId: string): Promise<ReputationView> {
-  const [windows, pauses] = await Promise.all([
+  const [windows, pauses, own] = await Promise.all([
     readWindows(deps.db, teamId, bucketSize(deps.thresholds.window)),
     listPauses(deps.db, teamId),
+    readTeamThresholds(deps.db, [teamId]).then((lines) => lines.get(teamId)),
   ]);
   const counts = new Map(windows.map((w) => [w.domainId, w]));
   const pauseOf = new Map(pauses.map((p) => [p.domainId, p]));
@@ -56,7 +72,7 @@ export async function readReputation(deps: ReputationDeps, teamId: string): Prom
   const domainIds = [...new Set([...counts.keys(), ...pauseOf.keys()])].filter((id) => id !== TEAM_SCOPE);
   const names = await domainNames(deps.db, domainIds);
   return {
-    thresholds: deps.thresholds,
+    thresholds: { ...thresholdsOf(deps.thresholds, own), setForTeam: linesSetFor(own) },
     team: view(TEAM_SCOPE),
     domains: domainIds
       .flatMap((id) => {

@@ -1,0 +1,196 @@
+// The Deliverability page as a person reads it: each mailbox provider's traffic shaping, why a provider is
+// held and when it is released, the rate now against its limit, and each sender process's own state. In
+// Chromium, against a running system. Two sender processes' snapshots are written into the sender's table
+// as those processes write them: the shared system has one sender, and its real MX hosts are not Microsoft's
+// or Yahoo's; tests/e2e/provider-shaping.test.ts holds a provider for real and reads the same API.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { sql, type Kysely } from 'kysely';
+import type { Browser } from 'playwright-core';
+import { createDb } from '@postline/platform';
+import { useSystem, type SharedSystem } from '@postline/testing';
+import { launchBrowser, openBrowserSession, PHONE } from '@postline/testing/browser';
+import { SCHEMA } from '../../services/sender/src/config.ts';
+import type { ProviderShapingTable, SenderDb } from '../../services/sender/src/db/schema.ts';
+import { checkPage, createPerson, createTeam, signIn, type Person } from './people.ts';
+
+jest.setTimeout(120_000);
+
+const world = useSystem();
+let system: SharedSystem;
+let browser: Browser;
+let db: Kysely<SenderDb>;
+let member: Person;
+
+const A = { process_id: randomUUID(), replica: 'sender-7f9c (pid 1)', sending_ip: '203.0.113.5' };
+const B = { process_id: randomUUID(), replica: 'sender-2b41 (pid 1)', sending_ip: '203.0.113.6' };
+const MICROSOFT_REPLY =
+  '451 4.7.650 The mail server [203.0.113.5] has been temporarily rate limited due to IP reputation.';
+const YAHOO_REPLY = '421 4.7.0 [TSS04] Messages from 203.0.113.5 temporarily deferred due to unexpected volume';
+
+type Row = Omit<ProviderShapingTable, 'process_id' | 'replica' | 'sending_ip' | 'updated_at'>;
+const base = { connections: 0, max_connections: 10, max_messages_per_connection: 100, deferrals: 0 };
+
+/** Writes the two processes' snapshots as fresh (a snapshot not refreshed for 30 s is left out). */
+async function writeSnapshots(): Promise<void> {
+  const heldUntil = new Date(Date.now() + 7 * 60_000 + 30_000);
+  const rows: [typeof A, Row][] = [
+    [
+      A,
+      {
+        ...base,
+        key: 'microsoft',
+        provider: 'microsoft',
+        state: 'held',
+        rate_per_minute: 60,
+        limit_per_minute: 1200,
+        reason: MICROSOFT_REPLY,
+        held_until: heldUntil,
+      },
+    ],
+    [
+      B,
+      {
+        ...base,
+        key: 'microsoft',
+        provider: 'microsoft',
+        state: 'slowed',
+        rate_per_minute: 600,
+        limit_per_minute: 1200,
+        connections: 4,
+        reason: MICROSOFT_REPLY,
+        held_until: null,
+      },
+    ],
+    [
+      A,
+      {
+        ...base,
+        key: 'yahoo',
+        provider: 'yahoo',
+        state: 'slowed',
+        rate_per_minute: 300,
+        limit_per_minute: 1200,
+        connections: 2,
+        deferrals: 3,
+        reason: YAHOO_REPLY,
+        held_until: null,
+      },
+    ],
+    [
+      B,
+      {
+        ...base,
+        key: 'apple',
+        provider: 'apple',
+        state: 'normal',
+        rate_per_minute: 1200,
+        limit_per_minute: 1200,
+        connections: 1,
+        reason: null,
+        held_until: null,
+      },
+    ],
+  ];
+  await db
+    .insertInto('provider_shaping')
+    .values(rows.map(([process, row]) => ({ ...process, ...row, updated_at: sql<Date>`now()` })))
+    .onConflict((oc) =>
+      oc.columns(['process_id', 'key']).doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') })),
+    )
+    .execute();
+}
+
+beforeAll(async () => {
+  ({ system } = world);
+  browser = await launchBrowser();
+  db = createDb<SenderDb>({ url: String(system.env.DATABASE_URL), schema: SCHEMA }).db;
+  const team = await createTeam(system, 'Deliverability');
+  member = await createPerson(system, team.teamId, 'member', 'Mo');
+}, 90_000);
+
+afterAll(async () => {
+  await db?.deleteFrom('provider_shaping').where('process_id', 'in', [A.process_id, B.process_id]).execute();
+  await browser?.close();
+  await db?.destroy();
+});
+
+describe('the Deliverability page', () => {
+  it('tells a member why mail to a provider is held and when it is released, per provider and process', async () => {
+    await writeSnapshots();
+    const s = await openBrowserSession(browser, system.apiUrl);
+    const { page } = s;
+    try {
+      await signIn(page, member, '/dashboard/emails');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Deliverability' }).click();
+      await page.getByRole('heading', { name: 'Deliverability', level: 1 }).waitFor();
+
+      const held = page.getByRole('alert').filter({ hasText: 'Mail to Microsoft is held' });
+      await held.waitFor();
+      expect(await held.textContent()).toContain(MICROSOFT_REPLY);
+      expect(await held.textContent()).toMatch(/\(in [78] minutes\)/);
+
+      // The install's figures: the worst state of the two processes, their rates and sessions summed.
+      const providers = page.getByRole('table', { name: 'Mailbox providers' });
+      const microsoft = providers.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Microsoft' }) });
+      expect(await microsoft.getByRole('cell').allInnerTexts()).toEqual([
+        'held',
+        '660 of 2,400 a minute',
+        '4 of 20\n100 messages per session',
+        MICROSOFT_REPLY,
+        expect.stringMatching(/in [78] minutes$/),
+      ]);
+      expect(
+        await microsoft.getByRole('meter', { name: 'Microsoft: allowed rate, 28% of its limit' }).getAttribute('value'),
+      ).toBe('0.275');
+      const yahoo = providers.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Yahoo' }) });
+      expect(await yahoo.getByRole('cell').allInnerTexts()).toEqual([
+        'slowed',
+        '300 of 1,200 a minute',
+        '2 of 10\n100 messages per session',
+        `${YAHOO_REPLY}\n3 deferrals in a row`,
+        'not held',
+      ]);
+      // Held first, then slowed, then the rest.
+      const order = await providers.getByRole('rowheader').allTextContents();
+      expect(order.indexOf('Microsoft')).toBeLessThan(order.indexOf('Yahoo'));
+      expect(order.indexOf('Yahoo')).toBeLessThan(order.indexOf('Apple'));
+
+      // Each process's own row: the held one and the one still sending, with their addresses.
+      const processes = page.getByRole('table', { name: 'Sender processes' });
+      const rowOf = (ip: string, provider: string) =>
+        processes
+          .getByRole('row')
+          .filter({ has: page.getByRole('rowheader', { name: provider }) })
+          .filter({ hasText: ip });
+      expect(await rowOf(A.sending_ip, 'Microsoft').getByRole('cell').nth(2).textContent()).toBe('held');
+      expect(await rowOf(B.sending_ip, 'Microsoft').getByRole('cell').nth(2).textContent()).toBe('slowed');
+      await checkPage(s, 'deliverability');
+
+      // A process that stopped refreshing its rows (killed) is no longer shown.
+      await sql`update provider_shaping set updated_at = now() - interval '31 seconds'
+        where process_id = ${A.process_id}`.execute(db);
+      await page.reload();
+      await providers.getByRole('rowheader', { name: 'Apple' }).waitFor();
+      expect(await providers.getByRole('rowheader', { name: 'Yahoo' }).count()).toBe(0);
+      expect(await page.getByRole('alert').filter({ hasText: 'Mail to Microsoft is held' }).count()).toBe(0);
+      expect(await microsoft.getByRole('cell').first().textContent()).toBe('slowed');
+      expect(s.problems()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('fits a phone', async () => {
+    await writeSnapshots();
+    const s = await openBrowserSession(browser, system.apiUrl, { viewport: PHONE });
+    try {
+      await signIn(s.page, member, '/dashboard/deliverability');
+      await s.page.getByRole('alert').filter({ hasText: 'Mail to Microsoft is held' }).waitFor();
+      await checkPage(s, 'deliverability-phone');
+      expect(s.problems()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});
