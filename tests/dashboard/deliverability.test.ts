@@ -1,8 +1,10 @@
 // The Deliverability page as a person reads it: each mailbox provider's traffic shaping, why a provider is
-// held and when it is released, the rate now against its limit, and each sender process's own state. In
-// Chromium, against a running system. Two sender processes' snapshots are written into the sender's table
-// as those processes write them: the shared system has one sender, and its real MX hosts are not Microsoft's
-// or Yahoo's; tests/e2e/provider-shaping.test.ts holds a provider for real and reads the same API.
+// held and when it is released, the rate now against its limit, the other mail servers counted (never
+// named), and each sender process's own state. In Chromium, against a running system. Two sender processes'
+// snapshots are written into the sender's table as those processes write them (one as a process of an older
+// version did: a row per other MX domain, its reply whole): the shared system has one sender, and its real
+// MX hosts are not Microsoft's or Yahoo's; tests/e2e/provider-shaping.test.ts holds a provider for real and
+// reads the same API. The two processes have one name, as a container restarted within 30 s has.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { sql, type Kysely } from 'kysely';
@@ -23,13 +25,33 @@ let db: Kysely<SenderDb>;
 let member: Person;
 
 const A = { process_id: randomUUID(), replica: 'sender-7f9c (pid 1)', sending_ip: '203.0.113.5' };
-const B = { process_id: randomUUID(), replica: 'sender-2b41 (pid 1)', sending_ip: '203.0.113.6' };
+const B = { process_id: randomUUID(), replica: 'sender-7f9c (pid 1)', sending_ip: '203.0.113.6' };
+const shortId = (p: typeof A) => p.process_id.slice(0, 8);
 const MICROSOFT_REPLY =
   '451 4.7.650 The mail server [203.0.113.5] has been temporarily rate limited due to IP reputation.';
 const YAHOO_REPLY = '421 4.7.0 [TSS04] Messages from 203.0.113.5 temporarily deferred due to unexpected volume';
+/** Another team's recipient's company, running its own mail server: never on the page. */
+const COMPANY = 'acme-legal.example';
 
 type Row = Omit<ProviderShapingTable, 'process_id' | 'replica' | 'sending_ip' | 'updated_at'>;
-const base = { connections: 0, max_connections: 10, max_messages_per_connection: 100, deferrals: 0 };
+const base = {
+  connections: 0,
+  max_connections: 10,
+  max_messages_per_connection: 100,
+  deferrals: 0,
+  servers_slowed: null,
+  servers_held: null,
+  servers_first_held_until: null,
+};
+const others = { ...base, provider: 'other' as const, rate_per_minute: 0, limit_per_minute: 0, max_connections: 0 };
+
+/** Counts, in window.liveChanges, each change to the live region that announces holds. */
+const COUNT_LIVE_CHANGES = `(() => {
+  const region = [...document.querySelectorAll('[role=status]')].find((e) => e.textContent.includes('is held'));
+  window.liveChanges = 0;
+  new MutationObserver((records) => (window.liveChanges += records.length))
+    .observe(region, { subtree: true, childList: true, characterData: true });
+})()`;
 
 /** Writes the two processes' snapshots as fresh (a snapshot not refreshed for 30 s is left out). */
 async function writeSnapshots(): Promise<void> {
@@ -91,6 +113,32 @@ async function writeSnapshots(): Promise<void> {
         held_until: null,
       },
     ],
+    // B counts the other mail servers it slows or holds; A, of an older version, wrote one of them by name.
+    [
+      B,
+      {
+        ...others,
+        key: 'other',
+        state: 'held',
+        reason: '450 4.7.1',
+        held_until: heldUntil,
+        servers_slowed: 2,
+        servers_held: 1,
+        servers_first_held_until: heldUntil,
+      },
+    ],
+    [
+      A,
+      {
+        ...others,
+        key: `other:${COMPANY}`,
+        state: 'slowed',
+        rate_per_minute: 300_000,
+        limit_per_minute: 600_000,
+        reason: `450 4.7.1 <bob@${COMPANY}>: Recipient address rejected: Greylisted`,
+        held_until: null,
+      },
+    ],
   ];
   await db
     .insertInto('provider_shaping')
@@ -125,10 +173,14 @@ describe('the Deliverability page', () => {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Deliverability' }).click();
       await page.getByRole('heading', { name: 'Deliverability', level: 1 }).waitFor();
 
-      const held = page.getByRole('alert').filter({ hasText: 'Mail to Microsoft is held' });
+      // The banner tells until when, in how long, and the reply; the live region only that it is held.
+      const held = page.getByRole('region', { name: 'Mail to Microsoft is held' });
       await held.waitFor();
       expect(await held.textContent()).toContain(MICROSOFT_REPLY);
       expect(await held.textContent()).toMatch(/\(in [78] minutes\)/);
+      const announced = page.getByRole('status').filter({ hasText: 'is held' });
+      expect(await announced.textContent()).toBe('Mail to Microsoft is held.');
+      expect(await page.getByRole('alert').count()).toBe(0);
 
       // The install's figures: the worst state of the two processes, their rates and sessions summed.
       const providers = page.getByRole('table', { name: 'Mailbox providers' });
@@ -156,16 +208,48 @@ describe('the Deliverability page', () => {
       expect(order.indexOf('Microsoft')).toBeLessThan(order.indexOf('Yahoo'));
       expect(order.indexOf('Yahoo')).toBeLessThan(order.indexOf('Apple'));
 
-      // Each process's own row: the held one and the one still sending, with their addresses.
+      // The other mail servers: counted over the processes, none named, their reply by its codes.
+      const otherServers = page.locator('p').filter({ hasText: 'Other mail servers:' });
+      expect(await otherServers.textContent()).toMatch(
+        /^Other mail servers: 3 slowed, 1 held \(released in [78] minutes\)\. The worst answered 450 4\.7\.1\. /,
+      );
+      const shown = await page.locator('main').innerHTML();
+      expect(shown).not.toContain(COMPANY);
+      expect(shown).not.toContain('@');
+
+      // Each process's own row: the held one and the one still sending, with their addresses, and their ids
+      // (both processes have one name).
       const processes = page.getByRole('table', { name: 'Sender processes' });
       const rowOf = (ip: string, provider: string) =>
         processes
           .getByRole('row')
           .filter({ has: page.getByRole('rowheader', { name: provider }) })
           .filter({ hasText: ip });
-      expect(await rowOf(A.sending_ip, 'Microsoft').getByRole('cell').nth(2).textContent()).toBe('held');
+      expect(await rowOf(A.sending_ip, 'Microsoft').getByRole('cell').allInnerTexts()).toEqual([
+        `${A.replica}\nid ${shortId(A)}`,
+        A.sending_ip,
+        'held',
+        expect.any(String),
+        expect.any(String),
+        expect.any(String),
+        expect.any(String),
+      ]);
+      expect(await rowOf(B.sending_ip, 'Microsoft').getByRole('cell').nth(0).innerText()).toBe(
+        `${B.replica}\nid ${shortId(B)}`,
+      );
       expect(await rowOf(B.sending_ip, 'Microsoft').getByRole('cell').nth(2).textContent()).toBe('slowed');
       await checkPage(s, 'deliverability');
+
+      // While the same providers are held the live region says nothing new, though the countdown changes.
+      await page.evaluate(COUNT_LIVE_CHANGES);
+      await db
+        .updateTable('provider_shaping')
+        .set({ held_until: new Date(Date.now() + 12 * 60_000 + 30_000), updated_at: sql<Date>`now()` })
+        .where('process_id', '=', A.process_id)
+        .where('key', '=', 'microsoft')
+        .execute();
+      await held.filter({ hasText: /\(in 1[23] minutes\)/ }).waitFor();
+      expect(await page.evaluate('window.liveChanges')).toBe(0);
 
       // A process that stopped refreshing its rows (killed) is no longer shown.
       await sql`update provider_shaping set updated_at = now() - interval '31 seconds'
@@ -173,8 +257,9 @@ describe('the Deliverability page', () => {
       await page.reload();
       await providers.getByRole('rowheader', { name: 'Apple' }).waitFor();
       expect(await providers.getByRole('rowheader', { name: 'Yahoo' }).count()).toBe(0);
-      expect(await page.getByRole('alert').filter({ hasText: 'Mail to Microsoft is held' }).count()).toBe(0);
+      expect(await page.getByRole('region', { name: 'Mail to Microsoft is held' }).count()).toBe(0);
       expect(await microsoft.getByRole('cell').first().textContent()).toBe('slowed');
+      expect(await otherServers.textContent()).toMatch(/^Other mail servers: 2 slowed, 1 held/);
       expect(s.problems()).toEqual([]);
     } finally {
       await s.close();
@@ -186,7 +271,7 @@ describe('the Deliverability page', () => {
     const s = await openBrowserSession(browser, system.apiUrl, { viewport: PHONE });
     try {
       await signIn(s.page, member, '/dashboard/deliverability');
-      await s.page.getByRole('alert').filter({ hasText: 'Mail to Microsoft is held' }).waitFor();
+      await s.page.getByRole('region', { name: 'Mail to Microsoft is held' }).waitFor();
       await checkPage(s, 'deliverability-phone');
       expect(s.problems()).toEqual([]);
     } finally {

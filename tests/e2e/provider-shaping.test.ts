@@ -3,6 +3,8 @@
 // MX that keeps taking mail. The sender holds Gmail only, says so in its events and metrics, and delivers
 // the held mail once the MX recovers, each message once; a deferral by the hold takes no step of the back-off.
 // GET /deliverability/providers shows the hold to any team, with the reply that caused it and when it ends.
+// A company's own MX that greylists is counted there among the other mail servers, named nowhere, its reply
+// by its codes alone.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +29,9 @@ import {
 const OTHER = 'shaping-other.example.net';
 const GMAIL = 'shaping-gmail.example.net';
 const GMAIL_MX = 'gmail-smtp-in.l.google.com';
+/** A recipient domain whose company runs its own MX (shaped as `other:acme-legal.test`). */
+const COMPANY = 'shaping-company.example.net';
+const COMPANY_MX = 'mx.acme-legal.test';
 const SCALE = 0.0001;
 /** A hold of 4 s in this run (holds are multiplied by POSTLINE_DELAY_SCALE): longer than the steps taken during it. */
 const HOLD_MS = 4000 / SCALE;
@@ -35,12 +40,14 @@ let system: System;
 let dns: DnsServer;
 let other: SinkMx;
 let gmail: SinkMx;
+let company: SinkMx;
 let events: BrokerObserver;
 let resend: Resend;
 /** Another team's key: the shaping view is the install's, the same for every team. */
 let readerKey: string;
 let from: string;
 let pushingBack = true;
+let greylisting = true;
 
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'shaping-'));
@@ -62,6 +69,15 @@ beforeAll(async () => {
   });
   dns.set(GMAIL, [{ type: 'MX', exchange: GMAIL_MX, priority: 5 }]);
   dns.set(GMAIL_MX, [{ type: 'A', address: gmail.host }]);
+  // Names the sender's address in its reply, as Postfix's greylisting policy servers do.
+  company = await startSinkMx({
+    host: '127.0.0.72',
+    port: other.port,
+    mailFrom: (address) =>
+      greylisting ? { code: 450, message: `4.7.1 <${address}>: Sender address rejected: Greylisted` } : undefined,
+  });
+  dns.set(COMPANY, [{ type: 'MX', exchange: COMPANY_MX, priority: 10 }]);
+  dns.set(COMPANY_MX, [{ type: 'A', address: company.host }]);
   events = await observeBroker({
     amqpUrl: String(system.env.AMQP_URL),
     prefix: String(system.env.BROKER_PREFIX),
@@ -80,7 +96,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await events?.close();
   await system?.stop();
-  await Promise.all([gmail?.close(), other?.close(), dns?.close()]);
+  await Promise.all([gmail?.close(), company?.close(), other?.close(), dns?.close()]);
 }, 60_000);
 
 async function send(to: string): Promise<string> {
@@ -106,14 +122,15 @@ const metricValue = (text: string, name: string, ...labels: string[]) => {
 const GMAIL_LABEL = 'provider="gmail"';
 
 /** The shaping view; `paced`: polled, so no faster than the reader team's rate limit (10 a second) allows. */
-async function providers(paced = false): Promise<ApiShape<'ProviderShaping'>['providers']> {
+async function shaping(paced = false): Promise<ApiShape<'ProviderShaping'>> {
   if (paced) await sleep(200);
   const r = await fetch(`${system.apiUrl}/deliverability/providers`, {
     headers: { authorization: `Bearer ${readerKey}` },
   });
   if (r.status !== 200) throw new Error(`GET /deliverability/providers answered ${r.status}: ${await r.text()}`);
-  return ((await r.json()) as ApiShape<'ProviderShaping'>).providers;
+  return (await r.json()) as ApiShape<'ProviderShaping'>;
 }
+const providers = async (paced = false) => (await shaping(paced)).providers;
 
 describe('traffic shaping per mailbox provider', () => {
   it('holds the provider that answers 421 4.7.28, not the others, and delivers its mail once it recovers', async () => {
@@ -143,7 +160,7 @@ describe('traffic shaping per mailbox provider', () => {
     // The API shows the hold: why (the provider's reply), until when, and the sender process holding it.
     let gmailShaping: Awaited<ReturnType<typeof providers>>[number] | undefined;
     await waitFor('gmail held on GET /deliverability/providers', async () => {
-      gmailShaping = (await providers(true)).find((p) => p.key === 'gmail');
+      gmailShaping = (await providers(true)).find((p) => p.provider === 'gmail');
       return gmailShaping?.state === 'held';
     });
     expect(gmailShaping).toMatchObject({
@@ -190,9 +207,28 @@ describe('traffic shaping per mailbox provider', () => {
       released = await providers(true);
       return released[0]?.state !== 'held';
     });
-    expect(released.map((p) => [p.key, p.held_until])).toEqual([['gmail', null]]);
+    expect(released.map((p) => [p.provider, p.held_until])).toEqual([['gmail', null]]);
     expect(
       metricValue(after, 'smtp_provider_shaping_events_total', GMAIL_LABEL, 'event="throttled"'),
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('counts a company mail server that pushes back, naming neither it nor the address its reply names', async () => {
+    const id = await send(`someone@${COMPANY}`);
+    // The sending team reads the whole reply in its own email's events.
+    const delayed = await eventFor('email.delivery_delayed', id);
+    expect(JSON.stringify(delayed.envelope.data)).toContain('Sender address rejected: Greylisted');
+
+    let body: ApiShape<'ProviderShaping'> | undefined;
+    await waitFor('the company MX counted on GET /deliverability/providers', async () => {
+      body = await shaping(true);
+      return body.other_mail_servers.slowed + body.other_mail_servers.held > 0;
+    });
+    expect(body!.other_mail_servers.reason).toBe('450 4.7.1');
+    expect(body!.providers.map((p) => p.provider)).not.toContain('other');
+    expect(JSON.stringify(body)).not.toMatch(/acme-legal|shaping-company|@/);
+
+    greylisting = false;
+    await eventFor('email.delivered', id);
   });
 });

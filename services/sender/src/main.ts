@@ -79,10 +79,19 @@ const shaper = createShaper({
   scale: config.POSTLINE_DELAY_SCALE,
   onChange: (key, event) => {
     senderMetrics.shapingEvent(key, event);
-    // GET /deliverability/providers shows a slowdown or a hold as it begins, not at the next snapshot.
-    if (event === 'pushback' || event === 'held') void shapingSnapshots.write();
+    // The operators' record of a hold, with the MX domain and the reply whole: the view (every team's)
+    // names no other MX domain and shows no address.
+    if (event === 'held') logHold(key);
+    // GET /deliverability/providers shows a named provider's slowdown or hold as it begins.
+    void shapingSnapshots.changed(key, event);
   },
 });
+function logHold(key: string): void {
+  const held = shaper.states().find((s) => s.key === key);
+  const fields = { shaping_key: key, reason: held?.reason, held_until: held?.heldUntil?.toISOString() };
+  if (key.startsWith('other:')) logger.info(fields, 'mail to another mail server held');
+  else logger.warn(fields, 'mail to a mailbox provider held');
+}
 if (config.SHAPING_CONFIG) reloadShapingOnHangup(config.SHAPING_CONFIG, shaper, logger);
 senderMetrics.watchShaping(shaper);
 // This process's shaping, written for the install-wide view; its sending IP learnt from its SMTP sessions.

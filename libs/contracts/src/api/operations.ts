@@ -434,7 +434,7 @@ export const OPERATIONS: readonly Operation[] = [
   // ---- Deliverability ----
   get('/deliverability/providers', 'Deliverability', 'Traffic shaping per mailbox provider', {
     extension:
-      'Postline’s own: how fast the install sends to each mailbox provider, and why and until when it is slowed or held after the provider pushed back (a `421 4.7.28`). Install-wide, the same for every team; read only.',
+      'Postline’s own: how fast the install sends to each mailbox provider, and why and until when it is slowed or held after the provider pushed back (a `421 4.7.28`). Install-wide, the same for every team; read only: Gmail, Microsoft, Yahoo and Apple are named, any other mail server only counted, and replies show no address.',
     success: ok(rs.ProviderShaping),
     errors: [],
   }),

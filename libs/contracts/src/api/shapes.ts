@@ -865,7 +865,9 @@ const ShapingFigures = {
   reason: z
     .string()
     .nullable()
-    .describe('The provider’s reply that caused the slowdown or hold (`421 4.7.28 …`); null when normal.'),
+    .describe(
+      'The provider’s reply that caused the slowdown or hold (`421 4.7.28 …`), with any address and any text in angle brackets replaced by `…` (the reply was given for another team’s recipient or sender); null when normal.',
+    ),
   held_until: IsoTimestamp.nullable().describe('When the hold is expected to end; null when not held.'),
   rate_per_minute: z
     .number()
@@ -883,9 +885,7 @@ export const ProviderShaping = z.strictObject({
   providers: z
     .array(
       z.strictObject({
-        key: z.string().describe('`gmail`, `microsoft`, `yahoo`, `apple`, or `other:<MX domain>`.'),
-        provider: z.enum(['gmail', 'microsoft', 'yahoo', 'apple', 'other']),
-        mx_domain: z.string().nullable().describe('For `other`: the MX domain shaped on its own.'),
+        provider: z.enum(['gmail', 'microsoft', 'yahoo', 'apple']),
         ...ShapingFigures,
         limits: z
           .strictObject({
@@ -897,11 +897,18 @@ export const ProviderShaping = z.strictObject({
         replicas: z
           .array(
             z.strictObject({
+              process_id: z
+                .string()
+                .describe(
+                  'A short id of the sender process, new at each start: two processes of one name (a container restarted) differ by it.',
+                ),
               replica: z.string().describe('The sender process: its host name and process id.'),
               sending_ip: z
                 .string()
                 .nullable()
-                .describe('The local address its SMTP sessions leave from; null before its first session.'),
+                .describe(
+                  'The local address of the process’s latest SMTP session to any provider (one per process, not per provider); null before its first session.',
+                ),
               ...ShapingFigures,
               updated_at: IsoTimestamp,
             }),
@@ -911,6 +918,20 @@ export const ProviderShaping = z.strictObject({
       }),
     )
     .describe(
-      'The providers the running sender processes have sent to lately (another MX domain only while slowed or held), the held first, then the slowed. The state is the worst of the processes’, `held_until` the last of their holds to end; rates, limits and connections are summed over them.',
+      'The named mailbox providers the running sender processes have sent to lately, the held first, then the slowed. The state is the worst of the processes’, `held_until` the last of their holds to end; rates, limits and connections are summed over them.',
+    ),
+  other_mail_servers: z
+    .strictObject({
+      slowed: z.number().int().describe('Other mail servers (MX domains) slowed now.'),
+      held: z.number().int().describe('Other mail servers held now.'),
+      held_until_earliest: IsoTimestamp.nullable().describe('The first of their holds to end; null when none is held.'),
+      held_until_latest: IsoTimestamp.nullable().describe('The last of their holds to end; null when none is held.'),
+      reason: z
+        .string()
+        .nullable()
+        .describe('The reply codes alone of the worst one’s reply (`450 4.7.1`); null when none is slowed or held.'),
+    })
+    .describe(
+      'Every other mail server, counted, never named (they are other teams’ recipients’ companies). Counted per sender process and summed: one slowed by two processes counts twice.',
     ),
 });

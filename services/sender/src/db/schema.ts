@@ -467,6 +467,10 @@ export type ProviderShapingTable = {
   deferrals: number;
   reason: string | null;
   held_until: Date | null;
+  /** On the row of the other MX domains (key `other`) only: how many are slowed and held. */
+  servers_slowed: number | null;
+  servers_held: number | null;
+  servers_first_held_until: Date | null;
   updated_at: Date;
 };
 

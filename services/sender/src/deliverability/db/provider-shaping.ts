@@ -32,6 +32,9 @@ export async function writeShapingRows(
         deferrals: r.deferrals,
         reason: r.reason,
         held_until: r.heldUntil,
+        servers_slowed: r.servers?.slowed ?? null,
+        servers_held: r.servers?.held ?? null,
+        servers_first_held_until: r.servers?.firstHeldUntil ?? null,
         updated_at: sql<Date>`now()`,
       })),
     )
@@ -49,6 +52,9 @@ export async function writeShapingRows(
         deferrals: eb.ref('excluded.deferrals'),
         reason: eb.ref('excluded.reason'),
         held_until: eb.ref('excluded.held_until'),
+        servers_slowed: eb.ref('excluded.servers_slowed'),
+        servers_held: eb.ref('excluded.servers_held'),
+        servers_first_held_until: eb.ref('excluded.servers_first_held_until'),
         updated_at: eb.ref('excluded.updated_at'),
       })),
     )
@@ -86,6 +92,11 @@ export async function readFreshShapingRows(db: Kysely<SenderDb>, staleMs: number
     deferrals: r.deferrals,
     reason: r.reason,
     heldUntil: r.held_until,
+    servers:
+      r.servers_slowed === null || r.servers_held === null
+        ? null
+        : { slowed: r.servers_slowed, held: r.servers_held, firstHeldUntil: r.servers_first_held_until },
+    processId: r.process_id,
     replica: r.replica,
     sendingIp: r.sending_ip,
     updatedAt: r.updated_at,

@@ -1,12 +1,13 @@
 // This process's traffic shaping, written for GET /deliverability/providers: every few seconds the rows
-// that changed (and, while nothing changes, a refresh that says the process still runs), at once after a
-// pushback or a hold, and none left when the process stops.
+// that changed (and, while nothing changes, a refresh that says the process still runs), at once (at most
+// one such write per SNAPSHOT_AT_ONCE_GAP_MS) when a named provider pushes back or is held, and none left
+// when the process stops.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { createIntervalJob, reportDatabaseOutage, type Logger } from '@postline/platform';
 import type { SenderDb } from '../../db/schema.ts';
-import type { ProviderState } from '../../delivery/index.ts';
+import type { ProviderState, ShapingEvent } from '../../delivery/index.ts';
 import {
   deleteShapingRows,
   pruneStaleShapingRows,
@@ -16,17 +17,23 @@ import {
 import {
   shapingRowsOf,
   snapshotChanges,
+  writesAtOnce,
+  SNAPSHOT_AT_ONCE_GAP_MS,
   SNAPSHOT_EVERY_MS,
   SNAPSHOT_KEPT_MS,
   SNAPSHOT_REFRESH_MS,
   type ShapingRow,
 } from '../domain/provider-shaping.ts';
+import { createPacedWrite } from './paced-write.ts';
 
 export type ShapingSnapshots = {
   /**
-   * Writes now (a pushback, a hold), not at the next turn, so the view shows a hold as it begins; after
-   * a write under way when one is. Nothing once stopped.
+   * Told each shaping event (the shaper's onChange): a named provider pushing back or held is written at
+   * once, so the view shows a hold as it begins, but not within SNAPSHOT_AT_ONCE_GAP_MS of the last such
+   * write (then at the gap's end); any other event waits for the next turn. Its promise: that write's.
    */
+  changed: (key: string, event: ShapingEvent) => Promise<void>;
+  /** Writes now; after a write under way when one is. Nothing once stopped. */
   write: () => Promise<void>;
   /** Writes on its interval from start; stop waits for a write under way, then deletes the process's rows. */
   part: { name: string; start: () => void; stop: () => Promise<void> };
@@ -56,7 +63,7 @@ export function createShapingSnapshots(deps: {
   let again = false;
   let stopped = true;
 
-  async function write(): Promise<void> {
+  async function writeChanges(): Promise<void> {
     const sendingIp = deps.sendingIp();
     // Each row carries the address: a new one is written on all of them.
     if (sendingIp !== writtenIp) for (const entry of written.values()) entry.at = -Infinity;
@@ -80,7 +87,7 @@ export function createShapingSnapshots(deps: {
       try {
         do {
           again = false;
-          await write();
+          await writeChanges();
         } while (again && !stopped);
       } catch (err) {
         if (!reportDatabaseOutage(err)) deps.logger.warn({ err }, 'traffic shaping snapshot not written');
@@ -97,6 +104,8 @@ export function createShapingSnapshots(deps: {
     logger: deps.logger,
     run: flush,
   });
+  const write = () => (stopped ? Promise.resolve() : flush());
+  const atOnce = createPacedWrite(write, SNAPSHOT_AT_ONCE_GAP_MS, now);
   const prune = createIntervalJob({
     name: 'shaping-snapshots-prune',
     everyMs: 60_000,
@@ -105,7 +114,8 @@ export function createShapingSnapshots(deps: {
   });
 
   return {
-    write: () => (stopped ? Promise.resolve() : flush()),
+    changed: (key, event) => (writesAtOnce(key, event) ? atOnce.ask() : Promise.resolve()),
+    write,
     part: {
       name: 'shaping-snapshots',
       start() {
@@ -117,6 +127,7 @@ export function createShapingSnapshots(deps: {
         stopped = true;
         tick.stop();
         prune.stop();
+        atOnce.stop();
         await running;
         try {
           await deleteShapingRows(deps.db, processId);

@@ -2,9 +2,9 @@
 import type { Kysely } from 'kysely';
 import type { SenderDb } from '../../db/schema.ts';
 import { readFreshShapingRows } from '../db/provider-shaping.ts';
-import { providerShapingOf, SNAPSHOT_STALE_MS, type ProviderShaping } from '../domain/provider-shaping.ts';
+import { shapingViewOf, SNAPSHOT_STALE_MS, type ShapingView } from '../domain/provider-shaping.ts';
 
 /** Install-wide, not per team: every team's mail to a provider goes through the same processes. */
-export async function readProviderShaping(db: Kysely<SenderDb>): Promise<ProviderShaping[]> {
-  return providerShapingOf(await readFreshShapingRows(db, SNAPSHOT_STALE_MS));
+export async function readProviderShaping(db: Kysely<SenderDb>): Promise<ShapingView> {
+  return shapingViewOf(await readFreshShapingRows(db, SNAPSHOT_STALE_MS));
 }
