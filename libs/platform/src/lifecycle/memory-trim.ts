@@ -76,8 +76,8 @@ export function createMemoryTrim(opts: MemoryTrimOptions): { name: string; start
   let timer: NodeJS.Timeout | undefined;
   let lastCpu = 0;
   let lastAt = 0;
-  // Cleared by a trim and set again only by a busy check: one trim per idle period, even if a collection
-  // leaves the new space above the threshold (an operator's --min-semi-space-size, say).
+  // Cleared by a trim that could not bring the new space under the threshold (an operator's
+  // --min-semi-space-size, say), and set again by a busy check: then one trim per idle period, not one a check.
   let armed = true;
 
   const check = (force = false) => {
@@ -93,13 +93,14 @@ export function createMemoryTrim(opts: MemoryTrimOptions): { name: string; start
     const before = probe.newSpaceBytes();
     if (!armed || before < minNewSpaceBytes) return;
     collect();
-    armed = false;
+    const after = probe.newSpaceBytes();
+    armed = after < minNewSpaceBytes;
     // The collection's own CPU time is not the process's work.
     lastCpu = probe.cpuMicros();
     lastAt = performance.now();
     trims?.inc();
     opts.logger.debug(
-      { newSpaceBefore: before, newSpaceAfter: probe.newSpaceBytes(), ms: Math.round(lastAt - at) },
+      { newSpaceBefore: before, newSpaceAfter: after, ms: Math.round(lastAt - at) },
       'idle: young generation trimmed',
     );
   };
