@@ -20,5 +20,6 @@ export {
 } from './smtp/shaping.ts';
 export { createMxResolver } from './smtp/mx.ts';
 export { PROVIDERS, type Provider } from './domain/providers.ts';
+export { replyCodesOf, sanitizeReply } from './domain/shaping-reply.ts';
 export type { DeliverDeps } from './use-cases/deliver-emails.ts';
 export type { DeliveryRequest, Mta, RecipientOutcome } from './smtp/types.ts';

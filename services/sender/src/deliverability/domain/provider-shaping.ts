@@ -4,8 +4,14 @@
 // the worst of them, and each process's own. Every team reads the view, so nothing in it names another
 // team's recipients: replies are cleaned (shaping-reply.ts), and the other MX domains (a company running its
 // own mail server) are only counted, never named; operators find them in the metrics and logs.
-import { PROVIDERS, type Provider, type ProviderState, type ShapingEvent } from '../../delivery/index.ts';
-import { replyCodesOf, sanitizeReply } from './shaping-reply.ts';
+import {
+  PROVIDERS,
+  replyCodesOf,
+  sanitizeReply,
+  type Provider,
+  type ProviderState,
+  type ShapingEvent,
+} from '../../delivery/index.ts';
 
 /** How often a process writes what changed. */
 export const SNAPSHOT_EVERY_MS = 2000;

@@ -13,6 +13,7 @@ import {
   type AddressFailure,
   type SmtpError,
 } from './replies.ts';
+import { replyCodesOf, sanitizeReply } from '../domain/shaping-reply.ts';
 import { createShaper, DEFAULT_SHAPING, signalOf, type Shaper, type Turn } from './shaping.ts';
 import { createSessionPool, type PooledSession, type SessionPool } from './session-pool.ts';
 import { createTranscript, NO_TRANSCRIPT, type Transcript } from './transcript.ts';
@@ -206,9 +207,12 @@ export function createMta(options: MtaOptions): Mta {
     request: Pick<DeliveryRequest, 'trace'>,
     recipients: string[],
   ): Map<string, RecipientOutcome> {
+    // The reply that slowed the provider was given to some delivery, perhaps another team's: this team reads
+    // it as the view shows it to every team (the codes and the provider's words; another server's codes only).
+    const reason = key.startsWith('other:') ? (replyCodesOf(wait.reason) ?? 'a pushback') : sanitizeReply(wait.reason);
     const detail = wait.held
-      ? `deliveries to ${key} are held until ${wait.until.toISOString()} after it answered: ${wait.reason}`
-      : `deliveries to ${key} are slowed (${wait.reason}); next turn at ${wait.until.toISOString()}`;
+      ? `deliveries to ${key} are held until ${wait.until.toISOString()} after it answered: ${reason}`
+      : `deliveries to ${key} are slowed (${reason}); next turn at ${wait.until.toISOString()}`;
     request.trace?.push({
       mx: null,
       ip: null,

@@ -1,4 +1,5 @@
-// The reply behind a slowdown or hold as every team may read it. The reply was given for one recipient of
+// The reply behind a slowdown or hold as every team may read it (the shaping view, and the deferral of other
+// mail to the provider). The reply was given for one recipient of
 // one team and may name it (`450 4.7.1 <bob@acme.com>: Recipient address rejected`) or name the sender
 // (`<news@teamb.example>: Sender address rejected`): the view keeps the codes and the provider's words, and
 // drops what names a mailbox. Both functions give back what they are given already cleaned, so a reply is
