@@ -217,7 +217,7 @@ describe('traffic shaping', () => {
     expect(config.pushback.holdMs).toBe(1000);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ providers: { hotmail: { messagesPerMinute: -1 } } }));
-    expect(() => readShapingFile(bad)).toThrow(/providers\.hotmail/);
+    expect(() => readShapingFile(bad)).toThrow(/providers: Unrecognized key: "hotmail"/);
   });
 
   it('reads the file again on SIGHUP, keeping the limits in force when it does not parse', async () => {
