@@ -1,8 +1,8 @@
 // The MX's two readers of a received message: the MIME parser (mailparser) and the authentication checks
 // (mailauth: SPF for the connecting address and MAIL FROM, DKIM, DMARC), each turned into plain values.
 import { promises as dns } from 'node:dns';
-import { authenticate } from 'mailauth';
-import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
+import type { AddressObject, EmailAddress } from 'mailparser';
+import { loadOnFirstUse } from '@postline/platform/pure';
 import { AUTHENTICATION_FAILED, dkimVerdict, verdictOf, type AuthVerdicts } from '../domain/authentication-verdicts.ts';
 import {
   bestEffortMessage,
@@ -11,11 +11,17 @@ import {
   type SessionFacts,
 } from '../domain/received-message.ts';
 
+// Both are loaded with the first message (together about 15 MB of heap, with mailauth's certificate and
+// XML parsers): an MX that receives nothing holds neither.
+const mailparser = loadOnFirstUse(() => import('mailparser'));
+const mailauth = loadOnFirstUse(() => import('mailauth'));
+
 /**
  * A message as mailparser reads it, with the html's `cid:` references kept (the API inlines them on
  * demand). A message it cannot parse is read best-effort (its header block) and carries the error.
  */
 export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
+  const { simpleParser } = await mailparser();
   try {
     const mail = await simpleParser(raw, {
       keepCidLinks: true,
@@ -78,6 +84,7 @@ export function createAuthenticator(opts: {
     DNS_ANSWER_TTL_MS,
   );
   return async (raw, session) => {
+    const { authenticate } = await mailauth();
     try {
       const result = await authenticate(raw, {
         ip: session.ip,

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { simpleParser } from 'mailparser';
 import { isUuid, notFound } from '@postline/platform';
 import type { SenderDb } from '../../db/schema.ts';
 import { findKeptMessage, type KeptMessageItem } from '../db/messages.ts';
@@ -27,6 +26,8 @@ export async function readKeptMessage(
   id: string | undefined,
 ): Promise<ReadMessage> {
   const { raw, ...message } = await getKeptMessage(db, teamId, id);
+  // mailparser is loaded when a kept message is first read, not at the sender's start.
+  const { simpleParser } = await import('mailparser');
   const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true });
   return {
     ...message,

@@ -1,12 +1,16 @@
 // The RFC 5322 message of an email: from its stored row to the bytes DKIM signs, through nodemailer's
 // MailComposer (its public API) and mime-tree.ts (the parts of nodemailer that are not).
 import { randomUUID } from 'node:crypto';
-import { convert, type HtmlToTextOptions } from 'html-to-text';
+import type { HtmlToTextOptions } from 'html-to-text';
 import MailComposer, { type MailComposerAttachment } from 'nodemailer/lib/mail-composer';
+import { loadOnFirstUse } from '@postline/platform/pure';
 import type { EmailRow } from '../../db/schema.ts';
 import { parseMailbox, type Mailbox } from '../domain/address.ts';
 import type { EmailRequest } from '../domain/email-request.ts';
 import { buildMime, extensionOf, mimeTypeOf } from './mime-tree.ts';
+
+// html-to-text (with its HTML parser, about 1.5 MB of heap) is loaded when a text part is first generated.
+const htmlToText = loadOnFirstUse(() => import('html-to-text'));
 
 /**
  * What goes into the MIME message. No bcc: Bcc recipients are envelope-only and never appear in the
@@ -95,7 +99,7 @@ const TEXT_OPTIONS: HtmlToTextOptions = {
 export async function composeMessage(email: ComposeInput): Promise<Buffer> {
   if (!/^<[^<>\s@]+@[^<>\s@]+>$/.test(email.messageId)) throw new Error(`Invalid Message-ID ${email.messageId}`);
   const html = email.html === null ? undefined : lf(email.html);
-  const text = plainText(email);
+  const text = await plainText(email);
   const composer = new MailComposer({
     from: mailbox(email.from),
     to: email.to.map(recipient),
@@ -156,13 +160,14 @@ export function checkComposed(raw: Buffer): void {
   if (counts.has('bcc')) throw new Error('Composed message carries a Bcc header');
 }
 
-function plainText(email: ComposeInput): string | undefined {
+async function plainText(email: ComposeInput): Promise<string | undefined> {
   if (email.text === '') return undefined;
   if (email.text !== null) return lf(email.text);
   const html = email.untrackedHtml ?? email.html;
   if (html === null) return undefined;
   let generated = generatedText.get(html);
   if (generated === undefined) {
+    const { convert } = await htmlToText();
     generated = convert(html, TEXT_OPTIONS);
     // html-to-text costs about a millisecond per message; a batch or broadcast repeats one html many times.
     if (generatedText.size >= GENERATED_TEXT_CACHE) generatedText.delete(generatedText.keys().next().value as string);

@@ -1,7 +1,8 @@
 // Reading a raw email (POST /emails with message/rfc822) with mailparser: its addresses, subject and
 // bodies for GET /emails/{id}, and from its header fields as written (raw-message.ts) the counts, the
 // Message-ID and the tags header.
-import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
+import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
+import { loadOnFirstUse } from '@postline/platform/pure';
 import type { RawAddress, RawMessageFields } from '../domain/raw-email.ts';
 import type { RawHeaderField, RawMessageParts } from './raw-message.ts';
 
@@ -10,12 +11,16 @@ export class UnreadableMessage extends Error {
   override name = 'UnreadableMessage';
 }
 
+// Loaded with the first raw email: a sender that is never given one does not hold the parser's heap.
+const mailparser = loadOnFirstUse(() => import('mailparser'));
+
 /** The tags headers, in the order they are looked for. */
 const TAG_HEADERS = ['X-Postline-Tags', 'X-Resend-Tags'];
 
 /** The fields of `raw` (whose header fields `parts` are), as the domain reads them. */
 export async function readRawMessage(raw: Buffer, parts: RawMessageParts): Promise<RawMessageFields> {
-  let mail: Awaited<ReturnType<typeof simpleParser>>;
+  const { simpleParser } = await mailparser();
+  let mail: ParsedMail;
   try {
     mail = await simpleParser(raw, {
       skipHtmlToText: true,
