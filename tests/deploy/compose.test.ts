@@ -115,6 +115,14 @@ describe('docker-compose.yml', () => {
       expect(healthcheckPort(service?.healthcheck?.test)).toBe(httpPort);
     });
 
+    it('keeps its compiled modules on the compile-cache volume every Postline container shares', () => {
+      const cacheDir = /^ENV NODE_COMPILE_CACHE=(\S+)$/m.exec(readRepoFile('deploy/Dockerfile'))?.[1];
+      expect(cacheDir).toBe('/tmp/node-compile-cache');
+      expect(service?.volumes).toContain(`node-compile-cache:${cacheDir}`);
+      expect(compose.services.migrate?.volumes).toContain(`node-compile-cache:${cacheDir}`);
+      expect(Object.keys(compose.volumes as object)).toContain('node-compile-cache');
+    });
+
     it('is given longer to stop than SHUTDOWN_TIMEOUT_MS', () => {
       const shutdownMs = Number(service?.environment?.SHUTDOWN_TIMEOUT_MS);
       expect(shutdownMs).toBeGreaterThan(0);

@@ -53,6 +53,14 @@ describe('deploy/Dockerfile', () => {
     );
   });
 
+  it('gives the runtime user the compile cache directory, which a new compose volume takes its owner from', () => {
+    const user = instructions.findLastIndex((l) => l.startsWith('USER '));
+    const owned = instructions.findIndex((l) => l.includes('chown 1000:1000 /tmp/node-compile-cache'));
+    expect(owned).toBeGreaterThan(0);
+    expect(owned).toBeLessThan(user);
+    expect(instructions.at(user)).toBe('USER 1000:1000');
+  });
+
   it('runs as a numeric non-root user through the entrypoint script', () => {
     const user = instructions.filter((l) => l.startsWith('USER ')).at(-1);
     expect(user).toMatch(/^USER [1-9]\d*(:\d+)?$/);
