@@ -42,9 +42,10 @@ let db: Kysely<unknown>;
 beforeAll(async () => {
   ({ dns, sink, system } = await startDeliveringSystem(
     RCPT,
-    // Twelve processes: three connections each (not the systems' four) keep this file and the one beside it
-    // within Postgres's 100, now that every service also runs its retention job.
-    { RATE_LIMIT_PER_SECOND: '1000', POSTLINE_DELAY_SCALE: '0.001', DATABASE_POOL_SIZE: '3' },
+    // Twelve processes, each with its pool and its LISTEN connection: two in each pool (not the systems' four)
+    // keep this file and the one beside it (a shared system's six, or two schedulers of their own) within
+    // Postgres's 100.
+    { RATE_LIMIT_PER_SECOND: '1000', POSTLINE_DELAY_SCALE: '0.001', DATABASE_POOL_SIZE: '2' },
     { replicas: Object.fromEntries(SERVICE_NAMES.map((name) => [name, 2])) },
   ));
   const prefix = String(system.env.BROKER_PREFIX);

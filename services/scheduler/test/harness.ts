@@ -141,6 +141,8 @@ export async function createSchedulerFixture(): Promise<SchedulerFixture> {
           BROKER_PREFIX: prefix,
           HTTP_PORT: String(port),
           SHUTDOWN_TIMEOUT_MS: '5000',
+          // As the test systems: the other jest worker's systems share Postgres's 100 connections.
+          DATABASE_POOL_SIZE: '4',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
