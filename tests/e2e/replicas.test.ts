@@ -42,10 +42,10 @@ let db: Kysely<unknown>;
 beforeAll(async () => {
   ({ dns, sink, system } = await startDeliveringSystem(
     RCPT,
-    // Twelve processes, each with its pool and its LISTEN connection: two in each pool (not the systems' four)
+    // Twelve processes, each with its pool and its LISTEN connection: three in each pool (not the systems' four)
     // keep this file and the one beside it (a shared system's six, or two schedulers of their own) within
-    // Postgres's 100.
-    { RATE_LIMIT_PER_SECOND: '1000', POSTLINE_DELAY_SCALE: '0.001', DATABASE_POOL_SIZE: '2' },
+    // Postgres's 100. Fewer would leave a claim's refresh waiting behind a relay's and a consumer's commits.
+    { RATE_LIMIT_PER_SECOND: '1000', POSTLINE_DELAY_SCALE: '0.001', DATABASE_POOL_SIZE: '3' },
     { replicas: Object.fromEntries(SERVICE_NAMES.map((name) => [name, 2])) },
   ));
   const prefix = String(system.env.BROKER_PREFIX);

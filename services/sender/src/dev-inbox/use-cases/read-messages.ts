@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
-import { isUuid, notFound } from '@postline/platform';
+import { isUuid, loadOnFirstUse, notFound } from '@postline/platform';
 import type { SenderDb } from '../../db/schema.ts';
 import { findKeptMessage, type KeptMessageItem } from '../db/messages.ts';
 
 /** A kept message read as a mail client shows it: its header fields in order, its parts, its attachments. */
+// mailparser is loaded when a kept message is first read, not at the sender's start.
+const mailparser = loadOnFirstUse(() => import('mailparser'));
+
 export type ReadMessage = KeptMessageItem & {
   envelope_from: string;
   headers: { name: string; value: string }[];
@@ -26,8 +29,7 @@ export async function readKeptMessage(
   id: string | undefined,
 ): Promise<ReadMessage> {
   const { raw, ...message } = await getKeptMessage(db, teamId, id);
-  // mailparser is loaded when a kept message is first read, not at the sender's start.
-  const { simpleParser } = await import('mailparser');
+  const { simpleParser } = await mailparser();
   const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true });
   return {
     ...message,
